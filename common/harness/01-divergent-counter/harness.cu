@@ -1,0 +1,247 @@
+/* Lab 01 harness (kit-owned): runs the kit's flat reference and the student's diverge_cta with the
+ * same K, M, N, observes the child grids the student's code launched, and writes the result
+ * document the grader reads.
+ *
+ *   ./divergent_counter --K 2 --M 32 --N 128 [--repeats 5] [--json result.json]
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "divergent_counter.h"
+#include "kit_args.h"
+#include "kit_check.h"
+#include "kit_result.h"
+#include "kit_timing.h"
+
+#define MAX_K 2048        /* at most one child per block: stays inside the default pending-launch pool */
+#define MAX_N (1L << 24)
+#define MAX_LOGGED_GRIDS 4096
+#define MAX_SHAPES 16
+
+typedef struct {
+    unsigned int grid[3];
+    unsigned int block[3];
+} grid_shape_t;
+
+/* Instrumentation, written only by entry_kernel. */
+__device__ unsigned int child_grids_started;
+__device__ grid_shape_t child_grid_log[MAX_LOGGED_GRIDS];
+
+__device__ void entry_work(unsigned long long *foo, int n)
+{
+    for (int i = 0; i < n; i++)
+        atomicAdd(foo, 1ULL);
+}
+
+__global__ void entry_kernel(unsigned long long *foo, int n)
+{
+    int first_thread_of_grid = threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0 &&
+                               blockIdx.x == 0 && blockIdx.y == 0 && blockIdx.z == 0;
+    if (first_thread_of_grid) {
+        unsigned int ticket = atomicAdd(&child_grids_started, 1u);
+        if (ticket < MAX_LOGGED_GRIDS) {
+            grid_shape_t s = {{gridDim.x, gridDim.y, gridDim.z}, {blockDim.x, blockDim.y, blockDim.z}};
+            child_grid_log[ticket] = s;
+        }
+    }
+    entry_work(foo, n);
+}
+
+/* The flat version, as the textbook has it, except that every thread reaches the barrier: thread 0
+ * does not return early (a __syncthreads() that some threads of the block never reach is undefined
+ * behaviour). Only threads whose index is a multiple of 32 work: one "leader" per warp. */
+__global__ void reference_diverge_cta(unsigned long long *foo, int n)
+{
+    __shared__ int x;
+    int leader = threadIdx.x % 32 == 0;
+    if (threadIdx.x == 0)
+        x = 5;
+    if (leader)
+        entry_work(foo, n);
+    __syncthreads();
+    if (leader && threadIdx.x != 0)
+        atomicAdd(foo, (unsigned long long)x);
+}
+
+typedef struct {
+    void (*kernel)(unsigned long long *, int);
+    unsigned long long *foo;
+    int k, m, n;
+} run_ctx_t;
+
+static void reset_counter(void *p)
+{
+    run_ctx_t *c = (run_ctx_t *)p;
+    KIT_CHECK(cudaMemset(c->foo, 0, sizeof *c->foo));
+}
+
+static void launch_kernel(void *p)
+{
+    run_ctx_t *c = (run_ctx_t *)p;
+    c->kernel<<<c->k, 32 * c->m>>>(c->foo, c->n);
+}
+
+/* One checked run: zero the counter, launch, wait, return the counter. */
+static unsigned long long run_once(run_ctx_t *c)
+{
+    unsigned long long foo = 0;
+    reset_counter(c);
+    launch_kernel(c);
+    KIT_CHECK_KERNEL();
+    KIT_CHECK(cudaMemcpy(&foo, c->foo, sizeof foo, cudaMemcpyDeviceToHost));
+    return foo;
+}
+
+typedef struct {
+    grid_shape_t shape;
+    unsigned int count;
+} shape_count_t;
+
+static int same_shape(const grid_shape_t *a, const grid_shape_t *b)
+{
+    return memcmp(a, b, sizeof *a) == 0;
+}
+
+/* Groups the logged grids by shape; returns the number of distinct shapes kept (at most MAX_SHAPES;
+ * grids of further shapes are counted in *other). */
+static int summarize_shapes(const grid_shape_t *log, unsigned int n, shape_count_t *out, unsigned int *other)
+{
+    int distinct = 0;
+    *other = 0;
+    for (unsigned int i = 0; i < n; i++) {
+        int j = 0;
+        while (j < distinct && !same_shape(&out[j].shape, &log[i]))
+            j++;
+        if (j < distinct) {
+            out[j].count++;
+        } else if (distinct < MAX_SHAPES) {
+            out[distinct].shape = log[i];
+            out[distinct].count = 1;
+            distinct++;
+        } else {
+            (*other)++;
+        }
+    }
+    return distinct;
+}
+
+static void json_timing(kit_json_t *j, const char *key, kit_timing_t t)
+{
+    kit_json_begin_object(j, key);
+    kit_json_double(j, "median_ms", t.median_ms);
+    kit_json_double(j, "min_ms", t.min_ms);
+    kit_json_double(j, "max_ms", t.max_ms);
+    kit_json_end_object(j);
+}
+
+static void json_dim3(kit_json_t *j, const char *key, const unsigned int *d)
+{
+    kit_json_begin_array(j, key);
+    for (int i = 0; i < 3; i++)
+        kit_json_uint(j, NULL, d[i]);
+    kit_json_end_array(j);
+}
+
+int main(int argc, char **argv)
+{
+    static const char *const options[] = {"--K", "--M", "--N", "--repeats", "--json", NULL};
+    kit_args_require_known(argc, argv, options);
+    int k = (int)kit_arg_long(argc, argv, "--K", 2, 1, MAX_K);
+    int m = (int)kit_arg_long(argc, argv, "--M", 32, 1, 32);
+    int n = (int)kit_arg_long(argc, argv, "--N", 128, 1, MAX_N);
+    int repeats = (int)kit_arg_long(argc, argv, "--repeats", 5, 0, 1000);
+    const char *json_path = kit_arg_string(argc, argv, "--json", NULL);
+
+    struct cudaDeviceProp prop;
+    KIT_CHECK(cudaGetDeviceProperties(&prop, 0));
+    printf("device: %s (compute capability %d.%d)\n", prop.name, prop.major, prop.minor);
+    printf("K=%d blocks of 32*M=%d threads, N=%d\n", k, 32 * m, n);
+
+    unsigned long long *d_foo = NULL;
+    KIT_CHECK(cudaMalloc((void **)&d_foo, sizeof *d_foo));
+
+    run_ctx_t reference = {reference_diverge_cta, d_foo, k, m, n};
+    run_ctx_t student = {diverge_cta, d_foo, k, m, n};
+
+    unsigned long long reference_foo = run_once(&reference);
+
+    unsigned int zero = 0;
+    KIT_CHECK(cudaMemcpyToSymbol(child_grids_started, &zero, sizeof zero));
+    kit_launch_log_reset();
+    unsigned long long student_foo = run_once(&student);
+    unsigned int grids = 0;
+    KIT_CHECK(cudaMemcpyFromSymbol(&grids, child_grids_started, sizeof grids));
+    kit_launch_log_t launches = kit_launch_log_read();
+
+    static grid_shape_t log[MAX_LOGGED_GRIDS];
+    unsigned int logged = grids < MAX_LOGGED_GRIDS ? grids : MAX_LOGGED_GRIDS;
+    KIT_CHECK(cudaMemcpyFromSymbol(log, child_grid_log, sizeof(grid_shape_t) * logged));
+    shape_count_t shapes[MAX_SHAPES];
+    unsigned int other_shapes = 0;
+    int distinct = summarize_shapes(log, logged, shapes, &other_shapes);
+
+    printf("flat reference:  foo = %llu\n", reference_foo);
+    printf("your diverge_cta: foo = %llu\n", student_foo);
+    printf("child grids of entry_kernel that ran: %u\n", grids);
+    for (int i = 0; i < distinct; i++)
+        printf("  %u x grid(%u,%u,%u) block(%u,%u,%u)\n", shapes[i].count,
+               shapes[i].shape.grid[0], shapes[i].shape.grid[1], shapes[i].shape.grid[2],
+               shapes[i].shape.block[0], shapes[i].shape.block[1], shapes[i].shape.block[2]);
+    if (other_shapes > 0)
+        printf("  %u more grids of other shapes\n", other_shapes);
+    printf("device launches checked: %u, failed: %u", launches.checked, launches.failed);
+    if (launches.failed > 0)
+        printf(" (first: %s at line %d)", cudaGetErrorName((cudaError_t)launches.first_error),
+               launches.first_error_line);
+    printf("\n");
+
+    kit_timing_t reference_time = kit_time_kernel(reset_counter, launch_kernel, &reference, 1, repeats);
+    kit_timing_t student_time = kit_time_kernel(reset_counter, launch_kernel, &student, 1, repeats);
+    if (repeats > 0)
+        printf("median of %d runs: flat reference %.3f ms, yours %.3f ms\n", repeats,
+               reference_time.median_ms, student_time.median_ms);
+
+    if (json_path != NULL) {
+        kit_json_t j;
+        kit_json_open(&j, json_path);
+        kit_json_begin_object(&j, NULL);
+        kit_json_string(&j, "lab", "01-divergent-counter");
+        kit_json_device(&j);
+        kit_json_begin_object(&j, "params");
+        kit_json_int(&j, "K", k);
+        kit_json_int(&j, "M", m);
+        kit_json_int(&j, "N", n);
+        kit_json_end_object(&j);
+        kit_json_uint(&j, "reference_foo", reference_foo);
+        kit_json_uint(&j, "student_foo", student_foo);
+        kit_json_uint(&j, "child_grids", grids);
+        kit_json_begin_array(&j, "child_shapes");
+        for (int i = 0; i < distinct; i++) {
+            kit_json_begin_object(&j, NULL);
+            json_dim3(&j, "grid", shapes[i].shape.grid);
+            json_dim3(&j, "block", shapes[i].shape.block);
+            kit_json_uint(&j, "count", shapes[i].count);
+            kit_json_end_object(&j);
+        }
+        kit_json_end_array(&j);
+        kit_json_uint(&j, "child_grids_other_shapes", other_shapes);
+        kit_json_begin_object(&j, "launch_log");
+        kit_json_uint(&j, "checked", launches.checked);
+        kit_json_uint(&j, "failed", launches.failed);
+        kit_json_string(&j, "first_error",
+                        launches.failed ? cudaGetErrorName((cudaError_t)launches.first_error) : "");
+        kit_json_int(&j, "first_error_line", launches.first_error_line);
+        kit_json_end_object(&j);
+        if (repeats > 0) {
+            kit_json_begin_object(&j, "timing");
+            kit_json_int(&j, "repeats", repeats);
+            json_timing(&j, "reference", reference_time);
+            json_timing(&j, "student", student_time);
+            kit_json_end_object(&j);
+        }
+        kit_json_end_object(&j);
+        kit_json_close(&j);
+    }
+    KIT_CHECK(cudaFree(d_foo));
+    return 0;
+}

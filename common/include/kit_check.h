@@ -1,0 +1,46 @@
+/* kit_check.h - error checks used by every harness and lab.
+ *
+ * Host side:   KIT_CHECK(cudaMalloc(...));   aborts with file:line and the CUDA error string.
+ *              KIT_CHECK_KERNEL();           after a host-side launch: launch and execution errors.
+ * Device side: KIT_CHECK_LAUNCH();           right after a device-side launch, in the launching
+ *              thread. Errors are per thread on the device, so only that thread can see whether
+ *              its launch failed (for example cudaErrorLaunchPendingCountExceeded, which the host
+ *              never sees). Failures are counted into the kit's launch log, which the harness
+ *              reports; see kit_launch_log.h.
+ */
+#ifndef KIT_CHECK_H
+#define KIT_CHECK_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <cuda_runtime.h>
+
+#include "kit_launch_log.h"
+
+/* Exit status a harness uses when a CUDA call fails on the host; the grader reports it as a CUDA error. */
+#define KIT_EXIT_CUDA_ERROR 3
+/* Exit status for bad command-line parameters. */
+#define KIT_EXIT_USAGE 2
+
+/* Prints "CUDA error at FILE:LINE: CALL: NAME (message)" to stderr and exits with KIT_EXIT_CUDA_ERROR.
+ * The grader shows that line as the run's verdict. */
+void kit_fail_cuda(cudaError_t err, const char *call, const char *file, int line);
+
+#define KIT_CHECK(call)                                                      \
+    do {                                                                     \
+        cudaError_t kit_err_ = (call);                                       \
+        if (kit_err_ != cudaSuccess)                                         \
+            kit_fail_cuda(kit_err_, #call, __FILE__, __LINE__);              \
+    } while (0)
+
+/* After a host-side <<<>>> launch: a bad configuration shows at once, a fault during the run
+ * shows at the synchronize. */
+#define KIT_CHECK_KERNEL()                                                   \
+    do {                                                                     \
+        KIT_CHECK(cudaGetLastError());                                       \
+        KIT_CHECK(cudaDeviceSynchronize());                                  \
+    } while (0)
+
+#define KIT_CHECK_LAUNCH() kit_record_launch_result(cudaGetLastError(), __LINE__)
+
+#endif /* KIT_CHECK_H */

@@ -1,0 +1,161 @@
+/* kit_result.h - the harness's result document: one JSON object written to the path the grader
+ * passes with --json. The grader never parses a harness's stdout; stdout is for people.
+ *
+ *   kit_json_t j;
+ *   kit_json_open(&j, path);
+ *   kit_json_begin_object(&j, NULL);
+ *     kit_json_int(&j, "K", k);
+ *     kit_json_begin_array(&j, "shapes"); ... kit_json_end_array(&j);
+ *   kit_json_end_object(&j);
+ *   kit_json_close(&j);
+ *
+ * Keys are NULL inside arrays. The document is written to PATH.tmp and renamed to PATH by
+ * kit_json_close, so a harness that dies half-way leaves no half-written result behind.
+ */
+#ifndef KIT_RESULT_H
+#define KIT_RESULT_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kit_check.h"
+
+#define KIT_JSON_MAX_DEPTH 16
+#define KIT_JSON_MAX_PATH 4096
+
+typedef struct {
+    FILE *file;
+    char path[KIT_JSON_MAX_PATH];
+    char tmp_path[KIT_JSON_MAX_PATH + 8];
+    int depth;
+    int has_items[KIT_JSON_MAX_DEPTH]; /* a comma is due before the next item at this depth */
+} kit_json_t;
+
+static inline void kit_json_die(const char *what)
+{
+    fprintf(stderr, "result document: %s\n", what);
+    exit(1);
+}
+
+static inline void kit_json_open(kit_json_t *j, const char *path)
+{
+    memset(j, 0, sizeof *j);
+    if (strlen(path) >= KIT_JSON_MAX_PATH)
+        kit_json_die("path too long");
+    strcpy(j->path, path);
+    snprintf(j->tmp_path, sizeof j->tmp_path, "%s.tmp", path);
+    j->file = fopen(j->tmp_path, "w");
+    if (j->file == NULL)
+        kit_json_die("cannot open the output file");
+}
+
+static inline void kit_json_string_literal(kit_json_t *j, const char *s)
+{
+    fputc('"', j->file);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(j->file, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(j->file, "\\u%04x", c);
+        else
+            fputc(c, j->file);
+    }
+    fputc('"', j->file);
+}
+
+/* Comma and key before a new item. */
+static inline void kit_json_item(kit_json_t *j, const char *key)
+{
+    if (j->has_items[j->depth])
+        fputc(',', j->file);
+    j->has_items[j->depth] = 1;
+    if (key != NULL) {
+        kit_json_string_literal(j, key);
+        fputc(':', j->file);
+    }
+}
+
+static inline void kit_json_open_scope(kit_json_t *j, const char *key, char bracket)
+{
+    kit_json_item(j, key);
+    fputc(bracket, j->file);
+    if (++j->depth >= KIT_JSON_MAX_DEPTH)
+        kit_json_die("nested too deeply");
+    j->has_items[j->depth] = 0;
+}
+
+static inline void kit_json_close_scope(kit_json_t *j, char bracket)
+{
+    if (j->depth == 0)
+        kit_json_die("unbalanced end");
+    j->depth--;
+    fputc(bracket, j->file);
+}
+
+static inline void kit_json_begin_object(kit_json_t *j, const char *key) { kit_json_open_scope(j, key, '{'); }
+static inline void kit_json_end_object(kit_json_t *j) { kit_json_close_scope(j, '}'); }
+static inline void kit_json_begin_array(kit_json_t *j, const char *key) { kit_json_open_scope(j, key, '['); }
+static inline void kit_json_end_array(kit_json_t *j) { kit_json_close_scope(j, ']'); }
+
+static inline void kit_json_int(kit_json_t *j, const char *key, long long v)
+{
+    kit_json_item(j, key);
+    fprintf(j->file, "%lld", v);
+}
+
+static inline void kit_json_uint(kit_json_t *j, const char *key, unsigned long long v)
+{
+    kit_json_item(j, key);
+    fprintf(j->file, "%llu", v);
+}
+
+static inline void kit_json_double(kit_json_t *j, const char *key, double v)
+{
+    kit_json_item(j, key);
+    fprintf(j->file, "%.9g", v);
+}
+
+static inline void kit_json_bool(kit_json_t *j, const char *key, int v)
+{
+    kit_json_item(j, key);
+    fputs(v ? "true" : "false", j->file);
+}
+
+static inline void kit_json_string(kit_json_t *j, const char *key, const char *v)
+{
+    kit_json_item(j, key);
+    kit_json_string_literal(j, v);
+}
+
+static inline void kit_json_close(kit_json_t *j)
+{
+    if (j->depth != 0)
+        kit_json_die("document closed with open objects");
+    fputc('\n', j->file);
+    if (fclose(j->file) != 0 || rename(j->tmp_path, j->path) != 0)
+        kit_json_die("cannot write the output file");
+    j->file = NULL;
+}
+
+/* "device": {"name", "cc_major", "cc_minor", "sm_count", "runtime_version", "driver_version"} */
+static inline void kit_json_device(kit_json_t *j)
+{
+    int dev = 0, runtime = 0, driver = 0;
+    struct cudaDeviceProp prop;
+    KIT_CHECK(cudaGetDevice(&dev));
+    KIT_CHECK(cudaGetDeviceProperties(&prop, dev));
+    KIT_CHECK(cudaRuntimeGetVersion(&runtime));
+    KIT_CHECK(cudaDriverGetVersion(&driver));
+    kit_json_begin_object(j, "device");
+    kit_json_string(j, "name", prop.name);
+    kit_json_int(j, "cc_major", prop.major);
+    kit_json_int(j, "cc_minor", prop.minor);
+    kit_json_int(j, "sm_count", prop.multiProcessorCount);
+    kit_json_int(j, "runtime_version", runtime);
+    kit_json_int(j, "driver_version", driver);
+    kit_json_end_object(j);
+}
+
+#endif /* KIT_RESULT_H */

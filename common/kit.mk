@@ -1,0 +1,84 @@
+# kit.mk - the build rules every lab shares.
+#
+# A lab's Makefile names its parts and includes this file:
+#   LAB             := 01-divergent-counter
+#   PROGRAM         := divergent_counter             (the harness executable)
+#   STUDENT_FILES   := divergent_counter.cu          (the files a student edits)
+#   HARNESS_SOURCES := harness.cu                    (kit-owned, in common/harness/$(LAB)/)
+#   include $(dir $(lastword $(MAKEFILE_LIST)))../../common/kit.mk
+#
+# Variables you may set on the command line:
+#   CUDA_ARCH=90         build for compute capability 9.0 (default: the GPU present, else 75)
+#   SRC_DIR=dir          take the student files from dir (default: the lab's folder)
+#   BUILD_DIR=dir        where objects and the program go (default: build/labs/$(LAB))
+#   ARGS="--K 4"         arguments for `make run`
+#
+# Targets: all (the program), ptx (PTX of each student .cu, for the static checks), run,
+# print-lab (PROGRAM and STUDENT_FILES, read by the grader), clean.
+
+KIT_ROOT := $(abspath $(dir $(lastword $(MAKEFILE_LIST)))/..)
+LAB_DIR  := $(abspath $(dir $(firstword $(MAKEFILE_LIST))))
+
+NVCC ?= nvcc
+ifeq ($(origin CUDA_ARCH), undefined)
+CUDA_ARCH := $(shell $(KIT_ROOT)/common/detect-arch.sh)
+endif
+export CUDA_ARCH
+
+SRC_DIR     ?= $(LAB_DIR)
+BUILD_DIR   ?= $(KIT_ROOT)/build/labs/$(LAB)/sm_$(CUDA_ARCH)
+HARNESS_DIR ?= $(KIT_ROOT)/common/harness/$(LAB)
+# Kit-owned objects do not depend on student code: built once per architecture, shared by every build.
+KIT_OBJ_DIR ?= $(KIT_ROOT)/build/kit/sm_$(CUDA_ARCH)
+
+# -rdc=true: a kernel that launches kernels needs relocatable device code and a device link step.
+# -lcudadevrt: the device runtime (nvcc links it by itself with -rdc=true; named here so you see it).
+NVCC_FLAGS := -O2 -lineinfo -rdc=true -arch=sm_$(CUDA_ARCH) -Wno-deprecated-gpu-targets \
+              -Xcompiler -Wall,-Wextra -I$(KIT_ROOT)/common/include -I$(HARNESS_DIR) $(EXTRA_NVCC_FLAGS)
+LDLIBS     := -lcudadevrt
+
+STUDENT_CU   := $(filter %.cu,$(STUDENT_FILES))
+STUDENT_OBJS := $(addprefix $(BUILD_DIR)/,$(STUDENT_CU:.cu=.o))
+STUDENT_PTX  := $(addprefix $(BUILD_DIR)/,$(STUDENT_CU:.cu=.ptx))
+HARNESS_OBJS := $(addprefix $(KIT_OBJ_DIR)/$(LAB)/,$(HARNESS_SOURCES:.cu=.o))
+RUNTIME_OBJ  := $(KIT_OBJ_DIR)/kit_runtime.o
+KIT_HEADERS  := $(wildcard $(KIT_ROOT)/common/include/*.h) $(wildcard $(HARNESS_DIR)/*.h)
+
+# Objects are written under a temporary name and renamed, so builds sharing KIT_OBJ_DIR never
+# see a half-written file.
+define compile
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCC_FLAGS) -dc $< -o $@.$$$$.tmp && mv -f $@.$$$$.tmp $@
+endef
+
+.PHONY: all ptx run clean print-lab
+all: $(BUILD_DIR)/$(PROGRAM)
+
+$(BUILD_DIR)/$(PROGRAM): $(STUDENT_OBJS) $(HARNESS_OBJS) $(RUNTIME_OBJ)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCC_FLAGS) $^ -o $@ $(LDLIBS)
+
+$(BUILD_DIR)/%.o: $(SRC_DIR)/%.cu $(KIT_HEADERS)
+	$(compile)
+
+$(KIT_OBJ_DIR)/$(LAB)/%.o: $(HARNESS_DIR)/%.cu $(KIT_HEADERS)
+	$(compile)
+
+$(RUNTIME_OBJ): $(KIT_ROOT)/common/src/kit_runtime.cu $(KIT_HEADERS)
+	$(compile)
+
+ptx: $(STUDENT_PTX)
+
+$(BUILD_DIR)/%.ptx: $(SRC_DIR)/%.cu $(KIT_HEADERS)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(filter-out -lineinfo,$(NVCC_FLAGS)) -ptx $< -o $@
+
+run: all
+	$(BUILD_DIR)/$(PROGRAM) $(ARGS)
+
+print-lab:
+	@echo PROGRAM=$(PROGRAM)
+	@echo STUDENT_FILES=$(STUDENT_FILES)
+
+clean:
+	rm -rf $(BUILD_DIR)

@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""Grade CUDA dynamic parallelism labs.
+
+  python3 grader/grade.py [--lab NN ...] [--submission DIR] [--seed S] [--json FILE]
+                          [--gradescope FILE] [--timeout SEC] [--verbose]
+
+Exit status: 0 full marks with every check run; 1 points lost; 2 bad usage;
+77 no points lost, but runtime checks were not run because no GPU could run them.
+"""
+import argparse
+import os
+import random
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from gradelib import gpu as gpu_mod  # noqa: E402
+from gradelib import labs as lab_registry  # noqa: E402
+from gradelib import paths, report  # noqa: E402
+from gradelib.grading import DEFAULT_TIMEOUT, grade_lab  # noqa: E402
+
+EXIT_FULL_MARKS = 0
+EXIT_POINTS_LOST = 1
+EXIT_USAGE = 2
+EXIT_NOT_RUN_NO_GPU = 77
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(
+        prog="grade.py", description="Grade CUDA dynamic parallelism labs.",
+        epilog="Exit status: 0 full marks; 1 points lost; 2 bad usage; 77 no points lost but "
+               "runtime checks not run (no GPU).")
+    p.add_argument("--lab", action="append", metavar="NN",
+                   help="lab to grade: 4, 04 or 04-bezier-streams (repeatable; default: every lab)")
+    p.add_argument("--submission", metavar="DIR", default=paths.LABS_DIR,
+                   help="folder with the lab's files, or with NN-name/ folders (default: labs/)")
+    p.add_argument("--seed", type=int, help="seed for the random test cases (default: a fresh one, printed)")
+    p.add_argument("--json", metavar="FILE", help="write the full results as JSON")
+    p.add_argument("--gradescope", metavar="FILE", help="write Gradescope's results.json")
+    p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SEC",
+                   help="time limit for each harness run (default %(default)s)")
+    p.add_argument("--verbose", action="store_true", help="show the message of every check")
+    return p.parse_args(argv)
+
+
+def exit_status(reports):
+    results = [r for rep in reports for r in rep.results]
+    if any(r.score < r.check.points and not r.no_gpu for r in results):
+        return EXIT_POINTS_LOST
+    if any(r.no_gpu for r in results):
+        return EXIT_NOT_RUN_NO_GPU
+    return EXIT_FULL_MARKS
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    try:
+        labs = [lab_registry.resolve(s) for s in args.lab] if args.lab else list(lab_registry.all_labs().values())
+    except KeyError as err:
+        print("grade.py: %s" % err.args[0], file=sys.stderr)
+        return EXIT_USAGE
+    if not os.path.isdir(args.submission):
+        print("grade.py: no such folder: %s" % args.submission, file=sys.stderr)
+        return EXIT_USAGE
+    if args.timeout <= 0:
+        print("grade.py: --timeout must be positive", file=sys.stderr)
+        return EXIT_USAGE
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1, 10 ** 6)
+
+    print("seed %d (grade.py --seed %d repeats these test cases)" % (seed, seed))
+    gpu = gpu_mod.detect()
+    if gpu.available:
+        print("GPU: %s (compute capability %s)" % (gpu.name, gpu.compute_capability))
+    else:
+        print("GPU: none usable. Build and static checks run; runtime checks will NOT run.\n     %s"
+              % gpu.reason.replace("\n", "\n     "))
+    sys.stdout.flush()
+
+    reports = []
+    for lab in labs:
+        rep = grade_lab(lab, os.path.abspath(args.submission), seed, timeout=args.timeout, gpu=gpu)
+        reports.append(rep)
+        print()
+        print(report.lab_text(rep, verbose=args.verbose))
+        sys.stdout.flush()
+
+    status = exit_status(reports)
+    total = round(sum(r.score for r in reports), 2)
+    maximum = sum(r.max_score for r in reports)
+    print()
+    if status == EXIT_FULL_MARKS:
+        print("TOTAL %g/%g: full marks" % (total, maximum))
+    elif status == EXIT_NOT_RUN_NO_GPU:
+        print("TOTAL %g/%g: no points lost so far, but runtime checks were NOT RUN (no GPU); "
+              "this is not a pass" % (total, maximum))
+    else:
+        print("TOTAL %g/%g" % (total, maximum))
+    if args.json:
+        report.write_json(args.json, report.document(reports, seed, gpu, status))
+    if args.gradescope:
+        report.write_json(args.gradescope, report.gradescope(reports, seed, gpu))
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,84 @@
+"""Stage a submission next to pristine kit files and build it with the kit's make rules.
+
+Only the files a lab names (its Makefile's STUDENT_FILES) are copied from a submission, into a
+fresh folder; everything else (harness, headers, make rules) comes from the kit. Builds happen
+under build/, never in labs/ or in the submission.
+"""
+import os
+import shutil
+import subprocess
+
+from . import paths
+from .process import run_bounded
+
+BUILD_TIMEOUT = 600  # seconds for one make call (nvcc can be slow on a loaded machine)
+
+_lab_vars = {}
+
+
+def lab_vars(lab_name):
+    """PROGRAM and STUDENT_FILES as the lab's Makefile declares them (its single source)."""
+    if lab_name not in _lab_vars:
+        out = subprocess.run(
+            ["make", "-s", "--no-print-directory", "-f", paths.lab_makefile(lab_name),
+             "CUDA_ARCH=0", "print-lab"],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, check=False)
+        if out.returncode != 0:
+            raise RuntimeError("cannot read %s: %s" % (paths.lab_makefile(lab_name), out.stdout))
+        values = {}
+        for line in out.stdout.splitlines():
+            key, _, value = line.partition("=")
+            values[key.strip()] = value.split()
+        _lab_vars[lab_name] = {"program": values["PROGRAM"][0], "student_files": values["STUDENT_FILES"]}
+    return _lab_vars[lab_name]
+
+
+def find_submission_dir(lab_name, submission_root):
+    """A submission for one lab holds the files directly, or in a folder named after the lab."""
+    nested = os.path.join(submission_root, lab_name)
+    return nested if os.path.isdir(nested) else submission_root
+
+
+def stage(lab_name, submission_dir, work_dir):
+    """Copy the lab's student files into work_dir/src. Returns (src_dir, missing file names)."""
+    src_dir = os.path.join(work_dir, "src")
+    os.makedirs(src_dir, exist_ok=True)
+    missing = []
+    for name in lab_vars(lab_name)["student_files"]:
+        source = os.path.join(submission_dir, name)
+        if os.path.isfile(source):
+            shutil.copyfile(source, os.path.join(src_dir, name))
+        else:
+            missing.append(name)
+    return src_dir, missing
+
+
+def make(lab_name, src_dir, build_dir, targets, cuda_arch, timeout=BUILD_TIMEOUT):
+    argv = ["make", "--no-print-directory", "-f", paths.lab_makefile(lab_name),
+            "SRC_DIR=" + src_dir, "BUILD_DIR=" + build_dir, "CUDA_ARCH=%s" % cuda_arch] + list(targets)
+    return run_bounded(argv, timeout, cwd=paths.KIT_ROOT)
+
+
+_arch = None
+
+
+def cuda_arch():
+    """The architecture every build of this grader run uses: $CUDA_ARCH, else detected once."""
+    global _arch
+    if _arch is None:
+        _arch = os.environ.get("CUDA_ARCH") or subprocess.run(
+            [os.path.join(paths.KIT_ROOT, "common", "detect-arch.sh")],
+            stdout=subprocess.PIPE, universal_newlines=True, check=False).stdout.strip() or "75"
+    return _arch
+
+
+def compiler_errors(output, limit=30):
+    """What a student needs from a build log: the compiler's messages from the first error on,
+    without make's echo of each command."""
+    lines = [l for l in output.splitlines()
+             if not l.startswith(("nvcc ", "make", "mkdir ")) and l.strip()]
+    first_error = next((i for i, l in enumerate(lines) if "error" in l.lower()), 0)
+    shown = lines[first_error:first_error + limit]
+    if len(lines) > first_error + limit:
+        shown.append("[... %d more lines ...]" % (len(lines) - first_error - limit))
+    return "\n".join(shown)

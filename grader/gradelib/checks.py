@@ -1,0 +1,127 @@
+"""Checks: small, named, worth points.
+
+A check has a name, points, a kind (build, static or runtime), an optional parent and a hint that
+names the handout section to read. Its function returns an Outcome. A check whose parent did not
+pass is skipped with that reason; a runtime check is skipped when there is no GPU. Scoring is
+partial: each check scores on its own, and a failed check may earn a fraction of its points.
+"""
+import traceback
+
+PASSED = "passed"
+FAILED = "failed"
+SKIPPED = "skipped"
+
+BUILD = "build"
+STATIC = "static"
+RUNTIME = "runtime"
+KINDS = (BUILD, STATIC, RUNTIME)
+
+
+class Outcome:
+    """What a check function found. Use passed(), failed() or skipped()."""
+
+    def __init__(self, status, message="", fraction=None):
+        self.status = status
+        self.message = message
+        self.fraction = fraction
+
+
+def passed(message=""):
+    return Outcome(PASSED, message, 1.0)
+
+
+def failed(message, fraction=0.0):
+    """fraction: the share of the points still earned (e.g. cases passed / cases run)."""
+    return Outcome(FAILED, message, max(0.0, min(1.0, fraction)))
+
+
+def skipped(reason):
+    return Outcome(SKIPPED, reason, 0.0)
+
+
+class Check:
+    def __init__(self, name, points, kind, func, parent=None, hint=""):
+        if kind not in KINDS:
+            raise ValueError("check %r: kind must be one of %s" % (name, KINDS))
+        self.name = name
+        self.points = points
+        self.kind = kind
+        self.func = func
+        self.parent = parent
+        self.hint = hint
+
+
+class CheckResult:
+    def __init__(self, check, status, score, message, no_gpu=False):
+        self.check = check
+        self.status = status
+        self.score = score
+        self.message = message
+        self.no_gpu = no_gpu  # skipped because no GPU could run it
+
+    @property
+    def name(self):
+        return self.check.name
+
+    def to_dict(self):
+        return {
+            "name": self.check.name,
+            "kind": self.check.kind,
+            "parent": self.check.parent,
+            "points": self.check.points,
+            "score": self.score,
+            "status": self.status,
+            "message": self.message,
+            "hint": self.check.hint,
+            "skipped_no_gpu": self.no_gpu,
+        }
+
+
+def run_checks(checks, ctx, no_gpu_reason=None):
+    """Evaluate checks in order. ctx is passed to every check function.
+
+    no_gpu_reason: when set, runtime checks are skipped with that reason.
+    A parent must be declared before its children.
+    """
+    results = {}
+    ordered = []
+    for check in checks:
+        if check.name in results:
+            raise ValueError("two checks are named %r" % check.name)
+        parent = None
+        if check.parent is not None:
+            parent = results.get(check.parent)
+            if parent is None:
+                raise ValueError("check %r: parent %r must be declared before it" % (check.name, check.parent))
+        if parent is not None and parent.no_gpu:
+            result = CheckResult(check, SKIPPED, 0, parent.message, no_gpu=True)
+        elif parent is not None and parent.status != PASSED:
+            result = CheckResult(check, SKIPPED, 0, "skipped: '%s' did not pass" % parent.name)
+        elif check.kind == RUNTIME and no_gpu_reason:
+            result = CheckResult(check, SKIPPED, 0, no_gpu_reason, no_gpu=True)
+        else:
+            result = _evaluate(check, ctx)
+        results[check.name] = result
+        ordered.append(result)
+    return ordered
+
+
+def _evaluate(check, ctx):
+    try:
+        outcome = check.func(ctx)
+    except Exception:  # a grader bug must not cost the other checks
+        return CheckResult(check, FAILED, 0,
+                           "the grader could not evaluate this check (a bug in the grader):\n"
+                           + traceback.format_exc(limit=3))
+    if outcome.status == PASSED:
+        score = check.points
+    elif outcome.status == FAILED:
+        score = round(check.points * (outcome.fraction or 0.0), 2)
+    else:
+        score = 0
+    return CheckResult(check, outcome.status, score, outcome.message)
+
+
+def total(results):
+    """(score, max_score) of a list of CheckResults."""
+    return (round(sum(r.score for r in results), 2), sum(r.check.points for r in results))

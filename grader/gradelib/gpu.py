@@ -1,0 +1,66 @@
+"""Is there a GPU that can run dynamic parallelism? Asked once per grader run, of the kit's probe
+(common/probe/cdp_probe.cu), built with the same make rules as the labs. Setting KIT_NO_GPU=1
+makes the grader behave as on a machine without one."""
+import json
+import os
+
+from . import build, paths, process
+
+PROBE_TIMEOUT = 60
+
+
+class GpuInfo:
+    def __init__(self, available, reason, device=None):
+        self.available = available
+        self.reason = reason  # why not, when not available
+        self.device = device or {}
+
+    @property
+    def name(self):
+        return self.device.get("name", "")
+
+    @property
+    def compute_capability(self):
+        if not self.device:
+            return ""
+        return "%s.%s" % (self.device.get("cc_major"), self.device.get("cc_minor"))
+
+    def to_dict(self):
+        return {"available": self.available, "reason": self.reason, "device": self.device}
+
+
+_cached = None
+
+
+def detect():
+    global _cached
+    if _cached is None:
+        _cached = _probe()
+    return _cached
+
+
+def _probe():
+    if os.environ.get("KIT_NO_GPU"):
+        return GpuInfo(False, "no GPU: KIT_NO_GPU is set")
+    arch = build.cuda_arch()
+    build_dir = os.path.join(paths.BUILD_ROOT, "probe", "sm_%s" % arch)
+    made = process.run_bounded(
+        ["make", "--no-print-directory", "-f", paths.PROBE_MAKEFILE, "BUILD_DIR=" + build_dir,
+         "CUDA_ARCH=%s" % arch], build.BUILD_TIMEOUT, cwd=paths.KIT_ROOT)
+    if not made.ok:
+        return GpuInfo(False, "the kit's GPU probe did not build (%s):\n%s"
+                       % (made.describe(), build.compiler_errors(made.output)))
+    result_path = os.path.join(build_dir, "probe.json")
+    if os.path.exists(result_path):
+        os.remove(result_path)
+    ran = process.run_bounded([os.path.join(build_dir, "cdp_probe"), "--json", result_path],
+                              PROBE_TIMEOUT, cwd=build_dir)
+    try:
+        with open(result_path) as f:
+            doc = json.load(f)
+    except (OSError, ValueError):
+        return GpuInfo(False, "the kit's GPU probe %s without a result:\n%s"
+                       % (ran.describe(PROBE_TIMEOUT), ran.output.strip()))
+    if doc.get("gpu") and doc.get("dp_ok"):
+        return GpuInfo(True, "", doc.get("device"))
+    return GpuInfo(False, doc.get("reason", "the GPU probe failed"), doc.get("device"))

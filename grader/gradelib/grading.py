@@ -1,0 +1,198 @@
+"""Grade one submission of one lab: stage, build, static checks, harness runs, lab checks."""
+import json
+import os
+import random
+import re
+import shutil
+import tempfile
+
+from . import build, paths, ptx, process
+from . import checks as chk
+from .labs import COMPILES, RUNS_CLEANLY
+
+DEFAULT_TIMEOUT = 60  # seconds per harness run
+EXIT_CUDA_ERROR = 3   # KIT_EXIT_CUDA_ERROR in common/include/kit_check.h
+EXIT_USAGE = 2        # KIT_EXIT_USAGE
+
+
+class CaseRun:
+    """One harness run: the parameters, what the process did, and its result document."""
+
+    def __init__(self, params, result, doc, problem):
+        self.params = params
+        self.result = result
+        self.doc = doc
+        self.problem = problem  # None when the run was clean
+
+    def label(self):
+        return " ".join("%s=%s" % kv for kv in self.params.items())
+
+
+class Context:
+    """What check functions see."""
+
+    def __init__(self, lab, submission_dir, work_dir, seed, timeout):
+        self.lab = lab
+        self.submission_dir = submission_dir
+        self.work_dir = work_dir
+        self.build_dir = os.path.join(work_dir, "build")
+        self.seed = seed
+        self.timeout = timeout
+        self.cases = lab.make_cases(random.Random("%s:%s" % (seed, lab.name)))
+        self.ptx = {}
+        self.program = None  # the built harness, set by the "compiles" check
+        self.runs = []
+
+    def ptx_calls(self):
+        """Functions called anywhere in the PTX of the student's .cu files."""
+        found = set()
+        for text in self.ptx.values():
+            found |= ptx.called_functions(text)
+        return found
+
+    def ptx_call_count(self, name):
+        return sum(ptx.count_calls(text, name) for text in self.ptx.values())
+
+    def student_cu_files(self):
+        return [f for f in build.lab_vars(self.lab.name)["student_files"] if f.endswith(".cu")]
+
+
+def _compiles(ctx):
+    src_dir, missing = build.stage(ctx.lab.name, ctx.submission_dir, ctx.work_dir)
+    if missing:
+        return chk.failed("missing file: %s (looked in %s)"
+                          % (", ".join(missing), paths.relative(ctx.submission_dir)))
+    made = build.make(ctx.lab.name, src_dir, ctx.build_dir, ["all", "ptx"], build.cuda_arch())
+    if not made.ok:
+        return chk.failed("the build %s with the kit's flags (nvcc -rdc=true, sm_%s):\n%s"
+                          % ("failed" if made.verdict == process.EXITED else made.describe(build.BUILD_TIMEOUT),
+                             build.cuda_arch(), build.compiler_errors(made.output)))
+    for name in ctx.student_cu_files():
+        with open(os.path.join(ctx.build_dir, name[:-3] + ".ptx")) as f:
+            ctx.ptx[name] = f.read()
+    ctx.program = os.path.join(ctx.build_dir, build.lab_vars(ctx.lab.name)["program"])
+    return chk.passed()
+
+
+def _output_tail(text, lines=12):
+    kept = text.strip().splitlines()[-lines:]
+    return "\n".join("      | " + l for l in kept)
+
+
+def _diagnose(lab, params, result, doc):
+    """Why a run is not clean, or None."""
+    if result.verdict == process.EXITED and result.returncode == EXIT_CUDA_ERROR:
+        errors = [l for l in result.output.splitlines() if l.startswith("CUDA error")]
+        return "CUDA error: %s" % (errors[-1] if errors else "see the output")
+    if result.verdict == process.EXITED and result.returncode == EXIT_USAGE:
+        return "the harness rejected its parameters (a kit problem, please report it)"
+    if not result.ok:
+        return "the harness " + result.describe()
+    if doc is None:
+        return "the harness finished without writing its result"
+    launch_log = doc.get("launch_log") or {}
+    if launch_log.get("failed"):
+        return ("%d device-side launch(es) failed (first: %s, at line %s of your file): "
+                "those child grids never ran"
+                % (launch_log["failed"], launch_log.get("first_error"), launch_log.get("first_error_line")))
+    if lab.run_problem is not None:
+        return lab.run_problem(params, doc)
+    return None
+
+
+def _run_case(ctx, index, params):
+    result_path = os.path.join(ctx.work_dir, "result-%d.json" % index)
+    argv = [ctx.program] + ctx.lab.harness_args(params) + ["--json", result_path]
+    result = process.run_bounded(argv, ctx.timeout, cwd=ctx.work_dir)
+    doc = None
+    if os.path.exists(result_path):
+        try:
+            with open(result_path) as f:
+                doc = json.load(f)
+        except ValueError:
+            doc = None
+    return CaseRun(params, result, doc, _diagnose(ctx.lab, params, result, doc))
+
+
+def _runs_cleanly(ctx):
+    ctx.runs = [_run_case(ctx, i, p) for i, p in enumerate(ctx.cases)]
+    bad = [r for r in ctx.runs if r.problem]
+    if not bad:
+        return chk.passed("%d runs" % len(ctx.runs))
+    lines = []
+    for r in bad[:4]:
+        lines.append("  %s: %s" % (r.label(), r.problem))
+        if r.result.output.strip():
+            lines.append(_output_tail(r.result.output))
+    if len(bad) > 4:
+        lines.append("  ... and %d more runs" % (len(bad) - 4))
+    return chk.failed("%d of %d runs were not clean:\n%s" % (len(bad), len(ctx.runs), "\n".join(lines)),
+                      fraction=1 - len(bad) / len(ctx.runs))
+
+
+def kit_checks(lab):
+    """The two checks every lab starts with."""
+    return [
+        chk.Check(COMPILES, lab.build_points, chk.BUILD, _compiles,
+                  hint=lab.build_hint),
+        chk.Check(RUNS_CLEANLY, lab.run_points, chk.RUNTIME, _runs_cleanly, parent=COMPILES,
+                  hint=lab.run_hint),
+    ]
+
+
+def per_case(ctx, evaluate, limit=5):
+    """Run evaluate(run) -> None (good) or a message (bad) over every run; an Outcome that passes
+    only if all do, with a fraction of the points for the share that did."""
+    bad = []
+    for run in ctx.runs:
+        message = evaluate(run)
+        if message:
+            bad.append("  %s: %s" % (run.label(), message))
+    if not bad:
+        return chk.passed("%d cases" % len(ctx.runs))
+    shown = bad[:limit] + (["  ... and %d more cases" % (len(bad) - limit)] if len(bad) > limit else [])
+    return chk.failed("%d of %d cases wrong:\n%s" % (len(bad), len(ctx.runs), "\n".join(shown)),
+                      fraction=1 - len(bad) / len(ctx.runs))
+
+
+class LabReport:
+    def __init__(self, lab, submission_dir, seed, cases, results):
+        self.lab = lab
+        self.submission_dir = submission_dir
+        self.seed = seed
+        self.cases = cases
+        self.results = results
+        self.score, self.max_score = chk.total(results)
+
+    @property
+    def submission_dir_label(self):
+        return paths.relative(self.submission_dir)
+
+    def to_dict(self):
+        return {
+            "lab": self.lab.name,
+            "title": self.lab.title,
+            "submission": paths.relative(self.submission_dir),
+            "seed": self.seed,
+            "cases": self.cases,
+            "score": self.score,
+            "max_score": self.max_score,
+            "checks": [r.to_dict() for r in self.results],
+        }
+
+
+def grade_lab(lab, submission_root, seed, timeout=DEFAULT_TIMEOUT, gpu=None, keep_work=False):
+    """Grade one lab. submission_root holds the lab's files, or a folder named after the lab."""
+    submission_dir = build.find_submission_dir(lab.name, submission_root)
+    grade_root = os.path.join(paths.BUILD_ROOT, "grade")
+    os.makedirs(grade_root, exist_ok=True)
+    work_dir = tempfile.mkdtemp(prefix=lab.name + "-", dir=grade_root)
+    try:
+        ctx = Context(lab, submission_dir, work_dir, seed, timeout)
+        no_gpu_reason = None if (gpu is not None and gpu.available) else (
+            gpu.reason if gpu is not None else "no GPU check was made")
+        results = chk.run_checks(kit_checks(lab) + lab.lab_checks, ctx, no_gpu_reason)
+        return LabReport(lab, submission_dir, seed, ctx.cases, results)
+    finally:
+        if not keep_work:
+            shutil.rmtree(work_dir, ignore_errors=True)

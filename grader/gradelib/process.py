@@ -1,0 +1,143 @@
+"""Run a command in its own process group, bounded in time and output.
+
+A hang, a crash or a flood of output costs that run, never the grader: the whole process group
+is killed at the time limit or once the output passes the flood limit, and only the head and
+tail of the output are kept.
+"""
+import os
+import selectors
+import signal
+import subprocess
+import time
+
+KEEP_HEAD = 16 * 1024
+KEEP_TAIL = 16 * 1024
+FLOOD_LIMIT = 8 * 1024 * 1024
+
+OK = "ok"            # exited with status 0
+EXITED = "exited"    # exited with a non-zero status
+TIMEOUT = "timeout"  # killed at the time limit
+FLOOD = "flood"      # killed for printing more than the flood limit
+CRASHED = "crashed"  # killed by a signal it did not get from us
+NOT_FOUND = "not-found"  # the program could not be started
+
+
+class RunResult:
+    def __init__(self, verdict, returncode, output, seconds, total_bytes, signal_name=None):
+        self.verdict = verdict
+        self.returncode = returncode
+        self.output = output
+        self.seconds = seconds
+        self.total_bytes = total_bytes
+        self.signal_name = signal_name
+
+    @property
+    def ok(self):
+        return self.verdict == OK
+
+    def describe(self, timeout=None):
+        """One line for a person: what happened to the run."""
+        if self.verdict == OK:
+            return "exited normally"
+        if self.verdict == EXITED:
+            return "exited with status %d" % self.returncode
+        if self.verdict == TIMEOUT:
+            return "did not finish within the time limit (%gs): a hang or runaway work" % timeout if timeout else \
+                "did not finish within the time limit: a hang or runaway work"
+        if self.verdict == FLOOD:
+            return "printed more than %d MiB of output and was stopped" % (FLOOD_LIMIT // (1024 * 1024))
+        if self.verdict == CRASHED:
+            return "crashed (%s)" % self.signal_name
+        return "could not be started: %s" % self.output.strip()
+
+
+class _OutputKeeper:
+    """Keeps the first KEEP_HEAD and last KEEP_TAIL bytes of a stream."""
+
+    def __init__(self):
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.total = 0
+
+    def add(self, chunk):
+        self.total += len(chunk)
+        room = KEEP_HEAD - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        if chunk:
+            self.tail += chunk
+            if len(self.tail) > KEEP_TAIL:
+                del self.tail[: len(self.tail) - KEEP_TAIL]
+
+    def text(self):
+        dropped = self.total - len(self.head) - len(self.tail)
+        middle = b"" if dropped <= 0 else b"\n[... %d bytes of output not shown ...]\n" % dropped
+        return (bytes(self.head) + middle + bytes(self.tail)).decode("utf-8", errors="replace")
+
+
+def _kill_group(proc):
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def run_bounded(argv, timeout, cwd=None, env=None, flood_limit=FLOOD_LIMIT):
+    """Run argv with stdout and stderr merged; return a RunResult."""
+    start = time.monotonic()
+    try:
+        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+    except OSError as err:
+        return RunResult(NOT_FOUND, None, "%s: %s" % (argv[0], err.strerror), 0.0, 0)
+
+    keeper = _OutputKeeper()
+    verdict = None
+    deadline = start + timeout
+    fd = proc.stdout.fileno()
+    with selectors.DefaultSelector() as sel:
+        sel.register(fd, selectors.EVENT_READ)
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                verdict = TIMEOUT
+                break
+            exited = proc.poll() is not None
+            # Once the command has exited, take what is already written and stop: a process it left
+            # behind may hold the pipe open forever.
+            if not sel.select(0 if exited else min(remaining, 0.5)):
+                if exited:
+                    break
+                continue
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            keeper.add(chunk)
+            if keeper.total > flood_limit:
+                verdict = FLOOD
+                break
+    if verdict is None:
+        try:
+            proc.wait(max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            verdict = TIMEOUT
+    _kill_group(proc)  # also ends anything the command left behind
+    proc.wait()
+    proc.stdout.close()
+    seconds = time.monotonic() - start
+
+    signal_name = None
+    if verdict is None:
+        if proc.returncode == 0:
+            verdict = OK
+        elif proc.returncode < 0:
+            verdict = CRASHED
+            try:
+                signal_name = signal.Signals(-proc.returncode).name
+            except ValueError:
+                signal_name = "signal %d" % -proc.returncode
+        else:
+            verdict = EXITED
+    return RunResult(verdict, proc.returncode, keeper.text(), seconds, keeper.total, signal_name)

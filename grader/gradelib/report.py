@@ -1,0 +1,89 @@
+"""Reports: text for people, the grader's JSON document, and Gradescope's results.json."""
+import json
+
+from . import checks as chk
+
+_MARK = {chk.PASSED: "OK", chk.FAILED: "FAIL", chk.SKIPPED: "SKIP"}
+
+
+def _fmt(points):
+    return ("%g" % points)
+
+
+def _indent(text, prefix="      "):
+    return "\n".join(prefix + line if line else line for line in text.splitlines())
+
+
+def lab_text(report, verbose=False):
+    """The report a student reads: one line per check, then what went wrong and where to read."""
+    lines = ["== %s  (%s) ==" % (report.lab.title, report.submission_dir_label)]
+    width = max(len(r.name) for r in report.results) + 2
+    for r in report.results:
+        lines.append("  %-*s %-4s %5s/%s  [%s]" % (width, r.name + " " + "." * (width - len(r.name) - 1),
+                                                   _MARK[r.status], _fmt(r.score), _fmt(r.check.points),
+                                                   r.check.kind))
+        if r.status == chk.FAILED or (verbose and r.message):
+            if r.message:
+                lines.append(_indent(r.message))
+            if r.status == chk.FAILED and r.check.hint:
+                lines.append("      hint: " + r.check.hint)
+    no_gpu = [r for r in report.results if r.no_gpu]
+    skipped_by_parent = [r for r in report.results if r.status == chk.SKIPPED and not r.no_gpu]
+    if skipped_by_parent:
+        lines.append("  skipped because a check they depend on did not pass: "
+                     + ", ".join(r.name for r in skipped_by_parent))
+    if no_gpu:
+        lines.append("  runtime checks NOT RUN (%d checks, %s points): %s"
+                     % (len(no_gpu), _fmt(sum(r.check.points for r in no_gpu)), no_gpu[0].message))
+    lines.append("  score: %s/%s" % (_fmt(report.score), _fmt(report.max_score)))
+    return "\n".join(lines)
+
+
+def document(reports, seed, gpu, exit_status):
+    """The grader's own JSON document (--json)."""
+    score = round(sum(r.score for r in reports), 2)
+    max_score = sum(r.max_score for r in reports)
+    return {
+        "seed": seed,
+        "gpu": gpu.to_dict(),
+        "score": score,
+        "max_score": max_score,
+        "exit_status": exit_status,
+        "labs": [r.to_dict() for r in reports],
+    }
+
+
+def gradescope(reports, seed, gpu):
+    """Gradescope's results.json: score, max_score, and one test per check."""
+    tests = []
+    for report in reports:
+        for r in report.results:
+            output = r.message or ""
+            if r.status == chk.FAILED and r.check.hint:
+                output += ("\n" if output else "") + "hint: " + r.check.hint
+            if r.status == chk.SKIPPED:
+                output = "NOT RUN: " + output
+            tests.append({
+                "name": "%s: %s" % (report.lab.title, r.name),
+                "score": r.score,
+                "max_score": r.check.points,
+                "status": "passed" if r.status == chk.PASSED else "failed",
+                "output": output,
+                "visibility": "visible",
+            })
+    summary = "seed %s; %s" % (seed, ("GPU: %s" % gpu.name) if gpu.available else
+                               "runtime checks not run: %s" % gpu.reason)
+    return {
+        "score": round(sum(r.score for r in reports), 2),
+        "max_score": sum(r.max_score for r in reports),
+        "output": summary,
+        "visibility": "visible",
+        "stdout_visibility": "visible",
+        "tests": tests,
+    }
+
+
+def write_json(path, doc):
+    with open(path, "w") as f:
+        json.dump(doc, f, indent=2)
+        f.write("\n")

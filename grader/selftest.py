@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""The kit's tests of itself: does the grader say what it must about the kit's own submissions?
+
+  selftest.py manifest                         the test list, for tests/CMakeLists.txt
+  selftest.py static-pass LAB                  the solution passes every build and static check
+  selftest.py starter LAB                      the starter compiles and fails the static checks it must
+  selftest.py full-marks LAB [--seeds N]       the solution scores full marks, N seeds in a row (GPU)
+  selftest.py not-full-marks LAB               the starter runs on the GPU and scores less (GPU)
+  selftest.py caught LAB CASE                  the check named in the case's note.txt fails
+
+Exit status 0 passed, 1 failed, 77 not run (it needs a GPU and there is none).
+Each test runs the grader as a user would (grade.py --json) and reads its JSON document.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from gradelib import checks as chk  # noqa: E402
+from gradelib import labs as lab_registry  # noqa: E402
+from gradelib import paths  # noqa: E402
+
+NOT_RUN = 77
+GRADE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "grade.py")
+
+
+def grade(lab, submission, seed=1, no_gpu=False):
+    """Run grade.py; return (exit status, {check name: check dict}, document)."""
+    env = dict(os.environ)
+    if no_gpu:
+        env["KIT_NO_GPU"] = "1"
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "grade.json")
+        proc = subprocess.run([sys.executable, GRADE, "--lab", lab.name, "--submission", submission,
+                               "--seed", str(seed), "--json", out], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+        print(proc.stdout)
+        with open(out) as f:
+            doc = json.load(f)
+    checks = {c["name"]: c for c in doc["labs"][0]["checks"]}
+    return proc.returncode, checks, doc
+
+
+def fail(message):
+    print("SELFTEST FAILED: " + message)
+    return 1
+
+
+def solution_dir(lab):
+    return os.path.join(paths.SOLUTIONS_DIR, lab.name)
+
+
+def starter_dir(lab):
+    return os.path.join(paths.LABS_DIR, lab.name)
+
+
+def static_pass(lab):
+    _, checks, _ = grade(lab, solution_dir(lab), no_gpu=True)
+    bad = [n for n, c in checks.items() if c["kind"] != chk.RUNTIME and c["status"] != chk.PASSED]
+    return fail("build/static checks did not pass: %s" % bad) if bad else 0
+
+
+def starter(lab):
+    _, checks, _ = grade(lab, starter_dir(lab), no_gpu=True)
+    if checks[lab_registry.COMPILES]["status"] != chk.PASSED:
+        return fail("the starter does not compile")
+    should_fail = [n for n in lab.starter_must_fail if checks[n]["status"] != chk.FAILED]
+    return fail("the starter passes checks it must fail: %s" % should_fail) if should_fail else 0
+
+
+def full_marks(lab, seeds):
+    for seed in range(1, seeds + 1):
+        status, checks, _ = grade(lab, solution_dir(lab), seed=seed)
+        if status == NOT_RUN:
+            return NOT_RUN
+        if status != 0:
+            lost = [n for n, c in checks.items() if c["score"] < c["points"]]
+            return fail("seed %d: the solution lost points on %s" % (seed, lost))
+    return 0
+
+
+def not_full_marks(lab):
+    _, checks, doc = grade(lab, starter_dir(lab))
+    if any(c["skipped_no_gpu"] for c in checks.values()):
+        return NOT_RUN
+    if doc["score"] >= doc["max_score"]:
+        return fail("the starter scored full marks")
+    if checks[lab_registry.RUNS_CLEANLY]["status"] != chk.PASSED:
+        return fail("the starter does not run cleanly: it should run and lose points on results")
+    return 0
+
+
+def read_note(case_dir):
+    with open(os.path.join(case_dir, "note.txt")) as f:
+        line = f.readline().strip()
+    name, sep, why = line.partition(":")
+    if not sep or not why.strip():
+        raise ValueError("%s/note.txt: the first line must be 'check name: what it catches'" % case_dir)
+    return name.strip(), why.strip()
+
+
+def caught(lab, case):
+    case_dir = os.path.join(paths.INCORRECT_DIR, lab.name, case)
+    name, why = read_note(case_dir)
+    kind = lab_registry.kind_of_check(lab, name)
+    if kind is None:
+        return fail("note.txt names no check of %s: %r" % (lab.name, name))
+    status, checks, _ = grade(lab, case_dir, no_gpu=(kind != chk.RUNTIME))
+    result = checks[name]
+    if result["skipped_no_gpu"]:
+        return NOT_RUN
+    if result["status"] != chk.FAILED:
+        return fail("'%s' should reject this submission (%s) but was %s" % (name, why, result["status"]))
+    print("rejected by '%s', as its note says: %s" % (name, why))
+    return 0
+
+
+def manifest():
+    """One line per test: name|labels|selftest arguments, separated by '|'."""
+    lines = []
+    for lab in lab_registry.all_labs().values():
+        n = lab.number
+        lines.append("%s-solution-static|cpu|static-pass|%s" % (n, lab.name))
+        lines.append("%s-starter-static|cpu|starter|%s" % (n, lab.name))
+        lines.append("%s-solution-full-marks|gpu|full-marks|%s|--seeds|3" % (n, lab.name))
+        lines.append("%s-starter-not-full-marks|gpu|not-full-marks|%s" % (n, lab.name))
+        incorrect = os.path.join(paths.INCORRECT_DIR, lab.name)
+        for case in sorted(os.listdir(incorrect)) if os.path.isdir(incorrect) else []:
+            name, _ = read_note(os.path.join(incorrect, case))
+            label = "gpu" if lab_registry.kind_of_check(lab, name) == chk.RUNTIME else "cpu"
+            lines.append("%s-incorrect-%s|%s|caught|%s|%s" % (n, case, label, lab.name, case))
+    return "\n".join(lines)
+
+
+def main(argv):
+    if not argv:
+        sys.exit(__doc__)
+    mode, rest = argv[0], argv[1:]
+    if mode == "manifest":
+        print(manifest())
+        return 0
+    lab = lab_registry.resolve(rest[0])
+    if mode == "static-pass":
+        return static_pass(lab)
+    if mode == "starter":
+        return starter(lab)
+    if mode == "full-marks":
+        seeds = int(rest[2]) if len(rest) > 2 and rest[1] == "--seeds" else 1
+        return full_marks(lab, seeds)
+    if mode == "not-full-marks":
+        return not_full_marks(lab)
+    if mode == "caught":
+        return caught(lab, rest[1])
+    sys.exit("selftest.py: unknown mode %r\n%s" % (mode, __doc__))
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

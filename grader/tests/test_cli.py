@@ -1,0 +1,105 @@
+"""grade.py end to end on the real Lab 01 build (nvcc needed, no GPU needed): exit statuses, a
+missing file, a submission that does not compile, and the JSON and Gradescope documents."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+from gradelib import paths
+
+GRADE = os.path.join(paths.KIT_ROOT, "grader", "grade.py")
+SOLUTION = os.path.join(paths.SOLUTIONS_DIR, "01-divergent-counter")
+
+GRADESCOPE_TOP = {"score", "max_score", "execution_time", "output", "output_format", "test_output_format",
+                  "test_name_format", "visibility", "stdout_visibility", "extra_data", "tests", "leaderboard"}
+GRADESCOPE_TEST = {"score", "max_score", "status", "name", "name_format", "number", "output",
+                   "output_format", "tags", "visibility", "extra_data"}
+VISIBILITY = {"hidden", "after_due_date", "after_published", "visible"}
+
+
+def grade(*args):
+    env = dict(os.environ, KIT_NO_GPU="1")
+    return subprocess.run([sys.executable, GRADE] + list(args), env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, universal_newlines=True)
+
+
+@unittest.skipUnless(shutil.which("nvcc"), "nvcc is not installed")
+class GradeCliTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.json_path = os.path.join(self.tmp.name, "out.json")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def read_checks(self):
+        with open(self.json_path) as f:
+            doc = json.load(f)
+        return doc, {c["name"]: c for c in doc["labs"][0]["checks"]}
+
+    def test_solution_without_gpu_is_not_run_not_passed(self):
+        gs_path = os.path.join(self.tmp.name, "results.json")
+        proc = grade("--lab", "1", "--submission", SOLUTION, "--seed", "5", "--json", self.json_path,
+                     "--gradescope", gs_path)
+        self.assertEqual(proc.returncode, 77, proc.stdout)
+        self.assertIn("NOT RUN", proc.stdout)
+        self.assertIn("seed 5", proc.stdout)
+        doc, checks = self.read_checks()
+        self.assertEqual(doc["seed"], 5)
+        self.assertFalse(doc["gpu"]["available"])
+        self.assertEqual(checks["compiles"]["status"], "passed")
+        self.assertEqual(checks["device launch in PTX"]["status"], "passed")
+        self.assertTrue(checks["counter value"]["skipped_no_gpu"])
+        self.assertEqual(doc["labs"][0]["cases"][0], {"K": 1, "M": 1, "N": 1})
+
+        with open(gs_path) as f:
+            gs = json.load(f)
+        self.assertLessEqual(set(gs), GRADESCOPE_TOP)
+        self.assertEqual(gs["max_score"], doc["max_score"])
+        self.assertEqual(gs["score"], sum(t["score"] for t in gs["tests"]))
+        for t in gs["tests"]:
+            self.assertLessEqual(set(t), GRADESCOPE_TEST)
+            self.assertIn(t["status"], ("passed", "failed"))
+            self.assertIn(t["visibility"], VISIBILITY)
+            self.assertIsInstance(t["score"], (int, float))
+            self.assertLessEqual(t["score"], t["max_score"])
+        skipped = [t for t in gs["tests"] if "counter value" in t["name"]][0]
+        self.assertEqual(skipped["status"], "failed")
+        self.assertTrue(skipped["output"].startswith("NOT RUN"))
+
+    def test_missing_file_gets_its_own_verdict(self):
+        proc = grade("--lab", "01", "--submission", self.tmp.name, "--json", self.json_path)
+        self.assertEqual(proc.returncode, 1, proc.stdout)
+        _, checks = self.read_checks()
+        self.assertEqual(checks["compiles"]["status"], "failed")
+        self.assertIn("missing file: divergent_counter.cu", checks["compiles"]["message"])
+        self.assertEqual(checks["device launch in PTX"]["status"], "skipped")
+
+    def test_compile_error_shows_the_compiler(self):
+        with open(os.path.join(self.tmp.name, "divergent_counter.cu"), "w") as f:
+            f.write('#include "divergent_counter.h"\n__global__ void diverge_cta(unsigned long long *foo, int n)\n'
+                    '{ undeclared_thing = 1; }\n')
+        proc = grade("--lab", "01-divergent-counter", "--submission", self.tmp.name, "--json", self.json_path)
+        self.assertEqual(proc.returncode, 1, proc.stdout)
+        _, checks = self.read_checks()
+        self.assertIn("undeclared_thing", checks["compiles"]["message"])
+        self.assertIn("error", checks["compiles"]["message"])
+        self.assertIn("hint: read handouts/01-divergent-counter.md", proc.stdout)
+
+    def test_nested_submission_folder(self):
+        nested = os.path.join(self.tmp.name, "01-divergent-counter")
+        shutil.copytree(SOLUTION, nested)
+        proc = grade("--lab", "1", "--submission", self.tmp.name, "--json", self.json_path)
+        self.assertEqual(proc.returncode, 77, proc.stdout)
+
+    def test_usage_errors(self):
+        self.assertEqual(grade("--lab", "42").returncode, 2)
+        self.assertEqual(grade("--submission", os.path.join(self.tmp.name, "nope")).returncode, 2)
+        self.assertEqual(grade("--timeout", "0").returncode, 2)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,115 @@
+"""Lab 01's grading rules, on constructed harness documents (no GPU needed)."""
+import random
+import unittest
+
+from gradelib import checks as chk
+from gradelib.grading import CaseRun
+from labs import lab01
+
+
+def simulate_flat_kernel(k, m, n):
+    """The flat kernel thread by thread, independent of the formula: K blocks of 32*M threads;
+    leaders (tid % 32 == 0) add n; after the barrier, leaders other than thread 0 add x = 5."""
+    foo = 0
+    for _block in range(k):
+        x = None
+        for tid in range(32 * m):
+            if tid == 0:
+                x = 5
+            if tid % 32 == 0:
+                foo += n
+        for tid in range(32 * m):
+            if tid % 32 == 0 and tid != 0:
+                foo += x
+    return foo
+
+
+def good_doc(p):
+    return {
+        "reference_foo": lab01.expected_foo(p["K"], p["M"], p["N"]),
+        "student_foo": lab01.expected_foo(p["K"], p["M"], p["N"]),
+        "child_grids": p["K"],
+        "child_shapes": [{"grid": [1, 1, 1], "block": [p["M"], 1, 1], "count": p["K"]}],
+        "child_grids_other_shapes": 0,
+        "launch_log": {"checked": p["K"], "failed": 0, "first_error": "", "first_error_line": 0},
+    }
+
+
+class FakeContext:
+    def __init__(self, docs_by_case):
+        self.runs = [CaseRun(p, None, d, None) for p, d in docs_by_case]
+
+
+class Lab01Test(unittest.TestCase):
+    def setUp(self):
+        self.cases = lab01.make_cases(random.Random(7))
+
+    def test_formula_matches_a_thread_by_thread_simulation(self):
+        for k, m, n in [(1, 1, 1), (2, 32, 128), (3, 7, 11), (5, 32, 1)]:
+            self.assertEqual(lab01.expected_foo(k, m, n), simulate_flat_kernel(k, m, n))
+        self.assertEqual(lab01.expected_foo(2, 32, 128), 8502)
+
+    def test_cases_cover_the_edges_and_are_seeded(self):
+        ms = {c["M"] for c in self.cases}
+        self.assertTrue({1, 32} <= ms)
+        self.assertIn(1, {c["K"] for c in self.cases})
+        self.assertTrue(any(c["N"] >= lab01.LARGE_N for c in self.cases))
+        self.assertGreaterEqual(len(self.cases), 7)
+        self.assertEqual(self.cases, lab01.make_cases(random.Random(7)))
+        self.assertNotEqual(self.cases, lab01.make_cases(random.Random(8)))
+        for c in self.cases:
+            self.assertTrue(1 <= c["K"] <= lab01.MAX_K and 1 <= c["M"] <= 32)
+
+    def run_check(self, func, mutate):
+        docs = []
+        for p in self.cases:
+            d = good_doc(p)
+            mutate(p, d)
+            docs.append((p, d))
+        return func(FakeContext(docs))
+
+    def test_good_documents_pass_every_runtime_check(self):
+        for func in (lab01.check_counter, lab01.check_grid_count, lab01.check_grid_shape):
+            self.assertEqual(self.run_check(func, lambda p, d: None).status, chk.PASSED)
+
+    def test_hard_coded_total_fails_the_counter(self):
+        def hard_code(p, d):
+            d["student_foo"] = 8502
+        outcome = self.run_check(lab01.check_counter, hard_code)
+        self.assertEqual(outcome.status, chk.FAILED)
+        self.assertIn("expected foo", outcome.message)
+        self.assertIn("got 8502", outcome.message)
+
+    def test_one_grid_per_leader_fails_the_grid_count(self):
+        def per_leader(p, d):
+            d["child_grids"] = p["K"] * p["M"]
+            d["child_shapes"] = [{"grid": [1, 1, 1], "block": [1, 1, 1], "count": p["K"] * p["M"]}]
+        outcome = self.run_check(lab01.check_grid_count, per_leader)
+        self.assertEqual(outcome.status, chk.FAILED)
+        # M=1 cases are indistinguishable by count: partial credit for those
+        self.assertGreater(outcome.fraction, 0.0)
+        self.assertEqual(self.run_check(lab01.check_grid_shape, per_leader).status, chk.FAILED)
+
+    def test_swapped_launch_arguments_fail_the_shape(self):
+        def swapped(p, d):
+            d["child_shapes"] = [{"grid": [p["M"], 1, 1], "block": [1, 1, 1], "count": p["K"]}]
+        outcome = self.run_check(lab01.check_grid_shape, swapped)
+        self.assertEqual(outcome.status, chk.FAILED)
+        self.assertIn("grid(1,1,1) block(", outcome.message)
+
+    def test_no_child_grids(self):
+        def none(p, d):
+            d["child_grids"], d["child_shapes"] = 0, []
+        self.assertEqual(self.run_check(lab01.check_grid_shape, none).status, chk.FAILED)
+        self.assertEqual(self.run_check(lab01.check_grid_count, none).fraction, 0.0)
+
+    def test_reference_mismatch_blames_the_machine(self):
+        p = {"K": 2, "M": 32, "N": 128}
+        d = good_doc(p)
+        self.assertIsNone(lab01.reference_problem(p, d))
+        d["reference_foo"] = 1
+        self.assertIn("not your code", lab01.reference_problem(p, d))
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,39 @@
+import os
+import unittest
+
+from gradelib import ptx
+
+DATA = os.path.join(os.path.dirname(__file__), "data")
+
+
+class CalledFunctionsTest(unittest.TestCase):
+    def setUp(self):
+        with open(os.path.join(DATA, "launch_and_tail_launch.ptx")) as f:
+            self.recorded = f.read()
+
+    def test_recorded_ptx_shows_launches_and_error_check(self):
+        calls = ptx.called_functions(self.recorded)
+        self.assertIn(ptx.DEVICE_LAUNCH, calls)
+        self.assertIn(ptx.DEVICE_GET_LAST_ERROR, calls)
+        self.assertEqual(ptx.count_calls(self.recorded, ptx.DEVICE_LAUNCH), 2)
+        self.assertEqual(ptx.count_calls(self.recorded, ptx.DEVICE_GET_LAST_ERROR), 1)
+
+    def test_extern_declaration_alone_is_not_a_call(self):
+        text = ".extern .func  (.param .b32 func_retval0) __cudaCDP2LaunchDeviceV2\n(\n.param .b64 a\n);\n"
+        self.assertNotIn(ptx.DEVICE_LAUNCH, ptx.called_functions(text))
+
+    def test_call_forms(self):
+        text = ("call.uni (retval0), \n\t__cudaCDP2GetLastError, \n\t(\n\t);\n"
+                "call foo, (param0);\n"
+                "call.uni bar;\n")
+        self.assertEqual(ptx.called_functions(text), {"__cudaCDP2GetLastError", "foo", "bar"})
+
+    def test_legacy_names_do_not_count_as_cdp2(self):
+        text = "call.uni (retval0), cudaLaunchDeviceV2, (a, b);\ncall.uni (retval0), cudaDeviceSynchronize, ();"
+        calls = ptx.called_functions(text)
+        self.assertNotIn(ptx.DEVICE_LAUNCH, calls)
+        self.assertIn("cudaDeviceSynchronize", calls)
+
+
+if __name__ == "__main__":
+    unittest.main()
