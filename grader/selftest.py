@@ -24,6 +24,7 @@ from gradelib import labs as lab_registry  # noqa: E402
 from gradelib import paths  # noqa: E402
 
 NOT_RUN = 77
+TIMEOUT = 30  # seconds per harness run: ample for every solution case, short for a deliberate hang
 GRADE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "grade.py")
 
 
@@ -35,7 +36,7 @@ def grade(lab, submission, seed=1, no_gpu=False):
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "grade.json")
         proc = subprocess.run([sys.executable, GRADE, "--lab", lab.name, "--submission", submission,
-                               "--seed", str(seed), "--json", out], env=env,
+                               "--seed", str(seed), "--timeout", str(TIMEOUT), "--json", out], env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
         print(proc.stdout)
         with open(out) as f:

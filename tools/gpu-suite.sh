@@ -6,30 +6,47 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-build/gpu-suite}
-mkdir -p "$OUT"
+LOGS=$OUT/suite            # everything, packed into $OUT/suite.tar.gz at the end
+mkdir -p "$LOGS/recorded"
 export PYTHONUNBUFFERED=1
 
 { nvidia-smi --query-gpu=name,compute_cap,driver_version,memory.total --format=csv; nvcc --version | tail -n 2; } \
-    > "$OUT/machine.txt" 2>&1
-make doctor > "$OUT/doctor.txt" 2>&1
-make all > "$OUT/build-all.log" 2>&1; build_status=$?
+    > "$LOGS/machine.txt" 2>&1
+make doctor > "$LOGS/doctor.txt" 2>&1
+make all > "$LOGS/build-all.log" 2>&1; build_status=$?
 
-make test CTEST_ARGS="-j4 --output-on-failure --output-junit $OUT/ctest-junit.xml" > "$OUT/ctest.log" 2>&1
+make test CTEST_ARGS="-j4 --output-on-failure --output-junit $LOGS/ctest-junit.xml" > "$LOGS/ctest.log" 2>&1
 test_status=$?
 
-python3 tools/lab_timing.py "$OUT" > "$OUT/timing.log" 2>&1; timing_status=$?
+python3 tools/lab_timing.py "$LOGS" > "$LOGS/timing.log" 2>&1; timing_status=$?
 
-python3 grader/grade.py --submission solutions --seed 2026 --json "$OUT/grade-solutions.json" \
-    > "$OUT/grade-solutions.txt" 2>&1; grade_status=$?
+python3 grader/grade.py --submission solutions --seed 2026 --json "$LOGS/grade-solutions.json" \
+    > "$LOGS/grade-solutions.txt" 2>&1; grade_status=$?
+
+# What a student sees: make run and make grade on the starter as shipped (grade exits 1: points lost).
+make run LAB=01 ARGS="--K 4 --M 8 --N 1000" > "$LOGS/make-run-01.txt" 2>&1; run_status=$?
+make grade LAB=01 GRADE_ARGS="--seed 7" > "$LOGS/make-grade-01-starter.txt" 2>&1; starter_grade_status=$?
+
+# Harness result documents kept as recorded inputs for the grader's unit tests.
+for sub in solutions/01-divergent-counter solutions/incorrect/01-divergent-counter/*/; do
+    name=$(basename "$sub")
+    make --no-print-directory -f labs/01-divergent-counter/Makefile SRC_DIR="$PWD/$sub" \
+        BUILD_DIR="$PWD/build/recorded/$name" all > /dev/null 2>&1 &&
+    "build/recorded/$name/divergent_counter" --K 5 --M 3 --N 7 --repeats 0 \
+        --json "$LOGS/recorded/lab01-$name.json" > /dev/null 2>&1
+done
 
 echo "================ GPU suite ================"
-cat "$OUT/machine.txt"
+cat "$LOGS/machine.txt"
 echo
-sed -n '/tests passed/,$p' "$OUT/ctest.log"
-grep -E '^\s*[0-9]+/[0-9]+ Test' "$OUT/ctest.log" | sed 's/^ *//' | sort -t'#' -k2 -n
+sed -n '/tests passed/,$p' "$LOGS/ctest.log"
+grep -E '^\s*[0-9]+/[0-9]+ Test' "$LOGS/ctest.log" | sed 's/^ *//' | sort -t'#' -k2 -n
 echo
-cat "$OUT/timing.md" 2>/dev/null || cat "$OUT/timing.log"
+cat "$LOGS/timing.md" 2>/dev/null || cat "$LOGS/timing.log"
 echo
-printf '%-24s %s\n' "make all" "$build_status" "make test" "$test_status" "timing" "$timing_status" \
-    "grade solutions (exit)" "$grade_status"
+printf '%-30s %s\n' "make all" "$build_status" "make test" "$test_status" "timing" "$timing_status" \
+    "grade solutions (exit)" "$grade_status" "make run LAB=01" "$run_status" \
+    "make grade LAB=01 starter (1)" "$starter_grade_status"
+tail -n 1 "$LOGS/make-grade-01-starter.txt"
+tar -czf "$OUT/suite.tar.gz" -C "$OUT" suite && cp "$LOGS/ctest.log" "$LOGS/timing.md" "$OUT/" 2>/dev/null
 [ "$build_status" = 0 ] && [ "$test_status" = 0 ] && [ "$timing_status" = 0 ] && [ "$grade_status" = 0 ]

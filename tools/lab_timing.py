@@ -58,6 +58,11 @@ def lab01(out_dir):
     return rows
 
 
+def cuda_version(number):
+    """13000 -> '13.0' (the encoding of cudaRuntimeGetVersion and cudaDriverGetVersion)."""
+    return "%d.%d" % (number // 1000, number % 1000 // 10) if number else "?"
+
+
 def main():
     out_dir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(paths.BUILD_ROOT, "timing")
     os.makedirs(out_dir, exist_ok=True)
@@ -69,8 +74,9 @@ def main():
     doc = {"device": gpu.device, "processes": PROCESSES, "repeats": REPEATS, "lab01": rows}
     with open(os.path.join(out_dir, "timing.json"), "w") as f:
         json.dump(doc, f, indent=2)
-    lines = ["Lab 01 on %s (CUDA runtime %s, driver %s): median of %d processes x %d timed launches"
-             % (gpu.name, gpu.device.get("runtime_version"), gpu.device.get("driver_version"), PROCESSES, REPEATS),
+    lines = ["Lab 01 on %s (CUDA runtime %s, driver supports %s): median of %d processes x %d timed launches"
+             % (gpu.name, cuda_version(gpu.device.get("runtime_version")),
+                cuda_version(gpu.device.get("driver_version")), PROCESSES, REPEATS),
              "", "| K | M | N | flat reference (ms) | CDP solution (ms) | flat / CDP |", "|---|---|---|---|---|---|"]
     for r in rows:
         lines.append("| %d | %d | %d | %.4f | %.4f | %.2f |" % (r["K"], r["M"], r["N"], r["flat_ms"], r["cdp_ms"],

@@ -115,14 +115,23 @@ def _run_case(ctx, index, params):
 
 
 def _runs_cleanly(ctx):
-    ctx.runs = [_run_case(ctx, i, p) for i, p in enumerate(ctx.cases)]
+    ctx.runs = []
+    for i, params in enumerate(ctx.cases):
+        if ctx.runs and ctx.runs[-1].result.verdict == process.TIMEOUT:
+            # One hang is evidence enough; waiting out the limit again for every case is not.
+            ctx.runs.append(CaseRun(params, ctx.runs[-1].result, None,
+                                    "not run: an earlier case hit the time limit"))
+        else:
+            ctx.runs.append(_run_case(ctx, i, params))
     bad = [r for r in ctx.runs if r.problem]
     if not bad:
         return chk.passed("%d runs" % len(ctx.runs))
     lines = []
+    shown_output = set()
     for r in bad[:4]:
         lines.append("  %s: %s" % (r.label(), r.problem))
-        if r.result.output.strip():
+        if r.result.output.strip() and id(r.result) not in shown_output:
+            shown_output.add(id(r.result))
             lines.append(_output_tail(r.result.output))
     if len(bad) > 4:
         lines.append("  ... and %d more runs" % (len(bad) - 4))

@@ -69,8 +69,9 @@ class FakeHarnessTest(unittest.TestCase):
         runs, value = self.grade_with(FAKE_HARNESSES["clean"])
         self.assertEqual((runs.status, value.status), (chk.PASSED, chk.PASSED))
 
-    def test_hang(self):
-        self.assert_not_clean("hang", ["time limit", "case=1", "case=2"], timeout=1)
+    def test_hang_stops_the_remaining_cases(self):
+        self.assert_not_clean("hang", ["time limit", "case=1", "case=2: not run: an earlier case hit the time limit"],
+                              timeout=1)
 
     def test_crash(self):
         self.assert_not_clean("crash", ["crashed (SIGSEGV)", "about to crash"])

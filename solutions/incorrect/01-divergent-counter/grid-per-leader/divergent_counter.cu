@@ -1,5 +1,7 @@
-/* Known wrong: every leader launches its own one-thread child grid. The counter is right, but the
- * block launches M grids of 1 thread instead of 1 grid of M threads. */
+/* Known wrong: every leader launches its own one-thread child grid: M grids of 1 thread per block
+ * instead of 1 grid of M threads. With K*M above 2048 the pending-launch pool overflows: on CUDA 12+
+ * those launches fail (cudaErrorLaunchPendingCountExceeded), the children never run, and the
+ * counter comes out short. Only the launch check in the launching thread sees it. */
 #include "divergent_counter.h"
 
 __global__ void diverge_cta(unsigned long long *foo, int n)
