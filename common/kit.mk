@@ -1,16 +1,16 @@
 # kit.mk - the build rules every lab shares.
 #
 # A lab's Makefile names its parts and includes this file:
-#   LAB             := 01-divergent-counter
+#   LAB_NAME        := 01-divergent-counter
 #   PROGRAM         := divergent_counter             (the harness executable)
 #   STUDENT_FILES   := divergent_counter.cu          (the files a student edits)
-#   HARNESS_SOURCES := harness.cu                    (kit-owned, in common/harness/$(LAB)/)
+#   HARNESS_SOURCES := harness.cu                    (kit-owned, in common/harness/$(LAB_NAME)/)
 #   include $(dir $(lastword $(MAKEFILE_LIST)))../../common/kit.mk
 #
 # Variables you may set on the command line:
 #   CUDA_ARCH=90         build for compute capability 9.0 (default: the GPU present, else 75)
 #   SRC_DIR=dir          take the student files from dir (default: the lab's folder)
-#   BUILD_DIR=dir        where objects and the program go (default: build/labs/$(LAB))
+#   BUILD_DIR=dir        where objects and the program go (default: build/labs/$(LAB_NAME))
 #   ARGS="--K 4"         arguments for `make run`
 #
 # Targets: all (the program), ptx (PTX of each student .cu, for the static checks), run,
@@ -26,8 +26,8 @@ endif
 export CUDA_ARCH
 
 SRC_DIR     ?= $(LAB_DIR)
-BUILD_DIR   ?= $(KIT_ROOT)/build/labs/$(LAB)/sm_$(CUDA_ARCH)
-HARNESS_DIR ?= $(KIT_ROOT)/common/harness/$(LAB)
+BUILD_DIR   ?= $(KIT_ROOT)/build/labs/$(LAB_NAME)/sm_$(CUDA_ARCH)
+HARNESS_DIR ?= $(KIT_ROOT)/common/harness/$(LAB_NAME)
 # Kit-owned objects do not depend on student code: built once per architecture, shared by every build.
 KIT_OBJ_DIR ?= $(KIT_ROOT)/build/kit/sm_$(CUDA_ARCH)
 
@@ -40,7 +40,7 @@ LDLIBS     := -lcudadevrt
 STUDENT_CU   := $(filter %.cu,$(STUDENT_FILES))
 STUDENT_OBJS := $(addprefix $(BUILD_DIR)/,$(STUDENT_CU:.cu=.o))
 STUDENT_PTX  := $(addprefix $(BUILD_DIR)/,$(STUDENT_CU:.cu=.ptx))
-HARNESS_OBJS := $(addprefix $(KIT_OBJ_DIR)/$(LAB)/,$(HARNESS_SOURCES:.cu=.o))
+HARNESS_OBJS := $(addprefix $(KIT_OBJ_DIR)/$(LAB_NAME)/,$(HARNESS_SOURCES:.cu=.o))
 RUNTIME_OBJ  := $(KIT_OBJ_DIR)/kit_runtime.o
 KIT_HEADERS  := $(wildcard $(KIT_ROOT)/common/include/*.h) $(wildcard $(HARNESS_DIR)/*.h)
 
@@ -61,7 +61,7 @@ $(BUILD_DIR)/$(PROGRAM): $(STUDENT_OBJS) $(HARNESS_OBJS) $(RUNTIME_OBJ)
 $(BUILD_DIR)/%.o: $(SRC_DIR)/%.cu $(KIT_HEADERS)
 	$(compile)
 
-$(KIT_OBJ_DIR)/$(LAB)/%.o: $(HARNESS_DIR)/%.cu $(KIT_HEADERS)
+$(KIT_OBJ_DIR)/$(LAB_NAME)/%.o: $(HARNESS_DIR)/%.cu $(KIT_HEADERS)
 	$(compile)
 
 $(RUNTIME_OBJ): $(KIT_ROOT)/common/src/kit_runtime.cu $(KIT_HEADERS)

@@ -32,12 +32,12 @@ def cmd_run(args):
     makefile = paths.lab_makefile(lab.name)
     arch = build.cuda_arch()
     made = subprocess.run(["make", "--no-print-directory", "-f", makefile, "CUDA_ARCH=" + arch, "all"],
-                          cwd=paths.KIT_ROOT)
+                          cwd=paths.KIT_ROOT, env=build.make_env())
     if made.returncode != 0:
         return made.returncode
     program = os.path.join(paths.BUILD_ROOT, "labs", lab.name, "sm_" + arch, build.lab_vars(lab.name)["program"])
     print("$ %s %s" % (paths.relative(program), " ".join(args[1:])), flush=True)
-    return subprocess.run([program] + args[1:]).returncode
+    return subprocess.run([program] + args[1:], env=build.make_env()).returncode
 
 
 def _version_line(argv, last=False):

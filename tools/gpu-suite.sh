@@ -2,37 +2,40 @@
 # The kit on a machine with a GPU, in one call: build everything, run the whole test suite
 # (CPU and GPU tests), the timing figures, and print a short table last.
 #
-#   tools/gpu-suite.sh            logs go to $OUT if set, else build/gpu-suite/
+#   tools/gpu-suite.sh     logs in build/gpu-suite/; with $OUT set, also packed into $OUT/suite.tar.gz
+# Every step has a time limit, so one hang cannot eat the machine's time.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-OUT=${OUT:-build/gpu-suite}
-LOGS=$OUT/suite            # everything, packed into $OUT/suite.tar.gz at the end
+LOGS=build/gpu-suite
+rm -rf "$LOGS"
 mkdir -p "$LOGS/recorded"
 export PYTHONUNBUFFERED=1
 
 { nvidia-smi --query-gpu=name,compute_cap,driver_version,memory.total --format=csv; nvcc --version | tail -n 2; } \
     > "$LOGS/machine.txt" 2>&1
-make doctor > "$LOGS/doctor.txt" 2>&1
-make all > "$LOGS/build-all.log" 2>&1; build_status=$?
+timeout 120 make doctor > "$LOGS/doctor.txt" 2>&1
+timeout 300 make all > "$LOGS/build-all.log" 2>&1; build_status=$?
 
-make test CTEST_ARGS="-j4 --output-on-failure --output-junit $LOGS/ctest-junit.xml" > "$LOGS/ctest.log" 2>&1
+timeout 420 make test CTEST_ARGS="-j4 --output-on-failure --output-junit $PWD/$LOGS/ctest-junit.xml" \
+    > "$LOGS/ctest.log" 2>&1
 test_status=$?
 
-python3 tools/lab_timing.py "$LOGS" > "$LOGS/timing.log" 2>&1; timing_status=$?
+timeout 240 python3 tools/lab_timing.py "$LOGS" > "$LOGS/timing.log" 2>&1; timing_status=$?
 
-python3 grader/grade.py --submission solutions --seed 2026 --json "$LOGS/grade-solutions.json" \
+timeout 120 python3 grader/grade.py --submission solutions --seed 2026 --json "$LOGS/grade-solutions.json" \
     > "$LOGS/grade-solutions.txt" 2>&1; grade_status=$?
 
 # What a student sees: make run and make grade on the starter as shipped (grade exits 1: points lost).
-make run LAB=01 ARGS="--K 4 --M 8 --N 1000" > "$LOGS/make-run-01.txt" 2>&1; run_status=$?
-make grade LAB=01 GRADE_ARGS="--seed 7" > "$LOGS/make-grade-01-starter.txt" 2>&1; starter_grade_status=$?
+timeout 120 make run LAB=01 ARGS="--K 4 --M 8 --N 1000" > "$LOGS/make-run-01.txt" 2>&1; run_status=$?
+timeout 120 make grade LAB=01 GRADE_ARGS="--seed 7" > "$LOGS/make-grade-01-starter.txt" 2>&1
+starter_grade_status=$?
 
 # Harness result documents kept as recorded inputs for the grader's unit tests.
 for sub in solutions/01-divergent-counter solutions/incorrect/01-divergent-counter/*/; do
     name=$(basename "$sub")
-    make --no-print-directory -f labs/01-divergent-counter/Makefile SRC_DIR="$PWD/$sub" \
+    timeout 120 make --no-print-directory -f labs/01-divergent-counter/Makefile SRC_DIR="$PWD/$sub" \
         BUILD_DIR="$PWD/build/recorded/$name" all > /dev/null 2>&1 &&
-    "build/recorded/$name/divergent_counter" --K 5 --M 3 --N 7 --repeats 0 \
+    timeout 20 "build/recorded/$name/divergent_counter" --K 5 --M 3 --N 7 --repeats 0 \
         --json "$LOGS/recorded/lab01-$name.json" > /dev/null 2>&1
 done
 
@@ -48,5 +51,5 @@ printf '%-30s %s\n' "make all" "$build_status" "make test" "$test_status" "timin
     "grade solutions (exit)" "$grade_status" "make run LAB=01" "$run_status" \
     "make grade LAB=01 starter (1)" "$starter_grade_status"
 tail -n 1 "$LOGS/make-grade-01-starter.txt"
-tar -czf "$OUT/suite.tar.gz" -C "$OUT" suite && cp "$LOGS/ctest.log" "$LOGS/timing.md" "$OUT/" 2>/dev/null
+[ -n "${OUT:-}" ] && tar -czf "$OUT/suite.tar.gz" -C build gpu-suite
 [ "$build_status" = 0 ] && [ "$test_status" = 0 ] && [ "$timing_status" = 0 ] && [ "$grade_status" = 0 ]

@@ -21,7 +21,7 @@ def lab_vars(lab_name):
     if lab_name not in _lab_vars:
         out = subprocess.run(
             ["make", "-s", "--no-print-directory", "-f", paths.lab_makefile(lab_name),
-             "CUDA_ARCH=0", "print-lab"],
+             "CUDA_ARCH=0", "print-lab"], env=make_env(),
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, check=False)
         if out.returncode != 0:
             raise RuntimeError("cannot read %s: %s" % (paths.lab_makefile(lab_name), out.stdout))
@@ -53,10 +53,23 @@ def stage(lab_name, submission_dir, work_dir):
     return src_dir, missing
 
 
+def make_env():
+    """The environment for the kit's make calls, without what an outer make passes down: run from
+    `make grade LAB=01`, MAKEFLAGS would carry LAB=01 and any other command-line variable into
+    every lab build."""
+    return {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES")}
+
+
+def run_make(makefile, variables, targets=(), timeout=BUILD_TIMEOUT):
+    """make -f MAKEFILE VAR=value... TARGETS, bounded, from the kit's top folder."""
+    argv = ["make", "--no-print-directory", "-f", makefile] + \
+        ["%s=%s" % kv for kv in sorted(variables.items())] + list(targets)
+    return run_bounded(argv, timeout, cwd=paths.KIT_ROOT, env=make_env())
+
+
 def make(lab_name, src_dir, build_dir, targets, cuda_arch, timeout=BUILD_TIMEOUT):
-    argv = ["make", "--no-print-directory", "-f", paths.lab_makefile(lab_name),
-            "SRC_DIR=" + src_dir, "BUILD_DIR=" + build_dir, "CUDA_ARCH=%s" % cuda_arch] + list(targets)
-    return run_bounded(argv, timeout, cwd=paths.KIT_ROOT)
+    return run_make(paths.lab_makefile(lab_name),
+                    {"SRC_DIR": src_dir, "BUILD_DIR": build_dir, "CUDA_ARCH": cuda_arch}, targets, timeout)
 
 
 _arch = None

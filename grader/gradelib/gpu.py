@@ -44,9 +44,7 @@ def _probe():
         return GpuInfo(False, "no GPU: KIT_NO_GPU is set")
     arch = build.cuda_arch()
     build_dir = os.path.join(paths.BUILD_ROOT, "probe", "sm_%s" % arch)
-    made = process.run_bounded(
-        ["make", "--no-print-directory", "-f", paths.PROBE_MAKEFILE, "BUILD_DIR=" + build_dir,
-         "CUDA_ARCH=%s" % arch], build.BUILD_TIMEOUT, cwd=paths.KIT_ROOT)
+    made = build.run_make(paths.PROBE_MAKEFILE, {"BUILD_DIR": build_dir, "CUDA_ARCH": arch})
     if not made.ok:
         return GpuInfo(False, "the kit's GPU probe did not build (%s):\n%s"
                        % (made.describe(), build.compiler_errors(made.output)))

@@ -103,3 +103,31 @@ class GradeCliTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+@unittest.skipUnless(shutil.which("nvcc"), "nvcc is not installed")
+class TopLevelMakeTest(unittest.TestCase):
+    """The README's commands, through the top-level Makefile, as a student types them."""
+
+    def make(self, *args):
+        env = dict(os.environ, KIT_NO_GPU="1")
+        return subprocess.run(["make", "--no-print-directory", "-C", paths.KIT_ROOT] + list(args), env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+
+    def test_make_grade_one_lab_builds_the_starter(self):
+        proc = self.make("grade", "LAB=01", "GRADE_ARGS=--seed 3")
+        self.assertNotEqual(proc.returncode, 0, proc.stdout)  # the starter loses static points
+        self.assertRegex(proc.stdout, r"compiles \.+ OK")
+        self.assertRegex(proc.stdout, r"device launch in PTX \.+ FAIL")
+        self.assertIn("seed 3", proc.stdout)
+
+    def test_make_run_without_lab_says_how(self):
+        proc = self.make("run")
+        self.assertNotEqual(proc.returncode, 0)
+        self.assertIn("usage: make run LAB=01", proc.stdout)
+
+    def test_make_run_builds_the_student_lab(self):
+        proc = self.make("run", "LAB=1", "ARGS=--K 3")
+        # No GPU here: the harness starts and stops at its first CUDA call with a CUDA error.
+        self.assertIn("$ build/labs/01-divergent-counter/sm_", proc.stdout)
+        self.assertIn("--K 3", proc.stdout)
