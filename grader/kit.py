@@ -40,22 +40,20 @@ def cmd_run(args):
     return subprocess.run([program] + args[1:], env=build.make_env()).returncode
 
 
-def _version_line(argv, last=False):
-    """The line of a tool's version output worth showing (nvcc puts it last, most tools first)."""
+def _version_line(argv, containing=None):
+    """The line of a tool's version output worth showing: the first, or the first containing a word."""
     try:
         out = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
     except OSError as err:
         return "cannot run %s: %s" % (argv[0], err.strerror)
-    lines = [l for l in out.stdout.splitlines() if l.strip()]
-    if not lines:
-        return ""
-    return lines[-1] if last else lines[0]
+    lines = [l for l in out.stdout.splitlines() if l.strip() and (containing is None or containing in l)]
+    return lines[0] if lines else ""
 
 
 def cmd_doctor(_args):
     print("kit:     %s" % paths.KIT_ROOT)
     nvcc = shutil.which("nvcc")
-    print("nvcc:    %s" % ((_version_line(["nvcc", "--version"], last=True).replace("Build ", "") + "  (" + nvcc + ")") if nvcc else
+    print("nvcc:    %s" % ((_version_line(["nvcc", "--version"], containing="release") + "  (" + nvcc + ")") if nvcc else
                            "NOT FOUND: install the CUDA toolkit (12.0 or newer) and put nvcc on PATH"))
     print("make:    %s" % _version_line(["make", "--version"]))
     print("python:  %s" % sys.version.split()[0])

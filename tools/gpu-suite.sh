@@ -25,7 +25,7 @@ timeout 240 python3 tools/lab_timing.py "$LOGS" > "$LOGS/timing.log" 2>&1; timin
 timeout 120 python3 grader/grade.py --submission solutions --seed 2026 --json "$LOGS/grade-solutions.json" \
     > "$LOGS/grade-solutions.txt" 2>&1; grade_status=$?
 
-# What a student sees: make run and make grade on the starter as shipped (grade exits 1: points lost).
+# What a student sees: make run and make grade on the starter as shipped (make exits 2: points lost).
 timeout 120 make run LAB=01 ARGS="--K 4 --M 8 --N 1000" > "$LOGS/make-run-01.txt" 2>&1; run_status=$?
 timeout 120 make grade LAB=01 GRADE_ARGS="--seed 7" > "$LOGS/make-grade-01-starter.txt" 2>&1
 starter_grade_status=$?
@@ -49,7 +49,7 @@ cat "$LOGS/timing.md" 2>/dev/null || cat "$LOGS/timing.log"
 echo
 printf '%-30s %s\n' "make all" "$build_status" "make test" "$test_status" "timing" "$timing_status" \
     "grade solutions (exit)" "$grade_status" "make run LAB=01" "$run_status" \
-    "make grade LAB=01 starter (1)" "$starter_grade_status"
+    "make grade LAB=01, starter (2)" "$starter_grade_status"
 tail -n 1 "$LOGS/make-grade-01-starter.txt"
 [ -n "${OUT:-}" ] && tar -czf "$OUT/suite.tar.gz" -C build gpu-suite
 [ "$build_status" = 0 ] && [ "$test_status" = 0 ] && [ "$timing_status" = 0 ] && [ "$grade_status" = 0 ]

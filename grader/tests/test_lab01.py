@@ -113,3 +113,33 @@ class Lab01Test(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class RecordedDocumentsTest(unittest.TestCase):
+    """Lab 01's checks on harness documents recorded on an H200 (grader/tests/data/recorded/)."""
+
+    PARAMS = {"K": 5, "M": 3, "N": 7}
+    EXPECTED_FAILURES = {
+        "solution": set(),
+        "unchecked-launch": set(),  # caught statically, not at run time
+        "no-device-launch": {"one child grid per block", "child grid shape"},
+        "grid-per-leader": {"one child grid per block", "child grid shape"},
+        "two-grids-per-block": {"one child grid per block"},
+        "blocks-not-threads": {"child grid shape"},
+        "hard-coded-total": {"counter value"},
+    }
+    CHECKS = {"counter value": lab01.check_counter, "one child grid per block": lab01.check_grid_count,
+              "child grid shape": lab01.check_grid_shape}
+
+    def test_each_recorded_submission_fails_exactly_its_checks(self):
+        import json
+        import os
+        data = os.path.join(os.path.dirname(__file__), "data", "recorded")
+        for case, expected in self.EXPECTED_FAILURES.items():
+            with open(os.path.join(data, "lab01-%s.json" % case)) as f:
+                doc = json.load(f)
+            self.assertEqual(doc["params"], self.PARAMS)
+            self.assertIsNone(lab01.reference_problem(self.PARAMS, doc), case)
+            ctx = FakeContext([(self.PARAMS, doc)])
+            failed = {name for name, func in self.CHECKS.items() if func(ctx).status == chk.FAILED}
+            self.assertEqual(failed, expected, case)
