@@ -5,6 +5,7 @@
   selftest.py static-pass LAB                  the solution passes every build and static check
   selftest.py starter LAB                      the starter compiles and fails the static checks it must
   selftest.py full-marks LAB [--seeds N]       the solution scores full marks, N seeds in a row (GPU)
+  selftest.py alternative LAB CASE             an alternative solution scores full marks (GPU)
   selftest.py not-full-marks LAB               the starter runs on the GPU and scores less (GPU)
   selftest.py caught LAB CASE                  the check named in the case's note.txt fails
 
@@ -72,9 +73,9 @@ def starter(lab):
     return fail("the starter passes checks it must fail: %s" % should_fail) if should_fail else 0
 
 
-def full_marks(lab, seeds):
+def full_marks(lab, seeds, submission=None):
     for seed in range(1, seeds + 1):
-        status, checks, _ = grade(lab, solution_dir(lab), seed=seed)
+        status, checks, _ = grade(lab, submission or solution_dir(lab), seed=seed)
         if status == NOT_RUN:
             return NOT_RUN
         if status != 0:
@@ -128,6 +129,9 @@ def manifest():
         lines.append("%s-starter-static|cpu|starter|%s" % (n, lab.name))
         lines.append("%s-solution-full-marks|gpu|full-marks|%s|--seeds|3" % (n, lab.name))
         lines.append("%s-starter-not-full-marks|gpu|not-full-marks|%s" % (n, lab.name))
+        alternative = os.path.join(paths.ALTERNATIVE_DIR, lab.name)
+        for case in sorted(os.listdir(alternative)) if os.path.isdir(alternative) else []:
+            lines.append("%s-alternative-%s|gpu|alternative|%s|%s" % (n, case, lab.name, case))
         incorrect = os.path.join(paths.INCORRECT_DIR, lab.name)
         for case in sorted(os.listdir(incorrect)) if os.path.isdir(incorrect) else []:
             name, _ = read_note(os.path.join(incorrect, case))
@@ -151,6 +155,8 @@ def main(argv):
     if mode == "full-marks":
         seeds = int(rest[2]) if len(rest) > 2 and rest[1] == "--seeds" else 1
         return full_marks(lab, seeds)
+    if mode == "alternative":
+        return full_marks(lab, 1, os.path.join(paths.ALTERNATIVE_DIR, lab.name, rest[1]))
     if mode == "not-full-marks":
         return not_full_marks(lab)
     if mode == "caught":

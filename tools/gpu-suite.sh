@@ -16,11 +16,11 @@ export PYTHONUNBUFFERED=1
 timeout 120 make doctor > "$LOGS/doctor.txt" 2>&1
 timeout 300 make all > "$LOGS/build-all.log" 2>&1; build_status=$?
 
-timeout 420 make test CTEST_ARGS="-j4 --output-on-failure --output-junit $PWD/$LOGS/ctest-junit.xml" \
+timeout 420 make test CTEST_ARGS="-j4 -V --output-junit $PWD/$LOGS/ctest-junit.xml" \
     > "$LOGS/ctest.log" 2>&1
 test_status=$?
 
-timeout 240 python3 tools/lab_timing.py "$LOGS" > "$LOGS/timing.log" 2>&1; timing_status=$?
+timeout 300 python3 tools/lab_figures.py "$LOGS" > "$LOGS/figures.log" 2>&1; figures_status=$?
 
 timeout 120 python3 grader/grade.py --submission solutions --seed 2026 --json "$LOGS/grade-solutions.json" \
     > "$LOGS/grade-solutions.txt" 2>&1; grade_status=$?
@@ -30,14 +30,24 @@ timeout 120 make run LAB=01 ARGS="--K 4 --M 8 --N 1000" > "$LOGS/make-run-01.txt
 timeout 120 make grade LAB=01 GRADE_ARGS="--seed 7" > "$LOGS/make-grade-01-starter.txt" 2>&1
 starter_grade_status=$?
 
-# Harness result documents kept as recorded inputs for the grader's unit tests.
-for sub in solutions/01-divergent-counter solutions/incorrect/01-divergent-counter/*/; do
-    name=$(basename "$sub")
-    timeout 120 make --no-print-directory -f labs/01-divergent-counter/Makefile SRC_DIR="$PWD/$sub" \
-        BUILD_DIR="$PWD/build/recorded/$name" all > /dev/null 2>&1 &&
-    timeout 20 "build/recorded/$name/divergent_counter" --K 5 --M 3 --N 7 --repeats 0 \
-        --json "$LOGS/recorded/lab01-$name.json" > /dev/null 2>&1
-done
+# Harness result documents kept as recorded inputs for the grader's unit tests: the solution and
+# every known-wrong submission of each lab, at small sizes.
+record() { # lab, harness arguments...
+    lab=$1; shift
+    program=$(make -s --no-print-directory -f "labs/$lab/Makefile" print-lab | sed -n 's/^PROGRAM=//p')
+    for sub in "solutions/$lab" solutions/incorrect/"$lab"/*/ solutions/alternative/"$lab"/*/; do
+        [ -d "$sub" ] || continue
+        name=$(basename "$sub")
+        [ "$sub" = "solutions/$lab" ] && name=solution
+        timeout 120 make --no-print-directory -f "labs/$lab/Makefile" SRC_DIR="$PWD/$sub" \
+            BUILD_DIR="$PWD/build/recorded/$lab/$name" all > /dev/null 2>&1 &&
+        timeout 20 "build/recorded/$lab/$name/$program" "$@" \
+            --json "$LOGS/recorded/lab${lab%%-*}-$name.json" > /dev/null 2>&1
+    done
+}
+record 01-divergent-counter --K 5 --M 3 --N 7 --repeats 0
+record 02-memory-visibility --blocks 8 --trials 1 --n 300 --threads 128
+record 03-nested-recursion --blocks 2 --threads 6 --depth 2500 --print 0
 
 echo "================ GPU suite ================"
 cat "$LOGS/machine.txt"
@@ -45,11 +55,11 @@ echo
 sed -n '/tests passed/,$p' "$LOGS/ctest.log"
 grep -E '^\s*[0-9]+/[0-9]+ Test' "$LOGS/ctest.log" | sed 's/^ *//' | sort -t'#' -k2 -n
 echo
-cat "$LOGS/timing.md" 2>/dev/null || cat "$LOGS/timing.log"
+cat "$LOGS/figures.md" 2>/dev/null || tail -n 20 "$LOGS/figures.log"
 echo
-printf '%-30s %s\n' "make all" "$build_status" "make test" "$test_status" "timing" "$timing_status" \
+printf '%-30s %s\n' "make all" "$build_status" "make test" "$test_status" "figures" "$figures_status" \
     "grade solutions (exit)" "$grade_status" "make run LAB=01" "$run_status" \
     "make grade LAB=01, starter (2)" "$starter_grade_status"
 tail -n 1 "$LOGS/make-grade-01-starter.txt"
 [ -n "${OUT:-}" ] && tar -czf "$OUT/suite.tar.gz" -C build gpu-suite
-[ "$build_status" = 0 ] && [ "$test_status" = 0 ] && [ "$timing_status" = 0 ] && [ "$grade_status" = 0 ]
+[ "$build_status" = 0 ] && [ "$test_status" = 0 ] && [ "$figures_status" = 0 ] && [ "$grade_status" = 0 ]

@@ -53,6 +53,11 @@ class Context:
     def ptx_call_count(self, name):
         return sum(ptx.count_calls(text, name) for text in self.ptx.values())
 
+    def student_source(self, name):
+        """The text of a student file as staged for this build."""
+        with open(os.path.join(self.work_dir, "src", name)) as f:
+            return f.read()
+
     def student_cu_files(self):
         return [f for f in build.lab_vars(self.lab.name)["student_files"] if f.endswith(".cu")]
 

@@ -18,6 +18,7 @@ The starter keeps the first branch and drops the markers; the solution file stil
 (and with -DKIT_STARTER, as the starter). Markers do not nest.
 """
 import os
+import re
 
 from . import build, paths
 
@@ -73,8 +74,8 @@ def pairs():
     result = []
     for lab_name in sorted(os.listdir(paths.SOLUTIONS_DIR)):
         solution_dir = os.path.join(paths.SOLUTIONS_DIR, lab_name)
-        if lab_name == "incorrect" or not os.path.isdir(solution_dir):
-            continue
+        if not re.match(r"\d\d-", lab_name) or not os.path.isdir(solution_dir):
+            continue  # incorrect/ and alternative/ are not labs
         for name in build.lab_vars(lab_name)["student_files"]:
             result.append((os.path.join(solution_dir, name), os.path.join(paths.LABS_DIR, lab_name, name)))
     return result

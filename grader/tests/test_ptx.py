@@ -18,6 +18,22 @@ class CalledFunctionsTest(unittest.TestCase):
         self.assertEqual(ptx.count_calls(self.recorded, ptx.DEVICE_LAUNCH), 2)
         self.assertEqual(ptx.count_calls(self.recorded, ptx.DEVICE_GET_LAST_ERROR), 1)
 
+    def test_stream_of_each_launch(self):
+        self.assertEqual(ptx.launch_streams(self.recorded), [ptx.NULL_STREAM, ptx.TAIL_LAUNCH_STREAM])
+
+    def test_kernels_are_found_by_name(self):
+        self.assertEqual(sorted(ptx.entries(self.recorded)), ["_Z5childPi", "_Z6parentPi"])
+        parent = ptx.kernel_text(self.recorded, "parent")
+        self.assertEqual(ptx.launch_streams(parent), [ptx.NULL_STREAM, ptx.TAIL_LAUNCH_STREAM])
+        self.assertEqual(ptx.launch_streams(ptx.kernel_text(self.recorded, "child")), [])
+        self.assertIsNone(ptx.kernel_text(self.recorded, "par"))
+        self.assertIsNotNone(ptx.kernel_text(".entry _Z12nested_helloii(\n", "nested_hello"))
+
+    def test_stream_in_a_register_is_none(self):
+        text = ("{ // callseq 7, 0\n.param .b64 param1;\nst.param.b64 \t[param1+0], %rd9;\n"
+                "call.uni (retval0), \n__cudaCDP2LaunchDeviceV2, \n(param0, param1);\n} // callseq 7\n")
+        self.assertEqual(ptx.launch_streams(text), [None])
+
     def test_extern_declaration_alone_is_not_a_call(self):
         text = ".extern .func  (.param .b32 func_retval0) __cudaCDP2LaunchDeviceV2\n(\n.param .b64 a\n);\n"
         self.assertNotIn(ptx.DEVICE_LAUNCH, ptx.called_functions(text))

@@ -1,0 +1,137 @@
+"""Lab 02: memory visibility (grading rules).
+
+Part A: race_parent writes FIRST_VALUE, launches a child that records what it sees, and must end
+with SECOND_VALUE; every child must see FIRST_VALUE. Part B: consume_parent's children add 1 to
+data produced by the whole block; every element must be used with the child's result, i + 1.
+Expected sums are computed here from n.
+"""
+from gradelib import checks as chk
+from gradelib import ptx
+from gradelib.grading import per_case
+from gradelib.labs import COMPILES, RUNS_CLEANLY, Lab, hint
+
+HANDOUT = "handouts/02-memory-visibility.md"
+RACE_THREADS = 128  # parents per block, fixed by the harness
+FIRST_VALUE, SECOND_VALUE = 1, 2
+THREAD_CHOICES = (64, 96, 128, 160, 256, 500, 1024)
+
+
+def make_cases(rng):
+    """Part A: 16 blocks x 128 parents x 2 trials = 4,096 parents per case. Part B: sizes that are
+    and are not multiples of 32, edge sizes, and three seeded random draws."""
+    race = {"blocks": 16, "trials": 2}
+    sizes = [(1, 32), (33, 32), (1000, 100), (4097, 256)]
+    for _ in range(3):
+        sizes.append((rng.randint(1, 200000), rng.choice(THREAD_CHOICES)))
+    return [dict(race, n=n, threads=t) for n, t in sizes]
+
+
+def harness_args(p):
+    return ["--blocks", str(p["blocks"]), "--trials", str(p["trials"]), "--n", str(p["n"]),
+            "--threads", str(p["threads"])]
+
+
+def expected_sums(n):
+    """sum of (i + 1) and of i * (i + 1) for i in [0, n)."""
+    return n * (n + 1) // 2, (n - 1) * n * (2 * n - 1) // 6 + n * (n - 1) // 2
+
+
+def _kernel_streams(ctx, kernel):
+    for text in ctx.ptx.values():
+        body = ptx.kernel_text(text, kernel)
+        if body is not None:
+            return ptx.launch_streams(body)
+    return None
+
+
+def _stream_names(streams):
+    names = {ptx.NULL_STREAM: "the NULL stream", ptx.TAIL_LAUNCH_STREAM: "cudaStreamTailLaunch",
+             ptx.FIRE_AND_FORGET_STREAM: "cudaStreamFireAndForget"}
+    return ", ".join(names.get(s, "a created stream" if s is None else "stream %s" % s) for s in streams) or "none"
+
+
+def check_tail_launches(ctx):
+    problems = []
+    for kernel, what in (("race_parent", "the second write (store_value_kernel)"),
+                         ("consume_parent", "the continuation (use_result_kernel)")):
+        streams = _kernel_streams(ctx, kernel)
+        if streams is None:
+            problems.append("%s: not found in the PTX" % kernel)
+        elif ptx.TAIL_LAUNCH_STREAM not in streams:
+            problems.append("%s launches into: %s; expected %s in cudaStreamTailLaunch"
+                            % (kernel, _stream_names(streams), what))
+    if problems:
+        return chk.failed("\n".join(problems), fraction=1 - len(problems) / 2)
+    return chk.passed()
+
+
+def check_no_device_sync(ctx):
+    synced = sorted(f for f in ctx.ptx_calls() if "DeviceSynchronize" in f)
+    if synced:
+        return chk.failed("expected: no cudaDeviceSynchronize() in device code (removed in CUDA 12)\n"
+                          "actual:   the PTX calls %s (built with the deprecated CDP1 opt-in?)" % ", ".join(synced))
+    return chk.passed()
+
+
+def check_child_saw_first(ctx):
+    def evaluate(run):
+        race = run.doc["race"]
+        if race["saw_first"] != race["parents"]:
+            return ("expected every child to see %d (written before the launch); of %d children %d saw %d "
+                    "(written after the launch) and %d saw something else"
+                    % (FIRST_VALUE, race["parents"], race["saw_second"], SECOND_VALUE, race["saw_other"]))
+        return None
+    return per_case(ctx, evaluate)
+
+
+def check_second_write(ctx):
+    def evaluate(run):
+        race = run.doc["race"]
+        if race["ended_second"] != race["parents"]:
+            return "expected every slot to end at %d; %d of %d did" % (SECOND_VALUE, race["ended_second"],
+                                                                      race["parents"])
+        return None
+    return per_case(ctx, evaluate)
+
+
+def _array_check(key, what):
+    def evaluate(run):
+        n = run.params["n"]
+        got = run.doc[key]
+        if (got["sum"], got["weighted"]) != expected_sums(n):
+            detail = ""
+            if got["bad"]:
+                detail = "; first: element %d is %d" % (got["first_bad_index"], got["first_bad_value"])
+            return "expected %s == i + 1 for all %d elements; %d differ%s" % (what, n, got["bad"], detail)
+        return None
+    return lambda ctx: per_case(ctx, evaluate)
+
+
+check_child_saw_block = _array_check("data", "data[i] after the children")
+check_continuation = _array_check("used", "the value used for element i")
+
+
+LAB = Lab(
+    name="02-memory-visibility",
+    title="Lab 02: memory visibility",
+    handout=HANDOUT,
+    make_cases=make_cases,
+    harness_args=harness_args,
+    build_hint=hint(HANDOUT, "6 (then and now: the legacy API)"),
+    run_hint=hint(HANDOUT, "4 (tail launch and fire-and-forget)"),
+    starter_must_fail=("continuation is tail-launched",),
+    checks=[
+        chk.Check("continuation is tail-launched", 2, chk.STATIC, check_tail_launches, parent=COMPILES,
+                  hint=hint(HANDOUT, "4 (tail launch and fire-and-forget)")),
+        chk.Check("no device-side cudaDeviceSynchronize", 1, chk.STATIC, check_no_device_sync, parent=COMPILES,
+                  hint=hint(HANDOUT, "6 (then and now: the legacy API)")),
+        chk.Check("child saw only the pre-launch value", 3, chk.RUNTIME, check_child_saw_first,
+                  parent=RUNS_CLEANLY, hint=hint(HANDOUT, "2 (the race, on a timeline)")),
+        chk.Check("second write happened", 1, chk.RUNTIME, check_second_write, parent=RUNS_CLEANLY,
+                  hint=hint(HANDOUT, "4 (tail launch and fire-and-forget)")),
+        chk.Check("child saw the block's writes", 2, chk.RUNTIME, check_child_saw_block, parent=RUNS_CLEANLY,
+                  hint=hint(HANDOUT, "3 (writes by other threads: __syncthreads() before the launch)")),
+        chk.Check("continuation saw every child write", 3, chk.RUNTIME, check_continuation, parent=RUNS_CLEANLY,
+                  hint=hint(HANDOUT, "4 (tail launch and fire-and-forget)")),
+    ],
+)

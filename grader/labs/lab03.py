@@ -1,0 +1,125 @@
+"""Lab 03: nested recursion (grading rules).
+
+Part A: nested_hello<<<B, n>>>(n, 0); the expected (depth, block, thread) records are computed here
+from B and n. Part B: deep_chain to depth D with no failed launch.
+"""
+import re
+
+from gradelib import checks as chk
+from gradelib import ptx
+from gradelib.diff import multiset_diff
+from gradelib.grading import per_case
+from gradelib.labs import COMPILES, RUNS_CLEANLY, Lab, hint
+
+HANDOUT = "handouts/03-nested-recursion.md"
+MIN_EXPLANATION_WORDS = 12
+
+
+def expected_records(blocks, threads):
+    """The tree: B blocks of n threads at depth 0; every block whose size halves to more than 0
+    launches one block of size // 2 at the next depth. Levels after the first have one block, B of
+    them (one chain per top-level block)."""
+    records = [(0, b, t) for b in range(blocks) for t in range(threads)]
+    size, depth = threads // 2, 1
+    while size > 0:
+        records += [(depth, 0, t) for _ in range(blocks) for t in range(size)]
+        size, depth = size // 2, depth + 1
+    return records
+
+
+def record_text(record):
+    """(depth, block, thread) as the kit's report_hello prints it."""
+    depth, block, thread = record
+    return "Recursion=%d: Hello World from thread %d block %d" % (depth, thread, block)
+
+
+def make_cases(rng):
+    """Sizes that are and are not powers of two (1, odd, 1024), one and several blocks, and a deep
+    chain past the default pending-launch limit of 2,048 in every case."""
+    cases = [{"blocks": 1, "threads": 1}, {"blocks": 1, "threads": 8}, {"blocks": 3, "threads": 7},
+             {"blocks": 2, "threads": 1024}]
+    for _ in range(3):
+        cases.append({"blocks": rng.randint(1, 8), "threads": rng.randint(2, 1000)})
+    for c in cases:
+        c["depth"] = rng.randint(3000, 6000)
+    return cases
+
+
+def harness_args(p):
+    return ["--blocks", str(p["blocks"]), "--threads", str(p["threads"]), "--depth", str(p["depth"]),
+            "--print", "0"]
+
+
+def check_recursive_launch(ctx):
+    for text in ctx.ptx.values():
+        body = ptx.kernel_text(text, "nested_hello")
+        if body is not None and ptx.DEVICE_LAUNCH in ptx.called_functions(body):
+            return chk.passed()
+    return chk.failed("expected: nested_hello launches the next level (a call to %s in its PTX)\n"
+                      "actual:   nested_hello launches nothing" % ptx.DEVICE_LAUNCH)
+
+
+def check_explanation(ctx):
+    source = "\n".join(ctx.student_source(f) for f in ctx.student_cu_files())
+    comments = re.findall(r"/\*\s*WHY:(.*?)\*/", source, re.S)
+    if not comments:
+        return chk.failed("expected: a comment starting /* WHY: that explains your Part B fix\n"
+                          "actual:   no such comment")
+    for text in comments:
+        if "TODO" not in text and len(re.findall(r"[A-Za-z0-9_']+", text)) >= MIN_EXPLANATION_WORDS:
+            return chk.passed()
+    return chk.failed("expected: a WHY comment that explains which Part B fix you chose and why it works "
+                      "(%d words or more, no TODO)\nactual:   %s"
+                      % (MIN_EXPLANATION_WORDS, "; ".join(" ".join(t.split())[:80] for t in comments)))
+
+
+def check_hello_records(ctx):
+    def evaluate(run):
+        p = run.params
+        expected = [record_text(r) for r in expected_records(p["blocks"], p["threads"])]
+        hello = run.doc["hello"]
+        actual = [record_text(tuple(r)) for r in hello["records"]]
+        if hello["count"] > len(actual):
+            actual += ["(%d more records not kept: the kit's log was full)" % (hello["count"] - len(actual))]
+        diff = multiset_diff(expected, actual)
+        if diff is None:
+            return None
+        return "the records differ from the expected tree:\n" + "\n".join("      " + l for l in diff.splitlines())
+    return per_case(ctx, evaluate, limit=2)
+
+
+def check_deep(ctx):
+    def evaluate(run):
+        d = run.params["depth"]
+        deep = run.doc["deep"]
+        log = deep["launch_log"]
+        if log["failed"]:
+            return ("%d launch(es) of the chain failed (first: %s); levels 0..%d should run, the deepest was %d"
+                    % (log["failed"], log["first_error"], d, deep["deepest"]))
+        if deep["levels_ran"] != d + 1 or deep["deepest"] != d:
+            return "expected levels 0..%d to run once each; %d levels ran, the deepest %d" % (
+                d, deep["levels_ran"], deep["deepest"])
+        return None
+    return per_case(ctx, evaluate)
+
+
+LAB = Lab(
+    name="03-nested-recursion",
+    title="Lab 03: nested recursion",
+    handout=HANDOUT,
+    make_cases=make_cases,
+    harness_args=harness_args,
+    build_hint=hint(HANDOUT, "7 (the lab, step by step)"),
+    run_hint=hint(HANDOUT, "4 (the pending-launch pool)"),
+    starter_must_fail=("recursive launch in PTX", "Part B fix explained"),
+    checks=[
+        chk.Check("recursive launch in PTX", 1, chk.STATIC, check_recursive_launch, parent=COMPILES,
+                  hint=hint(HANDOUT, "2 (recursion from the device)")),
+        chk.Check("Part B fix explained", 1, chk.STATIC, check_explanation, parent=COMPILES,
+                  hint=hint(HANDOUT, "5 (deep recursion: two fixes)")),
+        chk.Check("hello records", 4, chk.RUNTIME, check_hello_records, parent=RUNS_CLEANLY,
+                  hint=hint(HANDOUT, "3 (the expected tree)")),
+        chk.Check("deep recursion completes", 3, chk.RUNTIME, check_deep, parent=RUNS_CLEANLY,
+                  hint=hint(HANDOUT, "5 (deep recursion: two fixes)")),
+    ],
+)

@@ -1,0 +1,109 @@
+"""Labs 02 and 03: the grader's expected values against independent brute-force computations, and
+the checks on constructed harness documents (no GPU needed)."""
+import random
+import unittest
+
+from gradelib import checks as chk
+from gradelib.grading import CaseRun
+from labs import lab02, lab03
+
+
+class FakeContext:
+    def __init__(self, runs):
+        self.runs = [CaseRun(p, None, d, None) for p, d in runs]
+
+
+def simulate_nested_hello(blocks, threads):
+    """Run the recursion as the kernels would, grid by grid."""
+    records = []
+    pending = [(blocks, threads, threads, 0)]  # grid: blocks, block size, size argument, depth
+    while pending:
+        grid_blocks, block_size, size, depth = pending.pop()
+        for b in range(grid_blocks):
+            for t in range(block_size):
+                records.append((depth, b, t))
+                if t == 0 and size // 2 > 0:
+                    pending.append((1, size // 2, size // 2, depth + 1))
+    return records
+
+
+class Lab02Test(unittest.TestCase):
+    def test_expected_sums_match_brute_force(self):
+        for n in (1, 2, 33, 1000, 4097):
+            values = [i + 1 for i in range(n)]
+            self.assertEqual(lab02.expected_sums(n), (sum(values), sum(i * v for i, v in enumerate(values))))
+
+    def test_cases(self):
+        cases = lab02.make_cases(random.Random(3))
+        self.assertTrue(any(c["n"] % 32 for c in cases))
+        self.assertTrue(any(c["threads"] > 32 for c in cases))
+        for c in cases:
+            self.assertGreaterEqual(c["blocks"] * lab02.RACE_THREADS * c["trials"], 1000)
+
+    def doc(self, n, race=None, data_shift=0, used_shift=0):
+        s, w = lab02.expected_sums(n)
+        race = race or {"parents": 4096, "saw_first": 4096, "saw_second": 0, "saw_other": 0, "ended_second": 4096}
+        return {"race": race,
+                "data": {"sum": s + data_shift, "weighted": w, "bad": 1 if data_shift else 0,
+                         "first_bad_index": 5, "first_bad_value": 5},
+                "used": {"sum": s + used_shift, "weighted": w, "bad": 1 if used_shift else 0,
+                         "first_bad_index": 7, "first_bad_value": -1000000}}
+
+    def test_race_counts(self):
+        good = FakeContext([({"n": 10}, self.doc(10))])
+        self.assertEqual(lab02.check_child_saw_first(good).status, chk.PASSED)
+        self.assertEqual(lab02.check_second_write(good).status, chk.PASSED)
+        racy = {"parents": 4096, "saw_first": 30, "saw_second": 4066, "saw_other": 0, "ended_second": 4096}
+        outcome = lab02.check_child_saw_first(FakeContext([({"n": 10}, self.doc(10, race=racy))]))
+        self.assertEqual(outcome.status, chk.FAILED)
+        self.assertIn("4066 saw 2", outcome.message)
+        dropped = dict(racy, saw_first=4096, saw_second=0, ended_second=0)
+        self.assertEqual(lab02.check_second_write(FakeContext([({"n": 10}, self.doc(10, race=dropped))])).status,
+                         chk.FAILED)
+
+    def test_part_b_sums(self):
+        ctx = FakeContext([({"n": 100}, self.doc(100, used_shift=-1))])
+        self.assertEqual(lab02.check_child_saw_block(ctx).status, chk.PASSED)
+        outcome = lab02.check_continuation(ctx)
+        self.assertEqual(outcome.status, chk.FAILED)
+        self.assertIn("element 7 is -1000000", outcome.message)
+
+
+class Lab03Test(unittest.TestCase):
+    def test_expected_tree_matches_a_simulation(self):
+        for blocks, threads in ((1, 1), (1, 8), (3, 7), (2, 1024), (5, 999)):
+            self.assertEqual(sorted(lab03.expected_records(blocks, threads)),
+                             sorted(simulate_nested_hello(blocks, threads)), (blocks, threads))
+        self.assertEqual(len(lab03.expected_records(1, 8)), 8 + 4 + 2 + 1)
+
+    def test_cases_go_past_the_default_pool(self):
+        for c in lab03.make_cases(random.Random(4)):
+            self.assertGreater(c["depth"], 2048)
+            self.assertLessEqual(c["blocks"], 16)
+
+    def test_records_diff(self):
+        p = {"blocks": 1, "threads": 4, "depth": 3000}
+        good = [list(r) for r in lab03.expected_records(1, 4)]
+        doc = {"hello": {"count": len(good), "records": good}}
+        self.assertEqual(lab03.check_hello_records(FakeContext([(p, doc)])).status, chk.PASSED)
+        wrong = [[0, r[1], r[2]] for r in good]  # every level reports depth 0
+        outcome = lab03.check_hello_records(FakeContext([(p, {"hello": {"count": len(wrong), "records": wrong}})]))
+        self.assertEqual(outcome.status, chk.FAILED)
+        self.assertIn("GOOD    4 of 7", outcome.message)
+        self.assertIn("BAD     Recursion=0: Hello World from thread 0 block 0  (x2)", outcome.message)
+        self.assertIn("BAD     Recursion=0: Hello World from thread 1 block 0\n", outcome.message)
+        self.assertIn("MISSING Recursion=2: Hello World from thread 0 block 0", outcome.message)
+
+    def test_deep_chain(self):
+        p = {"blocks": 1, "threads": 1, "depth": 3000}
+        ok = {"deep": {"levels_ran": 3001, "deepest": 3000, "launch_log": {"failed": 0}}}
+        self.assertEqual(lab03.check_deep(FakeContext([(p, ok)])).status, chk.PASSED)
+        failed = {"deep": {"levels_ran": 2049, "deepest": 2048,
+                           "launch_log": {"failed": 1, "first_error": "cudaErrorLaunchPendingCountExceeded"}}}
+        outcome = lab03.check_deep(FakeContext([(p, failed)]))
+        self.assertEqual(outcome.status, chk.FAILED)
+        self.assertIn("cudaErrorLaunchPendingCountExceeded", outcome.message)
+
+
+if __name__ == "__main__":
+    unittest.main()

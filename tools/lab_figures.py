@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""Figures for the results page, measured with the kit's own harnesses. Needs a GPU.
+
+  python3 tools/lab_figures.py OUT_DIR
+
+Lab 01: flat reference vs the CDP solution, CUDA-event timing (warm-up, repeats, median), several
+processes per size. Lab 02: how often the races of the known-wrong submissions show, run after run
+(the grader must reject them every time). Writes OUT_DIR/figures.json and OUT_DIR/figures.md and
+prints the tables.
+"""
+import json
+import os
+import statistics
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "grader"))
+
+from gradelib import build, paths, process  # noqa: E402
+from gradelib import gpu as gpu_mod  # noqa: E402
+
+PROCESSES = 3   # separate runs of the harness per size
+REPEATS = 9     # timed launches per run (after one warm-up), median taken
+
+LAB01_SIZES = [
+    {"K": 2, "M": 32, "N": 128},      # the textbook's parameters
+    {"K": 1000, "M": 8, "N": 1000},
+    {"K": 2048, "M": 32, "N": 128},
+    {"K": 64, "M": 32, "N": 100000},
+]
+
+
+RACE_RUNS = 10  # runs of each racy submission
+
+
+def build_submission(lab_name, source_dir, tag):
+    build_dir = os.path.join(paths.BUILD_ROOT, "figures", lab_name, tag)
+    made = build.make(lab_name, source_dir, build_dir, ["all"], build.cuda_arch())
+    if not made.ok:
+        sys.exit("build failed:\n" + made.output)
+    return os.path.join(build_dir, build.lab_vars(lab_name)["program"]), build_dir
+
+
+def run_harness(argv, doc_path):
+    ran = process.run_bounded(argv + ["--json", doc_path], 300)
+    if not ran.ok:
+        sys.exit("harness %s: %s\n%s" % (argv, ran.describe(300), ran.output))
+    with open(doc_path) as f:
+        return json.load(f)
+
+
+def lab01():
+    lab = "01-divergent-counter"
+    program, build_dir = build_submission(lab, os.path.join(paths.SOLUTIONS_DIR, lab), "solution")
+    rows = []
+    for size in LAB01_SIZES:
+        flat, cdp = [], []
+        for i in range(PROCESSES):
+            argv = [program, "--K", str(size["K"]), "--M", str(size["M"]), "--N", str(size["N"]),
+                    "--repeats", str(REPEATS)]
+            doc = run_harness(argv, os.path.join(build_dir, "timing-%d.json" % i))
+            flat.append(doc["timing"]["reference"]["median_ms"])
+            cdp.append(doc["timing"]["student"]["median_ms"])
+        row = dict(size, flat_ms=statistics.median(flat), cdp_ms=statistics.median(cdp),
+                   flat_runs=flat, cdp_runs=cdp)
+        row["flat_over_cdp"] = row["flat_ms"] / row["cdp_ms"]
+        rows.append(row)
+    return rows
+
+
+def lab02():
+    """Each racy submission RACE_RUNS times with the grader's Part A size; no-barrier at n=4097, T=256."""
+    lab = "02-memory-visibility"
+    rows = []
+    for case, argv_extra, key in (("race-left-in", ["--n", "1"], "race"),
+                                  ("no-barrier", ["--n", "4097", "--threads", "256"], "data")):
+        program, build_dir = build_submission(lab, os.path.join(paths.INCORRECT_DIR, lab, case), case)
+        runs = []
+        for i in range(RACE_RUNS):
+            doc = run_harness([program, "--blocks", "16", "--trials", "2"] + argv_extra,
+                              os.path.join(build_dir, "run-%d.json" % i))
+            runs.append(doc["race"]["saw_second"] if key == "race" else doc["data"]["bad"])
+        total = 4096 if key == "race" else 4097
+        rows.append({"case": case, "runs": runs, "out_of": total, "min": min(runs), "max": max(runs)})
+    return rows
+
+
+def cuda_version(number):
+    """13000 -> '13.0' (the encoding of cudaRuntimeGetVersion and cudaDriverGetVersion)."""
+    return "%d.%d" % (number // 1000, number % 1000 // 10) if number else "?"
+
+
+def main():
+    out_dir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(paths.BUILD_ROOT, "figures")
+    os.makedirs(out_dir, exist_ok=True)
+    gpu = gpu_mod.detect()
+    if not gpu.available:
+        print("no GPU: %s" % gpu.reason)
+        return 77
+    rows = lab01()
+    races = lab02()
+    doc = {"device": gpu.device, "processes": PROCESSES, "repeats": REPEATS, "lab01": rows, "lab02": races}
+    with open(os.path.join(out_dir, "figures.json"), "w") as f:
+        json.dump(doc, f, indent=2)
+    lines = ["Lab 01 on %s (CUDA runtime %s, driver supports %s): median of %d processes x %d timed launches"
+             % (gpu.name, cuda_version(gpu.device.get("runtime_version")),
+                cuda_version(gpu.device.get("driver_version")), PROCESSES, REPEATS),
+             "", "| K | M | N | flat reference (ms) | CDP solution (ms) | flat / CDP |", "|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append("| %d | %d | %d | %.4f | %.4f | %.2f |" % (r["K"], r["M"], r["N"], r["flat_ms"], r["cdp_ms"],
+                                                             r["flat_over_cdp"]))
+    lines += ["", "Lab 02 races, %d runs each (fewest and most wrong per run)" % RACE_RUNS, "",
+              "| known-wrong submission | wrong per run | fewest | most |", "|---|---|---|---|"]
+    for r in races:
+        what = "children that saw the later value" if r["case"] == "race-left-in" else "elements wrong after the child"
+        lines.append("| %s | %s, of %d | %d | %d |" % (r["case"], what, r["out_of"], r["min"], r["max"]))
+    table = "\n".join(lines)
+    with open(os.path.join(out_dir, "figures.md"), "w") as f:
+        f.write(table + "\n")
+    print(table)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
