@@ -107,3 +107,54 @@ class Lab03Test(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class RecordedDocumentsTest(unittest.TestCase):
+    """Each lab's runtime checks on harness documents recorded on an H200 (tests/data/recorded/)."""
+
+    LAB02 = {  # case: checks that must fail (with --blocks 8 --trials 1 --n 300 --threads 128)
+        "solution": set(),
+        "null-stream-continuation": set(),  # caught statically
+        "race-left-in": {"child saw only the pre-launch value"},
+        "second-write-dropped": {"second write happened"},
+        "no-barrier": {"child saw the block's writes", "continuation saw every child write"},
+    }
+    LAB03 = {  # with --blocks 2 --threads 6 --depth 2500
+        "solution": set(),
+        "sized-limit": set(),
+        "default-limit": {"deep recursion completes"},
+        "limit-too-small": {"deep recursion completes"},
+        "off-by-one-depth": {"hello records"},
+    }
+
+    def load(self, lab, case):
+        import json
+        import os
+        path = os.path.join(os.path.dirname(__file__), "data", "recorded", "lab%s-%s.json" % (lab, case))
+        with open(path) as f:
+            return json.load(f)
+
+    def failing(self, checks, params, doc):
+        ctx = FakeContext([(params, doc)])
+        return {name for name, func in checks.items() if func(ctx).status == chk.FAILED}
+
+    def test_lab02(self):
+        checks = {"child saw only the pre-launch value": lab02.check_child_saw_first,
+                  "second write happened": lab02.check_second_write,
+                  "child saw the block's writes": lab02.check_child_saw_block,
+                  "continuation saw every child write": lab02.check_continuation}
+        for case, expected in self.LAB02.items():
+            doc = self.load("02", case)
+            self.assertEqual(self.failing(checks, doc["params"], doc), expected, case)
+
+    def test_lab03(self):
+        checks = {"hello records": lab03.check_hello_records, "deep recursion completes": lab03.check_deep}
+        for case, expected in self.LAB03.items():
+            doc = self.load("03", case)
+            self.assertEqual(doc["launch_log"]["failed"], 0, case)
+            self.assertEqual(self.failing(checks, doc["params"], doc), expected, case)
+
+    def test_lab03_runaway_recursion_is_not_a_clean_run(self):
+        doc = self.load("03", "no-halving")
+        self.assertGreater(doc["launch_log"]["failed"], 0)
+        self.assertEqual(doc["launch_log"]["first_error"], "cudaErrorLaunchPendingCountExceeded")
