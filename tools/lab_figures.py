@@ -5,7 +5,8 @@
 
 Lab 01: flat reference vs the CDP solution, CUDA-event timing (warm-up, repeats, median), several
 processes per size. Lab 02: how often the races of the known-wrong submissions show, run after run
-(the grader must reject them every time). Writes OUT_DIR/figures.json and OUT_DIR/figures.md and
+(the grader must reject them every time). Lab 04: both sides of the timing thresholds, the
+solution and the NULL-stream submission, 10 runs each on the grader's timing cases. Writes OUT_DIR/figures.json and OUT_DIR/figures.md and
 prints the tables.
 """
 import json
@@ -17,6 +18,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from gradelib import build, paths, process  # noqa: E402
 from gradelib import gpu as gpu_mod  # noqa: E402
+from labs import lab04 as lab04_rules  # noqa: E402
 
 PROCESSES = 3   # separate runs of the harness per size
 REPEATS = 9     # timed launches per run (after one warm-up), median taken
@@ -84,6 +86,31 @@ def lab02():
     return rows
 
 
+LAB04_RUNS = 10
+
+
+def lab04():
+    """Both sides of Lab 04's timing thresholds: the solution and the NULL-stream submission,
+    LAB04_RUNS runs each, on each candidate workload; the ratios the grader thresholds."""
+    lab = "04-bezier-streams"
+    sides = {"solution": os.path.join(paths.SOLUTIONS_DIR, lab),
+             "null-stream": os.path.join(paths.INCORRECT_DIR, lab, "null-stream")}
+    rows = []
+    for side, source in sides.items():
+        program, build_dir = build_submission(lab, source, side)
+        for name, cfg in lab04_rules.TIMING_CASES.items():
+            null_over, flat_over = [], []
+            for i in range(LAB04_RUNS):
+                argv = [program, "--lines", str(cfg["lines"]), "--workload", cfg["workload"], "--factor",
+                        str(cfg["factor"]), "--max", str(cfg["max"]), "--seed", str(i + 1),
+                        "--repeats", str(lab04_rules.TIMING_REPEATS)]
+                t = run_harness(argv, os.path.join(build_dir, "run.json"))["timing_ms"]
+                null_over.append(t["cdp_null"] / t["cdp_student"])
+                flat_over.append(t["flat"] / t["cdp_student"])
+            rows.append(dict(cfg, case=name, side=side, null_over_student=null_over, flat_over_student=flat_over))
+    return rows
+
+
 def cuda_version(number):
     """13000 -> '13.0' (the encoding of cudaRuntimeGetVersion and cudaDriverGetVersion)."""
     return "%d.%d" % (number // 1000, number % 1000 // 10) if number else "?"
@@ -98,7 +125,9 @@ def main():
         return 77
     rows = lab01()
     races = lab02()
-    doc = {"device": gpu.device, "processes": PROCESSES, "repeats": REPEATS, "lab01": rows, "lab02": races}
+    bezier = lab04()
+    doc = {"device": gpu.device, "processes": PROCESSES, "repeats": REPEATS, "lab01": rows, "lab02": races,
+           "lab04": bezier}
     with open(os.path.join(out_dir, "figures.json"), "w") as f:
         json.dump(doc, f, indent=2)
     lines = ["Lab 01 on %s (CUDA runtime %s, driver supports %s): median of %d processes x %d timed launches"
@@ -113,6 +142,15 @@ def main():
     for r in races:
         what = "children that saw the later value" if r["case"] == "race-left-in" else "elements wrong after the child"
         lines.append("| %s | %s, of %d | %d | %d |" % (r["case"], what, r["out_of"], r["min"], r["max"]))
+    lines += ["", "Lab 04 timing ratios, %d runs each (NULL/yours = kit NULL-stream time over the submission's; "
+              "flat/yours = kit flat over the submission's)" % LAB04_RUNS, "",
+              "| submission | case | workload | lines | max | NULL/yours min..max | flat/yours min..max |",
+              "|---|---|---|---|---|---|---|"]
+    for r in bezier:
+        lines.append("| %s | %s | %s | %d | %d | %.2f..%.2f | %.2f..%.2f |" % (
+            r["side"], r["case"], r["workload"], r["lines"], r["max"], min(r["null_over_student"]),
+            max(r["null_over_student"]),
+            min(r["flat_over_student"]), max(r["flat_over_student"])))
     table = "\n".join(lines)
     with open(os.path.join(out_dir, "figures.md"), "w") as f:
         f.write(table + "\n")

@@ -43,4 +43,9 @@ void kit_fail_cuda(cudaError_t err, const char *call, const char *file, int line
 
 #define KIT_CHECK_LAUNCH() kit_record_launch_result(cudaGetLastError(), __LINE__)
 
+/* Device side, around any other device runtime call (cudaStreamCreateWithFlags, cudaMalloc, ...):
+ *   KIT_CHECK_DEVICE(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+ * Failures are counted in the same log, apart from launches. Evaluates to the call's result. */
+#define KIT_CHECK_DEVICE(call) kit_record_call_result((call), __LINE__)
+
 #endif /* KIT_CHECK_H */

@@ -1,4 +1,4 @@
-/* kit_launch_log.h - the kit's log of failed device-side launches.
+/* kit_launch_log.h - the kit's log of failed device-side launches (and other device runtime calls).
  *
  * A kernel launched from the device that fails (bad configuration, the pending-launch pool full,
  * out of device memory) never runs, and the host still sees cudaSuccess. Only the launching thread
@@ -15,10 +15,16 @@ typedef struct {
     unsigned int failed;      /* of those, how many failed */
     int first_error;          /* cudaError_t of the first failure seen (0 if none) */
     int first_error_line;     /* source line of the KIT_CHECK_LAUNCH that saw it */
+    unsigned int calls_checked;   /* other device runtime calls checked with KIT_CHECK_DEVICE */
+    unsigned int calls_failed;
+    int first_call_error;
+    int first_call_error_line;
 } kit_launch_log_t;
 
 /* Device side: record the result of one launch. Returns the error so callers can branch on it. */
 __device__ cudaError_t kit_record_launch_result(cudaError_t err, int line);
+/* Device side: the same for any other device runtime call. */
+__device__ cudaError_t kit_record_call_result(cudaError_t err, int line);
 
 /* Host side: zero the log before a run, read it after the run has been synchronized. */
 void kit_launch_log_reset(void);

@@ -158,4 +158,37 @@ static inline void kit_json_device(kit_json_t *j)
     kit_json_end_object(j);
 }
 
+/* "key": {"checked", "failed", "first_error", "first_error_line", "calls_checked", "calls_failed",
+ * "first_call_error", "first_call_error_line"}: the launch log as the grader reads it. */
+static inline void kit_json_launch_log(kit_json_t *j, const char *key, kit_launch_log_t log)
+{
+    kit_json_begin_object(j, key);
+    kit_json_uint(j, "checked", log.checked);
+    kit_json_uint(j, "failed", log.failed);
+    kit_json_string(j, "first_error", log.failed ? cudaGetErrorName((cudaError_t)log.first_error) : "");
+    kit_json_int(j, "first_error_line", log.first_error_line);
+    kit_json_uint(j, "calls_checked", log.calls_checked);
+    kit_json_uint(j, "calls_failed", log.calls_failed);
+    kit_json_string(j, "first_call_error",
+                    log.calls_failed ? cudaGetErrorName((cudaError_t)log.first_call_error) : "");
+    kit_json_int(j, "first_call_error_line", log.first_call_error_line);
+    kit_json_end_object(j);
+}
+
+/* One line for people: "device launches checked: N, failed: M (first: ...)" and the same for calls. */
+static inline void kit_print_launch_log(const char *indent, kit_launch_log_t log)
+{
+    printf("%sdevice launches checked: %u, failed: %u", indent, log.checked, log.failed);
+    if (log.failed)
+        printf(" (first: %s at line %d)", cudaGetErrorName((cudaError_t)log.first_error), log.first_error_line);
+    printf("\n");
+    if (log.calls_checked) {
+        printf("%sother device runtime calls checked: %u, failed: %u", indent, log.calls_checked, log.calls_failed);
+        if (log.calls_failed)
+            printf(" (first: %s at line %d)", cudaGetErrorName((cudaError_t)log.first_call_error),
+                   log.first_call_error_line);
+        printf("\n");
+    }
+}
+
 #endif /* KIT_RESULT_H */

@@ -5,6 +5,7 @@
  * to --json PATH. Exit status: 0 works, 77 no usable GPU, 1 a GPU that failed the probe.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "kit_args.h"
 #include "kit_check.h"
@@ -64,7 +65,8 @@ int main(int argc, char **argv)
         err = cudaDeviceSynchronize();
     if (err == cudaSuccess)
         err = cudaMemcpy(&host_flag, flag, sizeof host_flag, cudaMemcpyDeviceToHost);
-    kit_launch_log_t launches = {0, 0, 0, 0};
+    kit_launch_log_t launches;
+    memset(&launches, 0, sizeof launches);
     if (err == cudaSuccess)
         launches = kit_launch_log_read();
 

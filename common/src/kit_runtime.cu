@@ -14,22 +14,33 @@ void kit_fail_cuda(cudaError_t err, const char *call, const char *file, int line
 
 static __device__ kit_launch_log_t kit_launch_log;
 
-__device__ cudaError_t kit_record_launch_result(cudaError_t err, int line)
+/* Counts one checked call; the first failure wins the right to record its code and line. */
+static __device__ cudaError_t record(unsigned int *checked, unsigned int *failed, int *first_error,
+                                     int *first_error_line, cudaError_t err, int line)
 {
-    atomicAdd(&kit_launch_log.checked, 1u);
-    if (err != cudaSuccess) {
-        /* The first failure wins the right to record its code and line. */
-        if (atomicAdd(&kit_launch_log.failed, 1u) == 0) {
-            kit_launch_log.first_error = (int)err;
-            kit_launch_log.first_error_line = line;
-        }
+    atomicAdd(checked, 1u);
+    if (err != cudaSuccess && atomicAdd(failed, 1u) == 0) {
+        *first_error = (int)err;
+        *first_error_line = line;
     }
     return err;
 }
 
+__device__ cudaError_t kit_record_launch_result(cudaError_t err, int line)
+{
+    return record(&kit_launch_log.checked, &kit_launch_log.failed, &kit_launch_log.first_error,
+                  &kit_launch_log.first_error_line, err, line);
+}
+
+__device__ cudaError_t kit_record_call_result(cudaError_t err, int line)
+{
+    return record(&kit_launch_log.calls_checked, &kit_launch_log.calls_failed, &kit_launch_log.first_call_error,
+                  &kit_launch_log.first_call_error_line, err, line);
+}
+
 void kit_launch_log_reset(void)
 {
-    kit_launch_log_t zero = {0, 0, 0, 0};
+    kit_launch_log_t zero = {0, 0, 0, 0, 0, 0, 0, 0};
     KIT_CHECK(cudaMemcpyToSymbol(kit_launch_log, &zero, sizeof zero));
 }
 

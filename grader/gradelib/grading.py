@@ -95,13 +95,22 @@ def _diagnose(lab, params, result, doc):
         return "the harness " + result.describe()
     if doc is None:
         return "the harness finished without writing its result"
-    launch_log = doc.get("launch_log") or {}
-    if launch_log.get("failed"):
-        return ("%d device-side launch(es) failed (first: %s, at line %s of your file): "
-                "those child grids never ran"
-                % (launch_log["failed"], launch_log.get("first_error"), launch_log.get("first_error_line")))
+    problem = launch_log_problem(doc.get("launch_log") or {})
+    if problem:
+        return problem
     if lab.run_problem is not None:
         return lab.run_problem(params, doc)
+    return None
+
+
+def launch_log_problem(log):
+    """What a harness's launch log (kit_json_launch_log) says went wrong on the device, or None."""
+    if log.get("failed"):
+        return ("%d device-side launch(es) failed (first: %s, at line %s of your file): "
+                "those child grids never ran" % (log["failed"], log.get("first_error"), log.get("first_error_line")))
+    if log.get("calls_failed"):
+        return ("%d device runtime call(s) failed (first: %s, at line %s of your file)"
+                % (log["calls_failed"], log.get("first_call_error"), log.get("first_call_error_line")))
     return None
 
 

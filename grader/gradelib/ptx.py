@@ -11,6 +11,7 @@ import re
 
 DEVICE_LAUNCH = "__cudaCDP2LaunchDeviceV2"
 DEVICE_GET_LAST_ERROR = "__cudaCDP2GetLastError"
+DEVICE_STREAM_CREATE = "__cudaCDP2StreamCreateWithFlags"
 
 # The stream argument of a device launch, when it is a constant (cuda_device_runtime_api.h).
 NULL_STREAM = 0

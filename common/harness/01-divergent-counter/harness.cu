@@ -189,11 +189,7 @@ int main(int argc, char **argv)
                shapes[i].shape.block[0], shapes[i].shape.block[1], shapes[i].shape.block[2]);
     if (other_shapes > 0)
         printf("  %u more grids of other shapes\n", other_shapes);
-    printf("device launches checked: %u, failed: %u", launches.checked, launches.failed);
-    if (launches.failed > 0)
-        printf(" (first: %s at line %d)", cudaGetErrorName((cudaError_t)launches.first_error),
-               launches.first_error_line);
-    printf("\n");
+    kit_print_launch_log("", launches);
 
     kit_timing_t reference_time = kit_time_kernel(reset_counter, launch_kernel, &reference, 1, repeats);
     kit_timing_t student_time = kit_time_kernel(reset_counter, launch_kernel, &student, 1, repeats);
@@ -225,13 +221,7 @@ int main(int argc, char **argv)
         }
         kit_json_end_array(&j);
         kit_json_uint(&j, "child_grids_other_shapes", other_shapes);
-        kit_json_begin_object(&j, "launch_log");
-        kit_json_uint(&j, "checked", launches.checked);
-        kit_json_uint(&j, "failed", launches.failed);
-        kit_json_string(&j, "first_error",
-                        launches.failed ? cudaGetErrorName((cudaError_t)launches.first_error) : "");
-        kit_json_int(&j, "first_error_line", launches.first_error_line);
-        kit_json_end_object(&j);
+        kit_json_launch_log(&j, "launch_log", launches);
         if (repeats > 0) {
             kit_json_begin_object(&j, "timing");
             kit_json_int(&j, "repeats", repeats);

@@ -233,7 +233,7 @@ int main(int argc, char **argv)
     print_summary("values used (use_result(i, v) with v == i + 1)", used_summary, n);
 
     kit_launch_log_t launches = kit_launch_log_read();
-    printf("device launches checked: %u, failed: %u\n", launches.checked, launches.failed);
+    kit_print_launch_log("", launches);
 
     if (json_path != NULL) {
         kit_json_t j;
@@ -256,13 +256,7 @@ int main(int argc, char **argv)
         kit_json_end_object(&j);
         json_summary(&j, "data", data_summary);
         json_summary(&j, "used", used_summary);
-        kit_json_begin_object(&j, "launch_log");
-        kit_json_uint(&j, "checked", launches.checked);
-        kit_json_uint(&j, "failed", launches.failed);
-        kit_json_string(&j, "first_error",
-                        launches.failed ? cudaGetErrorName((cudaError_t)launches.first_error) : "");
-        kit_json_int(&j, "first_error_line", launches.first_error_line);
-        kit_json_end_object(&j);
+        kit_json_launch_log(&j, "launch_log", launches);
         kit_json_end_object(&j);
         kit_json_close(&j);
     }

@@ -41,24 +41,6 @@ __device__ void report_level(int depth)
     atomicMax(&kit_deepest_level, depth);
 }
 
-static void json_launch_log(kit_json_t *j, const char *key, kit_launch_log_t log)
-{
-    kit_json_begin_object(j, key);
-    kit_json_uint(j, "checked", log.checked);
-    kit_json_uint(j, "failed", log.failed);
-    kit_json_string(j, "first_error", log.failed ? cudaGetErrorName((cudaError_t)log.first_error) : "");
-    kit_json_int(j, "first_error_line", log.first_error_line);
-    kit_json_end_object(j);
-}
-
-static void print_launch_log(kit_launch_log_t log)
-{
-    printf("  device launches checked: %u, failed: %u", log.checked, log.failed);
-    if (log.failed)
-        printf(" (first: %s at line %d)", cudaGetErrorName((cudaError_t)log.first_error), log.first_error_line);
-    printf("\n");
-}
-
 int main(int argc, char **argv)
 {
     static const char *const options[] = {"--blocks", "--threads", "--depth", "--print", "--json", NULL};
@@ -101,7 +83,7 @@ int main(int argc, char **argv)
             deepest_hello = records[i].depth;
     printf("  %u hello records, deepest level %d%s\n", count, deepest_hello,
            count > kept ? " (log full: the rest were counted, not kept)" : "");
-    print_launch_log(hello_launches);
+    kit_print_launch_log("  ", hello_launches);
 
     /* Part B */
     int minus_one = -1;
@@ -117,7 +99,7 @@ int main(int argc, char **argv)
     KIT_CHECK(cudaMemcpyFromSymbol(&deepest, kit_deepest_level, sizeof deepest));
     kit_launch_log_t deep_launches = kit_launch_log_read();
     printf("  levels that ran: %u of %d, deepest: %d\n", levels, deep + 1, deepest);
-    print_launch_log(deep_launches);
+    kit_print_launch_log("  ", deep_launches);
 
     if (json_path != NULL) {
         kit_json_t j;
@@ -143,11 +125,11 @@ int main(int argc, char **argv)
         }
         kit_json_end_array(&j);
         kit_json_end_object(&j);
-        json_launch_log(&j, "launch_log", hello_launches);
+        kit_json_launch_log(&j, "launch_log", hello_launches);
         kit_json_begin_object(&j, "deep");
         kit_json_uint(&j, "levels_ran", levels);
         kit_json_int(&j, "deepest", deepest);
-        json_launch_log(&j, "launch_log", deep_launches);
+        kit_json_launch_log(&j, "launch_log", deep_launches);
         kit_json_end_object(&j);
         kit_json_end_object(&j);
         kit_json_close(&j);
