@@ -47,7 +47,7 @@ void prepare_cdp(int n_lines, long long max_total_vertices)
 {
     /* TODO (step 4): raise cudaLimitDevRuntimePendingLaunchCount above n_lines (a child per line
      * may be pending at once; the default is 2,048), and cudaLimitMallocHeapSize to the worst case:
-     * max_total_vertices float2 plus KIT_ALLOC_OVERHEAD per line, with a margin for the allocator
-     * (the default heap is 8 MiB). Check both with KIT_CHECK. */
+     * max_total_vertices float2 plus KIT_ALLOC_OVERHEAD per line, with a generous margin: the
+     * device allocator has its own overhead (the default heap is 8 MiB). Check both with KIT_CHECK. */
     (void)n_lines; (void)max_total_vertices;
 }

@@ -91,15 +91,17 @@ void prepare_cdp(int n_lines, long long max_total_vertices)
 #ifdef KIT_STARTER
     /* TODO (step 4): raise cudaLimitDevRuntimePendingLaunchCount above n_lines (a child per line
      * may be pending at once; the default is 2,048), and cudaLimitMallocHeapSize to the worst case:
-     * max_total_vertices float2 plus KIT_ALLOC_OVERHEAD per line, with a margin for the allocator
-     * (the default heap is 8 MiB). Check both with KIT_CHECK. */
+     * max_total_vertices float2 plus KIT_ALLOC_OVERHEAD per line, with a generous margin: the
+     * device allocator has its own overhead (the default heap is 8 MiB). Check both with KIT_CHECK. */
     (void)n_lines; (void)max_total_vertices;
 #else
     size_t pending = (size_t)n_lines + 64;
     if (pending < 2048)
         pending = 2048; /* never below the default */
     size_t worst_case = (size_t)max_total_vertices * sizeof(float2) + (size_t)n_lines * KIT_ALLOC_OVERHEAD;
-    size_t heap = worst_case + worst_case / 4 + ((size_t)16 << 20); /* the allocator's own overhead */
+    /* Twice the worst case, plus 32 MiB: the device allocator keeps its own bookkeeping and cannot
+     * hand out one block that takes most of the heap (a 32 MiB block failed in a 56 MiB heap). */
+    size_t heap = 2 * worst_case + ((size_t)32 << 20);
     KIT_CHECK(cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, pending));
     KIT_CHECK(cudaDeviceSetLimit(cudaLimitMallocHeapSize, heap));
 #endif /* KIT_STARTER */

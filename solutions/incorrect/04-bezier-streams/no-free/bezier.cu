@@ -58,7 +58,9 @@ void prepare_cdp(int n_lines, long long max_total_vertices)
     if (pending < 2048)
         pending = 2048; /* never below the default */
     size_t worst_case = (size_t)max_total_vertices * sizeof(float2) + (size_t)n_lines * KIT_ALLOC_OVERHEAD;
-    size_t heap = worst_case + worst_case / 4 + ((size_t)16 << 20); /* the allocator's own overhead */
+    /* Twice the worst case, plus 32 MiB: the device allocator keeps its own bookkeeping and cannot
+     * hand out one block that takes most of the heap (a 32 MiB block failed in a 56 MiB heap). */
+    size_t heap = 2 * worst_case + ((size_t)32 << 20);
     KIT_CHECK(cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, pending));
     KIT_CHECK(cudaDeviceSetLimit(cudaLimitMallocHeapSize, heap));
 }
