@@ -112,3 +112,30 @@ class Lab04Test(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class RecordedDocumentsTest(unittest.TestCase):
+    """Lab 04's checks on harness documents recorded on an H200 (--lines 300 --factor 64 --max 256)."""
+
+    EXPECTED_FAILURES = {
+        "solution": set(),
+        "null-stream": set(),        # only its speed is wrong; no timing in these runs
+        "limit-not-raised": set(),   # 300 lines fit the default pool; caught statically
+        "no-bound-check": {"child stays inside its block"},
+        "no-free": {"heap freed"},
+        "worst-case-allocation": {"exact allocation"},
+    }
+    CHECKS = {"flat vertices": lab04.check_flat, "dynamic vertices": lab04.check_dynamic,
+              "no line lost": lab04.check_no_line_lost, "child stays inside its block": lab04.check_inside_block,
+              "exact allocation": lab04.check_exact_allocation, "heap freed": lab04.check_freed}
+
+    def test_each_recorded_submission_fails_exactly_its_checks(self):
+        import json
+        import os
+        data = os.path.join(os.path.dirname(__file__), "data", "recorded")
+        for case, expected in self.EXPECTED_FAILURES.items():
+            with open(os.path.join(data, "lab04-%s.json" % case)) as f:
+                doc = json.load(f)
+            ctx = FakeContext([(doc["params"], doc)])
+            failed = {name for name, func in self.CHECKS.items() if func(ctx).status == chk.FAILED}
+            self.assertEqual(failed, expected, case)

@@ -593,8 +593,9 @@ static void write_svg(const char *path, workload_t *w)
     int n = w->n_lines < SVG_MAX_LINES ? w->n_lines : SVG_MAX_LINES;
     fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"-0.05 -0.05 1.1 1.2\" width=\"720\" "
                "height=\"785\">\n<rect x=\"-0.05\" y=\"-0.05\" width=\"1.1\" height=\"1.2\" fill=\"white\"/>\n");
-    fprintf(f, "<text x=\"0\" y=\"1.12\" font-family=\"sans-serif\" font-size=\"0.03\">%d curves; vertex colour: "
-               "blue = %d vertices ... red = %d</text>\n", n, MIN_VERTICES, w->max_vertices);
+    /* Text in units of 1/1000: some renderers mishandle fonts smaller than one unit. */
+    fprintf(f, "<text x=\"0\" y=\"1120\" transform=\"scale(0.001)\" font-family=\"sans-serif\" font-size=\"30\">"
+               "%d curves; vertex colour: blue = %d vertices ... red = %d</text>\n", n, MIN_VERTICES, w->max_vertices);
     for (int l = 0; l < n; l++) {
         int count = w->h_counts[l];
         double t = w->max_vertices > MIN_VERTICES
