@@ -5,6 +5,7 @@
 #   make run LAB=01 [ARGS="--K 8 --M 4 --N 1000"]   build your lab and run its harness
 #   make legacy LAB=02  what today's nvcc says about the textbook's device-side synchronize
 #   make bench LAB=04   timing table of the Bezier lab's versions on this GPU
+#   make handouts       render handouts/*.md to HTML in build/handouts/ (needs pandoc)
 #   make doctor         toolkit, GPU, and whether dynamic parallelism can run here
 #   make                build every lab from labs/
 #   make starters       regenerate labs/ starter files from solutions/ (kit maintainers)
@@ -13,7 +14,7 @@ PYTHON ?= python3
 LAB    ?=
 LAB_MAKEFILES := $(wildcard labs/*/Makefile)
 
-.PHONY: all grade test run legacy bench doctor starters clean
+.PHONY: all grade test run legacy bench handouts doctor starters clean
 
 all:
 	@set -e; for mk in $(LAB_MAKEFILES); do $(MAKE) --no-print-directory -f $$mk all; done
@@ -32,6 +33,9 @@ run:
 legacy bench:
 	@test -n "$(LAB)" || { echo "usage: make $@ LAB=NN"; exit 2; }
 	@$(MAKE) --no-print-directory -f labs/$$($(PYTHON) grader/kit.py lab-dir $(LAB))/Makefile $@
+
+handouts:
+	@sh tools/render_handouts.sh
 
 doctor:
 	$(PYTHON) grader/kit.py doctor

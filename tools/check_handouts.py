@@ -1,0 +1,170 @@
+#!/usr/bin/env python3
+"""Checks the handouts against the kit, so that what they quote keeps working.
+
+  python3 tools/check_handouts.py [HANDOUT.md ...]     (default: every handouts/*.md)
+  python3 tools/check_handouts.py --html build/handouts  (after `make handouts`: every local link
+                                                         and image of the HTML resolves)
+
+- every relative link and image points at a file that exists, and every #anchor at a heading;
+- every `make TARGET` quoted as code is a target of the top-level Makefile, every LAB=NN names a lab, and
+  every option in ARGS="..." is one the lab's harness accepts;
+- every grade.py option quoted exists;
+- device-side cudaDeviceSynchronize is never presented as current: each line that names it must
+  say it is legacy (removed, CDP1, older texts...) or be in a passage about the legacy model.
+Exit status 0 when all hold; otherwise each problem is printed as FILE:LINE: message.
+"""
+import glob
+import os
+import re
+import sys
+
+KIT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+LEGACY_WORDS = re.compile(r"CDP1|legacy|removed|gone|deprecat|older|textbook|no longer|CUDA 5|11\.6|"
+                          r"then and now|undefined in device code|FORCE_CDP1|host|instead|replace|"
+                          r"wait for (its|their) child|cannot|can no longer|never|\bno\b|without", re.I)
+
+
+def heading_anchor(text):
+    """GitHub's anchor for a heading: lower case, punctuation dropped, spaces to hyphens."""
+    text = re.sub(r"[`*_]", "", text.strip().lower())
+    text = re.sub(r"[^\w\- ]", "", text)
+    return text.replace(" ", "-")
+
+
+def anchors_of(path):
+    with open(path) as f:
+        return {heading_anchor(m.group(1)) for m in re.finditer(r"^#+\s+(.*)$", f.read(), re.M)}
+
+
+def makefile_targets():
+    with open(os.path.join(KIT, "Makefile")) as f:
+        text = f.read()
+    phony = re.search(r"^\.PHONY:(.*)$", text, re.M)
+    return set(phony.group(1).split()) if phony else set()
+
+
+def lab_dirs():
+    return sorted(os.path.basename(d) for d in glob.glob(os.path.join(KIT, "labs", "[0-9][0-9]-*")))
+
+
+def lab_for(spec):
+    spec = "%02d" % int(spec) if spec.isdigit() else spec
+    for name in lab_dirs():
+        if name == spec or name.startswith(spec + "-"):
+            return name
+    return None
+
+
+def harness_options(lab):
+    options = set()
+    for path in glob.glob(os.path.join(KIT, "common", "harness", lab, "*.cu")):
+        with open(path) as f:
+            m = re.search(r"options\[\]\s*=\s*\{([^}]*)\}", f.read())
+        if m:
+            options |= set(re.findall(r'"(--[\w-]+)"', m.group(1)))
+    return options
+
+
+def grader_options():
+    with open(os.path.join(KIT, "grader", "grade.py")) as f:
+        return set(re.findall(r'add_argument\(\s*"(--[\w-]+)"', f.read()))
+
+
+def check(path, targets, grade_opts):
+    problems = []
+    here = os.path.dirname(path)
+    with open(path) as f:
+        lines = f.read().splitlines()
+    in_code = False
+    section = ""
+    recent = []  # the lines before a code block, for its legacy context
+    for number, line in enumerate(lines, 1):
+        where = "%s:%d" % (os.path.relpath(path, KIT), number)
+        if line.startswith("```"):
+            in_code = not in_code
+            continue
+        if not in_code and re.match(r"#+\s", line):
+            section = line
+        for target in re.findall(r"!?\[[^\]]*\]\(([^)\s]+)\)", line):
+            if re.match(r"[a-z]+:", target):
+                continue
+            file_part, _, anchor = target.partition("#")
+            dest = os.path.normpath(os.path.join(here, file_part)) if file_part else path
+            if not os.path.exists(dest):
+                problems.append("%s: link to a missing file: %s" % (where, target))
+            elif anchor and dest.endswith(".md") and anchor not in anchors_of(dest):
+                problems.append("%s: link to a missing heading: %s" % (where, target))
+        # Commands: a code line, or an inline code span, that starts with make (after an optional "$ ").
+        spans = [line] if in_code else re.findall(r"`([^`]*)`", line)
+        commands = [m.group(1) for m in (re.match(r"\s*(?:\$\s+)?(make\b.*)", sp) for sp in spans) if m]
+        for target, rest in [t for c in commands for t in re.findall(
+                r"^make ([a-z][\w-]*)((?:\s+[A-Z_]+=(?:\"[^\"]*\"|'[^']*'|\S+))*)", c)]:
+            if target not in targets:
+                problems.append("%s: `make %s` is not a target of the kit's Makefile" % (where, target))
+                continue
+            lab_spec = re.search(r"\bLAB=([\w-]+)", rest)
+            lab = lab_for(lab_spec.group(1)) if lab_spec else None
+            if lab_spec and lab is None:
+                problems.append("%s: LAB=%s names no lab" % (where, lab_spec.group(1)))
+            args = re.search(r"ARGS=(?:\"([^\"]*)\"|'([^']*)')", rest)
+            if lab and args:
+                known = harness_options(lab)
+                for opt in re.findall(r"(--[\w-]+)", args.group(1) or args.group(2) or ""):
+                    if opt not in known:
+                        problems.append("%s: the %s harness has no option %s" % (where, lab, opt))
+        if "grade.py" in line:
+            for opt in re.findall(r"(?<![\w-])(--[a-z][\w-]*)", line.split("grade.py", 1)[1]):
+                if opt not in grade_opts:
+                    problems.append("%s: grade.py has no option %s" % (where, opt))
+        if "cudaDeviceSynchronize" in line:
+            context = " ".join([section] + recent[-6:] + [line])
+            device_side = not re.search(r"\bhost\b", line, re.I)
+            if device_side and not LEGACY_WORDS.search(context):
+                problems.append("%s: cudaDeviceSynchronize named without saying it is legacy in device code" % where)
+        recent.append(line)
+    return problems
+
+
+def check_html(directory):
+    """Every local href/src of the rendered pages names a file that exists, and an id within it."""
+    problems = []
+    pages = sorted(glob.glob(os.path.join(directory, "*.html")))
+    ids = {}
+    for page in pages:
+        with open(page) as f:
+            ids[os.path.basename(page)] = set(re.findall(r'\bid="([^"]+)"', f.read()))
+    for page in pages:
+        with open(page) as f:
+            text = f.read()
+        if 'id="TOC"' not in text:
+            problems.append("%s: no table of contents" % page)
+        for target in re.findall(r'(?:href|src)="([^"]+)"', text):
+            if re.match(r"[a-z]+:", target):
+                continue
+            file_part, _, anchor = target.partition("#")
+            name = os.path.basename(page) if not file_part else file_part
+            if not os.path.exists(os.path.join(directory, name)):
+                problems.append("%s: link to a missing file: %s" % (page, target))
+            elif anchor and name.endswith(".html") and anchor not in ids.get(name, set()):
+                problems.append("%s: link to a missing anchor: %s" % (page, target))
+    return pages, problems
+
+
+def main(paths):
+    if paths[:1] == ["--html"]:
+        pages, problems = check_html(paths[1] if len(paths) > 1 else os.path.join(KIT, "build", "handouts"))
+        for p in problems:
+            print(p)
+        print("%d pages checked, %d problems" % (len(pages), len(problems)))
+        return 1 if problems or not pages else 0
+    paths = paths or sorted(glob.glob(os.path.join(KIT, "handouts", "*.md")))
+    targets, grade_opts = makefile_targets(), grader_options()
+    problems = [p for path in paths for p in check(os.path.abspath(path), targets, grade_opts)]
+    for p in problems:
+        print(p)
+    print("%d handouts checked, %d problems" % (len(paths), len(problems)))
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
