@@ -53,10 +53,21 @@ class Context:
     def ptx_call_count(self, name):
         return sum(ptx.count_calls(text, name) for text in self.ptx.values())
 
-    def student_source(self, name):
-        """The text of a student file as staged for this build."""
-        with open(os.path.join(self.work_dir, "src", name)) as f:
-            return f.read()
+    def kernel_ptx(self, kernel_name):
+        """The PTX of one kernel of the student's files (ptx.kernel_text), or None."""
+        for text in self.ptx.values():
+            body = ptx.kernel_text(text, kernel_name)
+            if body is not None:
+                return body
+        return None
+
+    def student_sources(self):
+        """The text of the student's .cu files as staged for this build, one after another."""
+        texts = []
+        for name in self.student_cu_files():
+            with open(os.path.join(self.work_dir, "src", name)) as f:
+                texts.append(f.read())
+        return "\n".join(texts)
 
     def student_cu_files(self):
         return [f for f in build.lab_vars(self.lab.name)["student_files"] if f.endswith(".cu")]

@@ -37,11 +37,8 @@ def expected_sums(n):
 
 
 def _kernel_streams(ctx, kernel):
-    for text in ctx.ptx.values():
-        body = ptx.kernel_text(text, kernel)
-        if body is not None:
-            return ptx.launch_streams(body)
-    return None
+    body = ctx.kernel_ptx(kernel)
+    return None if body is None else ptx.launch_streams(body)
 
 
 def _stream_names(streams):

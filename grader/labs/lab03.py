@@ -51,16 +51,15 @@ def harness_args(p):
 
 
 def check_recursive_launch(ctx):
-    for text in ctx.ptx.values():
-        body = ptx.kernel_text(text, "nested_hello")
-        if body is not None and ptx.DEVICE_LAUNCH in ptx.called_functions(body):
-            return chk.passed()
+    body = ctx.kernel_ptx("nested_hello")
+    if body is not None and ptx.DEVICE_LAUNCH in ptx.called_functions(body):
+        return chk.passed()
     return chk.failed("expected: nested_hello launches the next level (a call to %s in its PTX)\n"
                       "actual:   nested_hello launches nothing" % ptx.DEVICE_LAUNCH)
 
 
 def check_explanation(ctx):
-    source = "\n".join(ctx.student_source(f) for f in ctx.student_cu_files())
+    source = ctx.student_sources()
     comments = re.findall(r"/\*\s*WHY:(.*?)\*/", source, re.S)
     if not comments:
         return chk.failed("expected: a comment starting /* WHY: that explains your Part B fix\n"

@@ -53,11 +53,8 @@ def harness_args(p):  # "timing" names a timing case for the checks; the harness
 
 
 def _kernel_calls(ctx, kernel):
-    for text in ctx.ptx.values():
-        body = ptx.kernel_text(text, kernel)
-        if body is not None:
-            return ptx.called_functions(body)
-    return set()
+    body = ctx.kernel_ptx(kernel)
+    return set() if body is None else ptx.called_functions(body)
 
 
 def check_launch_and_streams(ctx):
@@ -76,7 +73,7 @@ _SET_PENDING = re.compile(r"cudaDeviceSetLimit\s*\(\s*cudaLimitDevRuntimePending
 
 
 def check_pending_limit_raised(ctx):
-    source = "\n".join(ctx.student_source(f) for f in ctx.student_cu_files())
+    source = ctx.student_sources()
     source = re.sub(r"/\*.*?\*/|//[^\n]*", "", source, flags=re.S)  # comments do not count
     if _SET_PENDING.search(source):
         return chk.passed()

@@ -12,10 +12,7 @@ class FakeContext:
         self.runs = [CaseRun(p, None, d, None) for p, d in runs]
         self.source = source
 
-    def student_cu_files(self):
-        return ["bezier.cu"]
-
-    def student_source(self, name):
+    def student_sources(self):
         return self.source
 
 
