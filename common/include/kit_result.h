@@ -11,6 +11,14 @@
  *
  * Keys are NULL inside arrays. The document is written to PATH.tmp and renamed to PATH by
  * kit_json_close, so a harness that dies half-way leaves no half-written result behind.
+ *
+ * The grader's channel. The grader does not read files a run leaves behind: it runs a harness with
+ *   --json fd:W --nonce-fd R
+ * where W is the write end of a pipe only the grader reads and R a pipe holding one line, a nonce
+ * drawn fresh for this run. main calls kit_result_take_nonce(argc, argv) first, before any student
+ * code runs, and kit_json_open writes "kit-nonce NONCE" as the channel's first line. A printed pass
+ * line, a result file written by student code or a document replayed from another run carries no
+ * valid nonce on the channel, and the grader ignores it.
  */
 #ifndef KIT_RESULT_H
 #define KIT_RESULT_H
@@ -18,11 +26,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "kit_args.h"
 #include "kit_check.h"
 
 #define KIT_JSON_MAX_DEPTH 16
 #define KIT_JSON_MAX_PATH 4096
+#define KIT_NONCE_MAX 128
+#define KIT_CHANNEL_PREFIX "fd:"
+
+/* This run's nonce, read from the grader before any student code runs; empty when run by hand. */
+static char kit_result_nonce[KIT_NONCE_MAX];
 
 typedef struct {
     FILE *file;
@@ -30,6 +45,7 @@ typedef struct {
     char tmp_path[KIT_JSON_MAX_PATH + 8];
     int depth;
     int has_items[KIT_JSON_MAX_DEPTH]; /* a comma is due before the next item at this depth */
+    int to_channel;                    /* writing to the grader's pipe, not to a file */
 } kit_json_t;
 
 static inline void kit_json_die(const char *what)
@@ -38,9 +54,41 @@ static inline void kit_json_die(const char *what)
     exit(1);
 }
 
+/* --nonce-fd R: read the grader's one-line nonce from R and close it. Call first in main. */
+static inline void kit_result_take_nonce(int argc, char **argv)
+{
+    long fd = kit_arg_long(argc, argv, "--nonce-fd", -1, 0, 1 << 20);
+    if (fd < 0)
+        return;
+    size_t used = 0;
+    while (used + 1 < sizeof kit_result_nonce) {
+        ssize_t got = read((int)fd, kit_result_nonce + used, sizeof kit_result_nonce - 1 - used);
+        if (got <= 0)
+            break;
+        used += (size_t)got;
+    }
+    close((int)fd);
+    kit_result_nonce[used] = '\0';
+    kit_result_nonce[strcspn(kit_result_nonce, "\r\n")] = '\0';
+    if (kit_result_nonce[0] == '\0')
+        kit_json_die("--nonce-fd gave no nonce");
+}
+
 static inline void kit_json_open(kit_json_t *j, const char *path)
 {
     memset(j, 0, sizeof *j);
+    if (strncmp(path, KIT_CHANNEL_PREFIX, strlen(KIT_CHANNEL_PREFIX)) == 0) {
+        char *end = NULL;
+        long fd = strtol(path + strlen(KIT_CHANNEL_PREFIX), &end, 10);
+        if (end == path + strlen(KIT_CHANNEL_PREFIX) || *end != '\0' || fd < 0)
+            kit_json_die("--json fd:N needs a file descriptor number");
+        j->file = fdopen((int)fd, "w");
+        if (j->file == NULL)
+            kit_json_die("cannot open the grader's channel");
+        j->to_channel = 1;
+        fprintf(j->file, "kit-nonce %s\n", kit_result_nonce);
+        return;
+    }
     if (strlen(path) >= KIT_JSON_MAX_PATH)
         kit_json_die("path too long");
     strcpy(j->path, path);
@@ -134,8 +182,12 @@ static inline void kit_json_close(kit_json_t *j)
     if (j->depth != 0)
         kit_json_die("document closed with open objects");
     fputc('\n', j->file);
-    if (fclose(j->file) != 0 || rename(j->tmp_path, j->path) != 0)
+    if (j->to_channel) {
+        if (fclose(j->file) != 0)
+            kit_json_die("cannot write to the grader's channel");
+    } else if (fclose(j->file) != 0 || rename(j->tmp_path, j->path) != 0) {
         kit_json_die("cannot write the output file");
+    }
     j->file = NULL;
 }
 

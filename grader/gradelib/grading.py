@@ -3,6 +3,7 @@ import json
 import os
 import random
 import re
+import secrets
 import shutil
 import tempfile
 
@@ -95,7 +96,7 @@ def _output_tail(text, lines=12):
     return "\n".join("      | " + l for l in kept)
 
 
-def _diagnose(lab, params, result, doc):
+def _diagnose(lab, params, result, doc, no_doc_reason=None):
     """Why a run is not clean, or None."""
     if result.verdict == process.EXITED and result.returncode == EXIT_CUDA_ERROR:
         errors = [l for l in result.output.splitlines() if l.startswith("CUDA error")]
@@ -105,7 +106,7 @@ def _diagnose(lab, params, result, doc):
     if not result.ok:
         return "the harness " + result.describe()
     if doc is None:
-        return "the harness finished without writing its result"
+        return "the harness finished without a valid result: %s" % (no_doc_reason or "none was written")
     problem = launch_log_problem(doc.get("launch_log") or {})
     if problem:
         return problem
@@ -125,18 +126,50 @@ def launch_log_problem(log):
     return None
 
 
+NONCE_LINE = b"kit-nonce "  # the first line a harness writes on the channel (kit_result.h)
+
+
+def read_channel(data, nonce):
+    """The result document from the channel's bytes, or (None, why not). The document counts only
+    when its first line carries this run's nonce."""
+    if data is None:
+        return None, "its result was too large to read"
+    first, _, rest = data.partition(b"\n")
+    if not first.startswith(NONCE_LINE):
+        return None, "it wrote no result on the grader's channel"
+    if first[len(NONCE_LINE):].decode("ascii", "replace") != nonce:
+        return None, "its result did not carry this run's nonce (not written by the kit's harness for this run)"
+    try:
+        return json.loads(rest.decode("utf-8")), None
+    except ValueError:
+        return None, "its result was not valid JSON (cut short, or written over)"
+
+
+def run_harness(argv, timeout, cwd):
+    """Run a harness with a fresh result channel and nonce: (RunResult, document or None, why none).
+
+    The document travels on a pipe the grader creates for this run, never through a file, and is
+    accepted only with this run's nonce: printing a pass line or writing a results file does not
+    count."""
+    nonce = secrets.token_hex(16)
+    nonce_read, nonce_write = os.pipe()
+    os.write(nonce_write, nonce.encode("ascii") + b"\n")
+    os.close(nonce_write)
+    channel_read, channel_write = os.pipe()
+    try:
+        result = process.run_bounded(argv + ["--json", "fd:%d" % channel_write, "--nonce-fd", str(nonce_read)],
+                                     timeout, cwd=cwd, pass_fds=(channel_write, nonce_read),
+                                     channel_fd=channel_read)
+    finally:
+        os.close(channel_read)
+    doc, why = read_channel(result.channel, nonce)
+    return result, doc, why
+
+
 def _run_case(ctx, index, params):
-    result_path = os.path.join(ctx.work_dir, "result-%d.json" % index)
-    argv = [ctx.program] + ctx.lab.harness_args(params) + ["--json", result_path]
-    result = process.run_bounded(argv, ctx.timeout, cwd=ctx.work_dir)
-    doc = None
-    if os.path.exists(result_path):
-        try:
-            with open(result_path) as f:
-                doc = json.load(f)
-        except ValueError:
-            doc = None
-    return CaseRun(params, result, doc, _diagnose(ctx.lab, params, result, doc))
+    argv = [ctx.program] + ctx.lab.harness_args(params)
+    result, doc, why = run_harness(argv, ctx.timeout, ctx.work_dir)
+    return CaseRun(params, result, doc, _diagnose(ctx.lab, params, result, doc, why))
 
 
 def _runs_cleanly(ctx):

@@ -13,6 +13,7 @@ import time
 KEEP_HEAD = 16 * 1024
 KEEP_TAIL = 16 * 1024
 FLOOD_LIMIT = 8 * 1024 * 1024
+CHANNEL_LIMIT = 256 * 1024 * 1024  # a result document larger than this is dropped, not kept
 
 OK = "ok"            # exited with status 0
 EXITED = "exited"    # exited with a non-zero status
@@ -23,13 +24,14 @@ NOT_FOUND = "not-found"  # the program could not be started
 
 
 class RunResult:
-    def __init__(self, verdict, returncode, output, seconds, total_bytes, signal_name=None):
+    def __init__(self, verdict, returncode, output, seconds, total_bytes, signal_name=None, channel=None):
         self.verdict = verdict
         self.returncode = returncode
         self.output = output
         self.seconds = seconds
         self.total_bytes = total_bytes
         self.signal_name = signal_name
+        self.channel = channel  # bytes read from the result channel (None: no channel, or too large)
 
     @property
     def ok(self):
@@ -83,38 +85,57 @@ def _kill_group(proc):
         pass
 
 
-def run_bounded(argv, timeout, cwd=None, env=None, flood_limit=FLOOD_LIMIT):
-    """Run argv with stdout and stderr merged; return a RunResult."""
+def run_bounded(argv, timeout, cwd=None, env=None, flood_limit=FLOOD_LIMIT, pass_fds=(), channel_fd=None):
+    """Run argv with stdout and stderr merged; return a RunResult.
+
+    pass_fds: descriptors the command inherits (closed here once it has started).
+    channel_fd: the read end of a pipe whose write end is in pass_fds: read alongside the output,
+    into RunResult.channel, so a large result document never blocks the command.
+    """
     start = time.monotonic()
     try:
         proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                start_new_session=True)
+                                start_new_session=True, pass_fds=tuple(pass_fds))
     except OSError as err:
         return RunResult(NOT_FOUND, None, "%s: %s" % (argv[0], err.strerror), 0.0, 0)
+    finally:
+        for passed in pass_fds:  # the command has its copies; ours would keep the pipes open
+            os.close(passed)
 
     keeper = _OutputKeeper()
+    channel = bytearray()
+    channel_dropped = False
     verdict = None
     deadline = start + timeout
     fd = proc.stdout.fileno()
     with selectors.DefaultSelector() as sel:
         sel.register(fd, selectors.EVENT_READ)
-        while True:
+        if channel_fd is not None:
+            sel.register(channel_fd, selectors.EVENT_READ)
+        while sel.get_map():
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 verdict = TIMEOUT
                 break
             exited = proc.poll() is not None
             # Once the command has exited, take what is already written and stop: a process it left
-            # behind may hold the pipe open forever.
-            if not sel.select(0 if exited else min(remaining, 0.5)):
+            # behind may hold the pipes open forever.
+            ready = sel.select(0 if exited else min(remaining, 0.5))
+            if not ready:
                 if exited:
                     break
                 continue
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                break
-            keeper.add(chunk)
+            for key, _ in ready:
+                chunk = os.read(key.fd, 65536)
+                if not chunk:
+                    sel.unregister(key.fd)
+                elif key.fd == fd:
+                    keeper.add(chunk)
+                elif len(channel) + len(chunk) <= CHANNEL_LIMIT:
+                    channel += chunk
+                else:
+                    channel_dropped = True
             if keeper.total > flood_limit:
                 verdict = FLOOD
                 break
@@ -140,4 +161,5 @@ def run_bounded(argv, timeout, cwd=None, env=None, flood_limit=FLOOD_LIMIT):
                 signal_name = "signal %d" % -proc.returncode
         else:
             verdict = EXITED
-    return RunResult(verdict, proc.returncode, keeper.text(), seconds, keeper.total, signal_name)
+    kept_channel = None if channel_fd is None or channel_dropped else bytes(channel)
+    return RunResult(verdict, proc.returncode, keeper.text(), seconds, keeper.total, signal_name, kept_channel)

@@ -11,8 +11,18 @@ from gradelib import checks as chk
 from gradelib import grading
 from gradelib.labs import RUNS_CLEANLY, Lab
 
-HEADER = "#!%s\nimport json, os, sys, time, signal\nout = sys.argv[sys.argv.index('--json') + 1]\n" % sys.executable
-WRITE_CLEAN = "json.dump({'value': 42, 'launch_log': {'failed': 0}}, open(out, 'w'))\n"
+# A fake harness speaks the kit's channel protocol (kit_result.h): the nonce from --nonce-fd, then
+# "kit-nonce NONCE" and the document on the descriptor named by --json fd:N.
+HEADER = """#!%s
+import json, os, sys, time, signal
+def arg(name): return sys.argv[sys.argv.index(name) + 1]
+nonce = os.read(int(arg('--nonce-fd')), 100).decode().strip()
+def emit_raw(text, first_line=None):
+    with os.fdopen(int(arg('--json')[len('fd:'):]), 'w') as f:
+        f.write((first_line if first_line is not None else 'kit-nonce ' + nonce) + '\\n' + text)
+def emit(doc): emit_raw(json.dumps(doc))
+""" % sys.executable
+WRITE_CLEAN = "emit({'value': 42, 'launch_log': {'failed': 0}})\n"
 
 FAKE_HARNESSES = {
     "clean": WRITE_CLEAN,
@@ -22,9 +32,15 @@ FAKE_HARNESSES = {
     "cuda-error": "print('CUDA error at harness.cu:12: cudaDeviceSynchronize(): cudaErrorIllegalAddress "
                   "(an illegal memory access was encountered)', file=sys.stderr); sys.exit(3)\n",
     "no-result": "print('done')\n",
-    "launch-failed": "json.dump({'value': 42, 'launch_log': {'failed': 3, 'first_error': "
-                     "'cudaErrorLaunchPendingCountExceeded', 'first_error_line': 17}}, open(out, 'w'))\n",
-    "garbled": "open(out, 'w').write('{not json')\n",
+    "launch-failed": "emit({'value': 42, 'launch_log': {'failed': 3, 'first_error': "
+                     "'cudaErrorLaunchPendingCountExceeded', 'first_error_line': 17}})\n",
+    "garbled": "emit_raw('{not json')\n",
+    # What a submission might try instead of doing the work: none of it reaches the grader.
+    "pass-line-and-file": "print('TOTAL 14/14: full marks'); "
+                          "[json.dump({'value': 42, 'launch_log': {'failed': 0}}, open(n, 'w')) "
+                          "for n in ('result-0.json', 'result-1.json', 'result.json')]\n",
+    "wrong-nonce": "emit_raw(json.dumps({'value': 42, 'launch_log': {'failed': 0}}), 'kit-nonce 0123456789abcdef')\n",
+    "no-nonce-line": "emit_raw(json.dumps({'value': 42, 'launch_log': {'failed': 0}}), '{}')\n",
 }
 
 
@@ -83,10 +99,34 @@ class FakeHarnessTest(unittest.TestCase):
         self.assert_not_clean("cuda-error", ["CUDA error", "cudaErrorIllegalAddress"])
 
     def test_missing_result(self):
-        self.assert_not_clean("no-result", ["without writing its result"])
+        self.assert_not_clean("no-result", ["without a valid result", "no result on the grader's channel"])
 
     def test_garbled_result(self):
-        self.assert_not_clean("garbled", ["without writing its result"])
+        self.assert_not_clean("garbled", ["without a valid result", "not valid JSON"])
+
+    def test_pass_line_and_result_files_do_not_count(self):
+        self.assert_not_clean("pass-line-and-file", ["no result on the grader's channel"])
+
+    def test_document_without_this_runs_nonce_does_not_count(self):
+        self.assert_not_clean("wrong-nonce", ["did not carry this run's nonce"])
+        self.assert_not_clean("no-nonce-line", ["no result on the grader's channel"])
+
+    def test_every_run_gets_its_own_nonce(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            program = os.path.join(tmp, "harness")
+            with open(program, "w") as f:
+                f.write(HEADER + "print(nonce)\n" + WRITE_CLEAN)
+            os.chmod(program, os.stat(program).st_mode | stat.S_IEXEC)
+            nonces = set()
+            for _ in range(3):
+                result, doc, why = grading.run_harness([program], 10, tmp)
+                self.assertEqual((doc["value"], why), (42, None))
+                nonces.add(result.output.strip())
+            self.assertEqual(len(nonces), 3)
+
+    def test_large_document_does_not_block_the_harness(self):
+        runs, value = self.grade_with("emit({'value': 42, 'launch_log': {'failed': 0}, 'pad': 'x' * (4 << 20)})\n")
+        self.assertEqual((runs.status, value.status), (chk.PASSED, chk.PASSED))
 
     def test_failed_device_launches(self):
         self.assert_not_clean("launch-failed", ["3 device-side launch(es) failed",

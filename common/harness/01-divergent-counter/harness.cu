@@ -144,8 +144,9 @@ static void json_dim3(kit_json_t *j, const char *key, const unsigned int *d)
 
 int main(int argc, char **argv)
 {
-    static const char *const options[] = {"--K", "--M", "--N", "--repeats", "--json", NULL};
+    static const char *const options[] = {"--K", "--M", "--N", "--repeats", "--json", "--nonce-fd", NULL};
     kit_args_require_known(argc, argv, options);
+    kit_result_take_nonce(argc, argv); /* before any student code runs */
     int k = (int)kit_arg_long(argc, argv, "--K", 2, 1, MAX_K);
     int m = (int)kit_arg_long(argc, argv, "--M", 32, 1, 32);
     int n = (int)kit_arg_long(argc, argv, "--N", 128, 1, MAX_N);

@@ -195,8 +195,9 @@ static void print_summary(const char *what, array_summary_t s, int n)
 
 int main(int argc, char **argv)
 {
-    static const char *const options[] = {"--blocks", "--trials", "--n", "--threads", "--json", NULL};
+    static const char *const options[] = {"--blocks", "--trials", "--n", "--threads", "--json", "--nonce-fd", NULL};
     kit_args_require_known(argc, argv, options);
+    kit_result_take_nonce(argc, argv); /* before any student code runs */
     int blocks = (int)kit_arg_long(argc, argv, "--blocks", 16, 1, 128);
     int trials = (int)kit_arg_long(argc, argv, "--trials", 2, 1, 100);
     int n = (int)kit_arg_long(argc, argv, "--n", 1000, 1, MAX_N);

@@ -43,8 +43,9 @@ __device__ void report_level(int depth)
 
 int main(int argc, char **argv)
 {
-    static const char *const options[] = {"--blocks", "--threads", "--depth", "--print", "--json", NULL};
+    static const char *const options[] = {"--blocks", "--threads", "--depth", "--print", "--json", "--nonce-fd", NULL};
     kit_args_require_known(argc, argv, options);
+    kit_result_take_nonce(argc, argv); /* before any student code runs */
     int blocks = (int)kit_arg_long(argc, argv, "--blocks", 1, 1, 16);
     int threads = (int)kit_arg_long(argc, argv, "--threads", 8, 1, 1024);
     int deep = (int)kit_arg_long(argc, argv, "--depth", 5000, 1, MAX_DEEP);

@@ -623,8 +623,9 @@ static void write_svg(const char *path, workload_t *w)
 int main(int argc, char **argv)
 {
     static const char *const options[] = {"--lines", "--workload", "--factor", "--max", "--seed", "--repeats",
-                                          "--svg", "--bench", "--json", NULL};
+                                          "--svg", "--bench", "--json", "--nonce-fd", NULL};
     kit_args_require_known(argc, argv, options);
+    kit_result_take_nonce(argc, argv); /* before any student code runs */
     int n_lines = (int)kit_arg_long(argc, argv, "--lines", 1000, 1, MAX_LINES);
     const char *workload_name = kit_arg_string(argc, argv, "--workload", "chained");
     int max_vertices = (int)kit_arg_long(argc, argv, "--max", 32, MIN_VERTICES, MAX_MAX_VERTICES);
