@@ -3,6 +3,11 @@
 
   python3 grader/grade.py [--lab NN ...] [--submission DIR] [--seed S] [--json FILE]
                           [--gradescope FILE] [--timeout SEC] [--verbose]
+  python3 grader/grade.py batch SUBMISSIONS_DIR --lab NN [--out DIR] [--jobs J] [--timeout SEC]
+                          [--regrade] [--seed S] [--shard I/N]
+  python3 grader/grade.py merge SHARD_OUT_DIR... --out DIR
+
+(batch and merge: see gradelib/batch.py.)
 
 Exit status: 0 full marks with every check run; 1 points lost; 2 bad usage;
 77 no points lost, but runtime checks were not run because no GPU could run them.
@@ -14,6 +19,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from gradelib import batch  # noqa: E402
 from gradelib import gpu as gpu_mod  # noqa: E402
 from gradelib import labs as lab_registry  # noqa: E402
 from gradelib import paths, report  # noqa: E402
@@ -53,7 +59,12 @@ def exit_status(reports):
 
 
 def main(argv=None):
-    args = parse_args(sys.argv[1:] if argv is None else argv)
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "batch":
+        return batch.run_batch(argv[1:])
+    if argv and argv[0] == "merge":
+        return batch.run_merge(argv[1:])
+    args = parse_args(argv)
     try:
         labs = [lab_registry.resolve(s) for s in args.lab] if args.lab else list(lab_registry.all_labs().values())
     except KeyError as err:
@@ -67,7 +78,8 @@ def main(argv=None):
         return EXIT_USAGE
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1, 10 ** 6)
 
-    print("seed %d (grade.py --seed %d repeats these test cases)" % (seed, seed))
+    salted = " with the instructor's salt" if paths.instructor_salt() else ""
+    print("seed %d%s (grade.py --seed %d repeats these test cases%s)" % (seed, salted, seed, salted))
     gpu = gpu_mod.detect()
     if gpu.available:
         print("GPU: %s (compute capability %s)" % (gpu.name, gpu.compute_capability))

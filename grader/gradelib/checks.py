@@ -77,33 +77,55 @@ class CheckResult:
         }
 
 
-def run_checks(checks, ctx, no_gpu_reason=None):
-    """Evaluate checks in order. ctx is passed to every check function.
+def run_checks(checks, ctx, no_gpu_reason=None, runtime_lock=None):
+    """Evaluate checks; return their results in the order given. ctx is passed to every check function.
 
     no_gpu_reason: when set, runtime checks are skipped with that reason.
+    runtime_lock: when set (batch grading), build and static checks are evaluated first, then
+    runtime checks, and those while holding the lock, so one GPU runs one submission at a time.
     A parent must be declared before its children.
     """
     results = {}
-    ordered = []
+    deferred = []
     for check in checks:
-        if check.name in results:
+        if check.name in results or check.name in (c.name for c in deferred):
             raise ValueError("two checks are named %r" % check.name)
-        parent = None
-        if check.parent is not None:
-            parent = results.get(check.parent)
-            if parent is None:
-                raise ValueError("check %r: parent %r must be declared before it" % (check.name, check.parent))
-        if parent is not None and parent.no_gpu:
-            result = CheckResult(check, SKIPPED, 0, parent.message, no_gpu=True)
-        elif parent is not None and parent.status != PASSED:
-            result = CheckResult(check, SKIPPED, 0, "skipped: '%s' did not pass" % parent.name)
-        elif check.kind == RUNTIME and no_gpu_reason:
-            result = CheckResult(check, SKIPPED, 0, no_gpu_reason, no_gpu=True)
+        if check.parent is not None and check.parent not in results and \
+                check.parent not in (c.name for c in deferred):
+            raise ValueError("check %r: parent %r must be declared before it" % (check.name, check.parent))
+        waits = check.kind == RUNTIME or check.parent in (c.name for c in deferred)
+        if runtime_lock is not None and waits:
+            deferred.append(check)
         else:
-            result = _evaluate(check, ctx)
-        results[check.name] = result
-        ordered.append(result)
-    return ordered
+            results[check.name] = _result(check, results, ctx, no_gpu_reason)
+    locked = False
+    try:
+        for check in deferred:
+            if not locked and _skip_result(check, results, no_gpu_reason) is None:
+                runtime_lock.acquire()  # only once something will really run
+                locked = True
+            results[check.name] = _result(check, results, ctx, no_gpu_reason)
+    finally:
+        if locked:
+            runtime_lock.release()
+    return [results[c.name] for c in checks]
+
+
+def _skip_result(check, results, no_gpu_reason):
+    """The result of a check that is not evaluated (its parent did not pass, or no GPU), else None."""
+    parent = results.get(check.parent) if check.parent is not None else None
+    if parent is not None and parent.no_gpu:
+        return CheckResult(check, SKIPPED, 0, parent.message, no_gpu=True)
+    if parent is not None and parent.status != PASSED:
+        return CheckResult(check, SKIPPED, 0, "skipped: '%s' did not pass" % parent.name)
+    if check.kind == RUNTIME and no_gpu_reason:
+        return CheckResult(check, SKIPPED, 0, no_gpu_reason, no_gpu=True)
+    return None
+
+
+def _result(check, results, ctx, no_gpu_reason):
+    skipped_result = _skip_result(check, results, no_gpu_reason)
+    return skipped_result if skipped_result is not None else _evaluate(check, ctx)
 
 
 def _evaluate(check, ctx):

@@ -29,6 +29,13 @@ class CaseRun:
         return " ".join("%s=%s" % kv for kv in self.params.items())
 
 
+def case_rng(seed, lab_name, salt=None):
+    """The random source of a lab's test cases: the seed, the lab and the instructor's salt. With a
+    salt, the public seed alone does not tell a student which inputs are graded."""
+    salt = paths.instructor_salt() if salt is None else salt
+    return random.Random("%s:%s" % (seed, lab_name) + (":" + salt if salt else ""))
+
+
 class Context:
     """What check functions see."""
 
@@ -39,7 +46,7 @@ class Context:
         self.build_dir = os.path.join(work_dir, "build")
         self.seed = seed
         self.timeout = timeout
-        self.cases = lab.make_cases(random.Random("%s:%s" % (seed, lab.name)))
+        self.cases = lab.make_cases(case_rng(seed, lab.name))
         self.ptx = {}
         self.program = None  # the built harness, set by the "compiles" check
         self.runs = []
@@ -75,15 +82,15 @@ class Context:
 
 
 def _compiles(ctx):
-    src_dir, missing = build.stage(ctx.lab.name, ctx.submission_dir, ctx.work_dir)
-    if missing:
-        return chk.failed("missing file: %s (looked in %s)"
-                          % (", ".join(missing), paths.relative(ctx.submission_dir)))
+    src_dir, problems = build.stage(ctx.lab.name, ctx.submission_dir, ctx.work_dir)
+    if problems:
+        return chk.failed("%s (looked in %s)" % ("; ".join(problems), paths.relative(ctx.submission_dir)))
     made = build.make(ctx.lab.name, src_dir, ctx.build_dir, ["all", "ptx"], build.cuda_arch())
     if not made.ok:
         return chk.failed("the build %s with the kit's flags (nvcc -rdc=true, sm_%s):\n%s"
                           % ("failed" if made.verdict == process.EXITED else made.describe(build.BUILD_TIMEOUT),
-                             build.cuda_arch(), build.compiler_errors(made.output)))
+                             build.cuda_arch(),
+                             build.compiler_errors(made.output).replace(src_dir + os.sep, "")))
     for name in ctx.student_cu_files():
         with open(os.path.join(ctx.build_dir, name[:-3] + ".ptx")) as f:
             ctx.ptx[name] = f.read()
@@ -230,6 +237,7 @@ class LabReport:
         self.cases = cases
         self.results = results
         self.score, self.max_score = chk.total(results)
+        self.runs = []  # the harness runs (CaseRun), when there were any
 
     @property
     def submission_dir_label(self):
@@ -248,8 +256,9 @@ class LabReport:
         }
 
 
-def grade_lab(lab, submission_root, seed, timeout=DEFAULT_TIMEOUT, gpu=None, keep_work=False):
-    """Grade one lab. submission_root holds the lab's files, or a folder named after the lab."""
+def grade_lab(lab, submission_root, seed, timeout=DEFAULT_TIMEOUT, gpu=None, keep_work=False, runtime_lock=None):
+    """Grade one lab. submission_root holds the lab's files, or a folder named after the lab.
+    runtime_lock: see checks.run_checks (batch grading builds in parallel, runs one at a time)."""
     submission_dir = build.find_submission_dir(lab.name, submission_root)
     grade_root = os.path.join(paths.BUILD_ROOT, "grade")
     os.makedirs(grade_root, exist_ok=True)
@@ -258,8 +267,10 @@ def grade_lab(lab, submission_root, seed, timeout=DEFAULT_TIMEOUT, gpu=None, kee
         ctx = Context(lab, submission_dir, work_dir, seed, timeout)
         no_gpu_reason = None if (gpu is not None and gpu.available) else (
             gpu.reason if gpu is not None else "no GPU check was made")
-        results = chk.run_checks(kit_checks(lab) + lab.lab_checks, ctx, no_gpu_reason)
-        return LabReport(lab, submission_dir, seed, ctx.cases, results)
+        results = chk.run_checks(kit_checks(lab) + lab.lab_checks, ctx, no_gpu_reason, runtime_lock)
+        report = LabReport(lab, submission_dir, seed, ctx.cases, results)
+        report.runs = ctx.runs
+        return report
     finally:
         if not keep_work:
             shutil.rmtree(work_dir, ignore_errors=True)

@@ -10,6 +10,18 @@ ALTERNATIVE_DIR = os.path.join(SOLUTIONS_DIR, "alternative")
 HANDOUTS_DIR = os.path.join(KIT_ROOT, "handouts")
 BUILD_ROOT = os.path.join(KIT_ROOT, "build")
 PROBE_MAKEFILE = os.path.join(KIT_ROOT, "common", "probe", "Makefile")
+# The instructor's private salt (never in the student kit; see README, "For instructors").
+SALT_ENV = "KIT_GRADER_SALT"
+SALT_FILE = os.path.join(KIT_ROOT, "grader", "salt.txt")
+
+
+def instructor_salt():
+    """The salt mixed into every test case draw: $KIT_GRADER_SALT, else grader/salt.txt, else ""."""
+    salt = os.environ.get(SALT_ENV, "")
+    if not salt and os.path.isfile(SALT_FILE):
+        with open(SALT_FILE) as f:
+            salt = f.read().strip()
+    return salt
 
 
 def lab_makefile(lab_name):
