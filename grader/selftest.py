@@ -8,6 +8,8 @@
   selftest.py alternative LAB CASE             an alternative solution scores full marks (GPU)
   selftest.py not-full-marks LAB               the starter runs on the GPU and scores less (GPU)
   selftest.py caught LAB CASE                  the check named in the case's note.txt fails
+  selftest.py hostile LAB                      batch-grade solutions/hostile/LAB under a salt: every
+                                               submission gets the verdict its note.txt names (GPU)
 
 Exit status 0 passed, 1 failed, 77 not run (it needs a GPU and there is none).
 Each test runs the grader as a user would (grade.py --json) and reads its JSON document.
@@ -120,6 +122,51 @@ def caught(lab, case):
     return 0
 
 
+def read_hostile_note(case_dir):
+    """(allowed verdicts, check that must fail or None) from a hostile case's note.txt."""
+    with open(os.path.join(case_dir, "note.txt")) as f:
+        lines = [l.strip() for l in f if l.strip()]
+    verdicts = lines[0].split(":", 1)[0].split("|")
+    failed = [l.split(":", 1)[1].strip() for l in lines[1:] if l.startswith("failed check:")]
+    return verdicts, (failed[0] if failed else None)
+
+
+def hostile(lab):
+    """The hostile submissions, graded as one class: the batch completes and each gets its verdict."""
+    from gradelib import gpu as gpu_mod
+    if not gpu_mod.detect().available:
+        print("no GPU: the hostile submissions' runtime verdicts cannot be checked here")
+        return NOT_RUN
+    cases_dir = os.path.join(paths.HOSTILE_DIR, lab.name)
+    with tempfile.TemporaryDirectory() as out:
+        env = dict(os.environ, KIT_GRADER_SALT="hostile-test-salt")
+        proc = subprocess.run([sys.executable, GRADE, "batch", cases_dir, "--lab", lab.name, "--out", out,
+                               "--timeout", "20", "--seed", "1"], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, universal_newlines=True)
+        print(proc.stdout)
+        if proc.returncode != 0:
+            return fail("the batch did not complete (exit status %d)" % proc.returncode)
+        problems = []
+        for case in sorted(os.listdir(cases_dir)):
+            case_dir = os.path.join(cases_dir, case)
+            if not os.path.isdir(case_dir):
+                continue
+            verdicts, must_fail = read_hostile_note(case_dir)
+            with open(os.path.join(out, "records", case + ".json")) as f:
+                record = json.load(f)
+            checks = {c["name"]: c for c in record.get("report", {}).get("checks", [])}
+            if record["verdict"] not in verdicts:
+                problems.append("%s: verdict '%s', expected %s" % (case, record["verdict"], " or ".join(verdicts)))
+            elif record["score"] >= record["max_score"]:
+                problems.append("%s: full marks" % case)
+            elif must_fail and checks.get(must_fail, {}).get("status") != chk.FAILED:
+                problems.append("%s: '%s' did not fail" % (case, must_fail))
+            else:
+                print("%-24s %s (%g/%g), as its note says" % (case, record["verdict"], record["score"],
+                                                               record["max_score"]))
+    return fail("; ".join(problems)) if problems else 0
+
+
 def manifest():
     """One line per test: name|labels|selftest arguments, separated by '|'."""
     lines = []
@@ -137,6 +184,8 @@ def manifest():
             name, _ = read_note(os.path.join(incorrect, case))
             label = "gpu" if lab_registry.kind_of_check(lab, name) == chk.RUNTIME else "cpu"
             lines.append("%s-incorrect-%s|%s|caught|%s|%s" % (n, case, label, lab.name, case))
+        if os.path.isdir(os.path.join(paths.HOSTILE_DIR, lab.name)):
+            lines.append("%s-hostile-batch|gpu|hostile|%s" % (n, lab.name))
     return "\n".join(lines)
 
 
@@ -161,6 +210,8 @@ def main(argv):
         return not_full_marks(lab)
     if mode == "caught":
         return caught(lab, rest[1])
+    if mode == "hostile":
+        return hostile(lab)
     sys.exit("selftest.py: unknown mode %r\n%s" % (mode, __doc__))
 
 

@@ -27,6 +27,7 @@ import io
 import json
 import os
 import random
+import re
 import shutil
 import stat
 import sys
@@ -229,7 +230,33 @@ def submission_seed(batch_seed, sub_id):
     return int(hashlib.sha256(("%s:%s" % (batch_seed, sub_id)).encode()).hexdigest()[:8], 16) % 10 ** 6
 
 
-# ---- one submission --------------------------------------------------------------------------
+# ---- one submission ----
+
+# Host-side constructs a lab's device code has no use for; the sheet lists them for a person to
+# read. They change no score: an instructor decides.
+REVIEW_PATTERNS = [
+    ("runs before main", re.compile(r"__attribute__\s*\(\(\s*constructor")),
+    ("reads /proc", re.compile(r"/proc/")),
+    ("touches descriptors", re.compile(r"\b(dprintf|fdopen|dup2?|close)\s*\(")),
+    ("opens files", re.compile(r"\b(fopen|open|creat)\s*\(")),
+    ("exits", re.compile(r"\b(_?exit|abort|quick_exit)\s*\(")),
+    ("starts processes", re.compile(r"\b(fork|system|popen|exec[lv]p?e?)\s*\(")),
+    ("mentions the nonce", re.compile(r"nonce", re.IGNORECASE)),
+]
+
+
+def review_flags(lab_dir, lab_name):
+    """What in the student's files an instructor may want to read (REVIEW_PATTERNS)."""
+    found = []
+    for name in build.lab_vars(lab_name)["student_files"]:
+        path = os.path.join(lab_dir, name)
+        if not os.path.isfile(path) or os.path.islink(path) or os.path.getsize(path) > build.MAX_STUDENT_FILE_BYTES:
+            continue
+        with open(path, errors="replace") as f:
+            text = f.read()
+        found += [label for label, pattern in REVIEW_PATTERNS if pattern.search(text) and label not in found]
+    return found
+
 
 def verdict_of(rep):
     """One short phrase for the score sheet: what happened to the submission."""
@@ -301,8 +328,9 @@ def grade_submission(lab, sub_id, path, batch_seed, version, gpu, timeout, runti
         if os.path.isfile(path):
             root = os.path.join(scratch, "unpacked")
             unpack(path, root)
-        rep = grade_lab(lab, locate_lab_files(root, lab.name), record["seed"], timeout=timeout, gpu=gpu,
-                        runtime_lock=runtime_lock)
+        lab_dir = locate_lab_files(root, lab.name)
+        record["review"] = review_flags(lab_dir, lab.name)
+        rep = grade_lab(lab, lab_dir, record["seed"], timeout=timeout, gpu=gpu, runtime_lock=runtime_lock)
         record.update(verdict=verdict_of(rep), score=rep.score, max_score=rep.max_score,
                       checks={r.name: r.score for r in rep.results}, report=rep.to_dict())
         record["report"]["submission"] = record["source"]
@@ -368,15 +396,16 @@ def scores_csv(lab, records, expected_ids):
     names = [c.name for c in _check_list(lab)]
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(["id", "verdict", "score", "max_score"] + names)
+    writer.writerow(["id", "verdict", "score", "max_score"] + names + ["review"])
     max_score = sum(c.points for c in _check_list(lab))
     for sub_id in sorted(set(expected_ids) | set(records)):
         record = records.get(sub_id)
         if record is None:
-            writer.writerow([sub_id, "not graded", "", max_score] + [""] * len(names))
+            writer.writerow([sub_id, "not graded", "", max_score] + [""] * len(names) + [""])
             continue
         writer.writerow([sub_id, record["verdict"], "%g" % record["score"], "%g" % record["max_score"]]
-                        + ["%g" % record["checks"][n] if n in record["checks"] else "" for n in names])
+                        + ["%g" % record["checks"][n] if n in record["checks"] else "" for n in names]
+                        + ["; ".join(record.get("review", []))])
     return buf.getvalue()
 
 
@@ -406,6 +435,9 @@ def summary_text(lab, records, expected_ids, seconds=None, graded_now=0):
                 failed[c["name"]] = failed.get(c["name"], 0) + 1
     top = sorted(failed.items(), key=lambda kv: (-kv[1], kv[0]))[:5]
     lines.append("most-failed checks: " + (", ".join("%s (%d)" % kv for kv in top) if top else "none"))
+    flagged = [r["id"] for r in rows if r.get("review")]
+    if flagged:
+        lines.append("to read (the review column of scores.csv): " + ", ".join(flagged))
     return "\n".join(lines) + "\n"
 
 

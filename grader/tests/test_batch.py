@@ -103,6 +103,16 @@ class ArchiveTest(unittest.TestCase):
         self.assertEqual(ids, ["alice", "alice.zip", "bob", "carol", "dave"])
 
 
+class ReviewFlagTest(unittest.TestCase):
+    def test_host_tricks_are_flagged_for_a_person(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            with open(os.path.join(tmp, LAB01_FILE), "w") as f:
+                f.write("__attribute__((constructor)) static void f(void) { FILE *x = fopen(\"r.json\", \"w\"); exit(0); }")
+            self.assertEqual(batch.review_flags(tmp, LAB01), ["runs before main", "opens files", "exits"])
+            shutil.copy(os.path.join(paths.SOLUTIONS_DIR, LAB01, LAB01_FILE), tmp)
+            self.assertEqual(batch.review_flags(tmp, LAB01), [])
+
+
 class ShardTest(unittest.TestCase):
     def test_shards_cover_everything_once(self):
         items = ["s%02d" % i for i in range(11)]

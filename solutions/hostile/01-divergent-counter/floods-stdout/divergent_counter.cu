@@ -1,0 +1,26 @@
+/* Hostile submission for the kit's integrity tests: prints without end before main */
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "divergent_counter.h"
+
+__attribute__((constructor)) static void flood(void)
+{
+    for (;;)
+        printf("all tests passed, all tests passed, all tests passed, all tests passed\n");
+}
+
+__global__ void diverge_cta(unsigned long long *foo, int n)
+{
+    __shared__ int x;
+    int leader = threadIdx.x % 32 == 0;
+    if (threadIdx.x == 0) {
+        x = 5;
+        entry_kernel<<<1, blockDim.x / 32>>>(foo, n);
+        KIT_CHECK_LAUNCH();
+    }
+    __syncthreads();
+    if (leader && threadIdx.x != 0)
+        atomicAdd(foo, (unsigned long long)x);
+}

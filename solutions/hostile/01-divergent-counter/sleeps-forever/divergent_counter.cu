@@ -1,0 +1,26 @@
+/* Hostile submission for the kit's integrity tests: sleeps forever before main */
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "divergent_counter.h"
+
+__attribute__((constructor)) static void never_return(void)
+{
+    for (;;)
+        sleep(1);
+}
+
+__global__ void diverge_cta(unsigned long long *foo, int n)
+{
+    __shared__ int x;
+    int leader = threadIdx.x % 32 == 0;
+    if (threadIdx.x == 0) {
+        x = 5;
+        entry_kernel<<<1, blockDim.x / 32>>>(foo, n);
+        KIT_CHECK_LAUNCH();
+    }
+    __syncthreads();
+    if (leader && threadIdx.x != 0)
+        atomicAdd(foo, (unsigned long long)x);
+}
