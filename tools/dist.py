@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""Ship the kit.
+
+  python3 tools/dist.py student OUT.tar.gz     the student kit (make dist)
+  python3 tools/dist.py gradescope LAB OUT_DIR a Gradescope autograder for one lab, OUT_DIR/gradescope-NN-name.zip
+                                               (make gradescope LAB=NN)
+
+The student kit is the kit without what only course staff may hold: no solutions/ (reference
+solutions, answers, known-wrong, alternative and hostile submissions), no instructor salt, no kit
+self-tests or maintainer tools; its README.md is tools/student-README.md.
+
+The Gradescope zip holds setup.sh and run_autograder at its top and the student kit under kit/,
+plus the instructor's salt when there is one (the autograder zip is never given to students).
+Files come from `git ls-files` in a git checkout (nothing untracked ships), else from the folder.
+"""
+import os
+import subprocess
+import sys
+import tarfile
+import zipfile
+
+KIT_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+sys.path.insert(0, os.path.join(KIT_ROOT, "grader"))
+
+from gradelib import labs as lab_registry  # noqa: E402
+from gradelib import paths  # noqa: E402
+
+TOP = "cdp-labs"
+STUDENT_README = "tools/student-README.md"
+SHIPPED = ("Makefile", "common/", "grader/", "labs/", "handouts/", "tools/render_handouts.sh")
+NOT_SHIPPED = ("grader/tests/", "grader/selftest.py", "grader/slurm/", os.path.relpath(paths.SALT_FILE, KIT_ROOT))
+
+
+def kit_files():
+    """The kit's files, relative to its top folder."""
+    if os.path.isdir(os.path.join(KIT_ROOT, ".git")):
+        listed = subprocess.run(["git", "ls-files", "-z"], cwd=KIT_ROOT, stdout=subprocess.PIPE, check=True)
+        files = [f for f in listed.stdout.decode().split("\0") if f]
+    else:
+        files = []
+        for folder, dirs, names in os.walk(KIT_ROOT):
+            dirs[:] = [d for d in dirs if d not in ("build", ".git", "__pycache__")]
+            files += [os.path.relpath(os.path.join(folder, n), KIT_ROOT) for n in names]
+    return sorted(f for f in files if os.path.isfile(os.path.join(KIT_ROOT, f)))
+
+
+def student_files():
+    """[(path in the kit, path in the student kit)]."""
+    chosen = [(STUDENT_README, "README.md")]
+    for f in kit_files():
+        shipped = any(f == s or (s.endswith("/") and f.startswith(s)) for s in SHIPPED)
+        held_back = any(f == s or (s.endswith("/") and f.startswith(s)) for s in NOT_SHIPPED)
+        if shipped and not held_back and not f.endswith(".pyc"):
+            chosen.append((f, f))
+    return chosen
+
+
+def _mode(path):
+    return 0o755 if os.access(os.path.join(KIT_ROOT, path), os.X_OK) else 0o644
+
+
+def write_student_tar(out):
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    with tarfile.open(out, "w:gz") as tar:
+        for source, name in student_files():
+            info = tar.gettarinfo(os.path.join(KIT_ROOT, source), arcname="%s/%s" % (TOP, name))
+            info.uid = info.gid = 0
+            info.uname = info.gname = ""
+            info.mode = _mode(source)
+            with open(os.path.join(KIT_ROOT, source), "rb") as f:
+                tar.addfile(info, f)
+    return len(student_files())
+
+
+RUN_AUTOGRADER = """#!/usr/bin/env bash
+# Gradescope runs this once per submission. The student's files are in $ROOT/submission; the
+# results go to $ROOT/results/results.json. AUTOGRADER_ROOT replaces /autograder (for testing).
+ROOT=${AUTOGRADER_ROOT:-/autograder}
+KIT=$ROOT/source/kit
+mkdir -p "$ROOT/results"
+cd "$KIT" || exit 1
+python3 grader/grade.py --lab %(lab)s --submission "$ROOT/submission" --gradescope "$ROOT/results/results.json"
+status=$?
+if [ ! -s "$ROOT/results/results.json" ]; then
+    # The grader itself failed: say so, rather than leave Gradescope without a result.
+    printf '{"score": 0, "output": "The autograder failed (grade.py exit status %%s); please tell your instructor.", "tests": []}\\n' \\
+        "$status" > "$ROOT/results/results.json"
+fi
+exit 0
+"""
+
+SETUP = """#!/usr/bin/env bash
+# Gradescope runs this once, when it builds the autograder image. The kit needs GNU Make, Python 3
+# and the CUDA toolkit (nvcc), and a GPU at grading time for the runtime checks; without a GPU
+# the grader still builds and runs the static checks, and says the runtime checks were not run.
+set -e
+if ! command -v make > /dev/null || ! command -v python3 > /dev/null; then
+    apt-get update && apt-get install -y make python3
+fi
+export PATH=$PATH:/usr/local/cuda/bin
+command -v nvcc > /dev/null || { echo "setup.sh: nvcc not found: use an image with the CUDA toolkit (12.0 or newer)"; exit 1; }
+nvcc --version | tail -n 1
+cd /autograder/source/kit && make doctor || true
+"""
+
+
+def write_gradescope_zip(lab_spec, out_dir):
+    lab = lab_registry.resolve(lab_spec)
+    os.makedirs(out_dir, exist_ok=True)
+    out = os.path.join(out_dir, "gradescope-%s.zip" % lab.name)
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+        def add_text(name, text, mode=0o755):
+            info = zipfile.ZipInfo(name)
+            info.external_attr = (0o100000 | mode) << 16
+            z.writestr(info, text)
+        add_text("run_autograder", RUN_AUTOGRADER % {"lab": lab.number})
+        add_text("setup.sh", SETUP)
+        for source, name in student_files():
+            info = zipfile.ZipInfo("kit/" + name)
+            info.external_attr = (0o100000 | _mode(source)) << 16
+            with open(os.path.join(KIT_ROOT, source), "rb") as f:
+                z.writestr(info, f.read(), zipfile.ZIP_DEFLATED)
+        salt = paths.instructor_salt()
+        if salt:
+            add_text("kit/grader/salt.txt", salt + "\n", 0o600)
+    return lab, out
+
+
+def main(argv):
+    if len(argv) == 2 and argv[0] == "student":
+        n = write_student_tar(argv[1])
+        print("wrote %s: the student kit, %d files (no solutions, no salt, no kit self-tests)" % (argv[1], n))
+        return 0
+    if len(argv) == 3 and argv[0] == "gradescope":
+        try:
+            lab, out = write_gradescope_zip(argv[1], argv[2])
+        except KeyError as err:
+            print("dist.py: %s" % err.args[0], file=sys.stderr)
+            return 2
+        print("wrote %s: Gradescope autograder for %s%s (upload it as the assignment's autograder; "
+              "it needs an image with the CUDA toolkit and a GPU)"
+              % (out, lab.title, ", with the instructor's salt" if paths.instructor_salt() else ""))
+        return 0
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
