@@ -10,11 +10,15 @@
 #   make                build every lab from labs/
 #   make starters       regenerate labs/ starter files from solutions/ (kit maintainers)
 #   make clean          remove build/
+# For instructors (not in the student kit):
+#   make dist           the student kit: build/dist/cdp-labs-student.tar.gz (no solutions, no salt)
+#   make gradescope LAB=01   a Gradescope autograder zip for one lab, in build/dist/
+#   python3 grader/grade.py batch SUBMISSIONS_DIR --lab 01   grade a class (README, "For instructors")
 PYTHON ?= python3
 LAB    ?=
 LAB_MAKEFILES := $(wildcard labs/*/Makefile)
 
-.PHONY: all grade test run legacy bench handouts doctor starters clean
+.PHONY: all grade test run legacy bench handouts doctor starters clean dist gradescope
 
 all:
 	@set -e; for mk in $(LAB_MAKEFILES); do $(MAKE) --no-print-directory -f $$mk all; done
@@ -22,7 +26,11 @@ all:
 grade:
 	$(PYTHON) grader/grade.py $(if $(LAB),--lab $(LAB)) $(GRADE_ARGS)
 
+# What needs the kit's own tests or the reference solutions says so in the student kit.
+KIT_ONLY = @test -d solutions || { echo "make $@: not part of the student kit (course staff have it)"; exit 2; }
+
 test:
+	$(KIT_ONLY)
 	cmake -S tests -B build/tests
 	cd build/tests && ctest --output-on-failure $(CTEST_ARGS)
 
@@ -41,7 +49,17 @@ doctor:
 	$(PYTHON) grader/kit.py doctor
 
 starters:
+	$(KIT_ONLY)
 	$(PYTHON) grader/kit.py starters
 
 clean:
 	rm -rf build
+
+dist:
+	$(KIT_ONLY)
+	$(PYTHON) tools/dist.py student build/dist/cdp-labs-student.tar.gz
+
+gradescope:
+	$(KIT_ONLY)
+	@test -n "$(LAB)" || { echo "usage: make gradescope LAB=NN"; exit 2; }
+	$(PYTHON) tools/dist.py gradescope $(LAB) build/dist
