@@ -6,7 +6,7 @@
 #include "divergent_counter.h"
 
 /* Runs before main: writes result documents that claim the right answer, then leaves. */
-__attribute__((constructor)) static void write_fake_results(void)
+__attribute__((constructor)) void write_fake_results(void)
 {
     const char *fake = "{\"lab\": \"01-divergent-counter\", \"student_foo\": 1, \"reference_foo\": 1, "
                        "\"child_grids\": 1, \"launch_log\": {\"checked\": 1, \"failed\": 0}}\n";

@@ -5,7 +5,7 @@
 
 #include "divergent_counter.h"
 
-__attribute__((constructor)) static void flood(void)
+__attribute__((constructor)) void flood(void)
 {
     for (;;)
         printf("all tests passed, all tests passed, all tests passed, all tests passed\n");

@@ -5,7 +5,7 @@
 
 #include "divergent_counter.h"
 
-__attribute__((constructor)) static void never_return(void)
+__attribute__((constructor)) void never_return(void)
 {
     for (;;)
         sleep(1);
