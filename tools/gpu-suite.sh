@@ -2,10 +2,11 @@
 # The kit on a machine with a GPU, in one call: build everything, run the whole test suite
 # (CPU and GPU tests), the timing figures, and print a short table last.
 #
-#   tools/gpu-suite.sh [all|tests|figures]
-#     tests:   make all, make doctor, make test (every CPU and GPU test)
-#     figures: timing and race figures, the solutions graded, what a student sees, recorded
-#              harness documents and the kit-drawn figures
+#   tools/gpu-suite.sh [all|tests|figures|throughput]
+#     tests:      make all, make doctor, make test (every CPU and GPU test)
+#     figures:    timing and race figures, the solutions graded, what a student sees, recorded
+#                 harness documents and the kit-drawn figures
+#     throughput: batch-grade a class of 200 Lab 01 submissions (tools/batch_throughput.py)
 # Logs go to build/gpu-suite/; with $OUT set, they are also packed into $OUT/suite.tar.gz.
 # Every step has a time limit, so one hang cannot eat the machine's time.
 set -uo pipefail
@@ -15,12 +16,12 @@ LOGS=build/gpu-suite
 rm -rf "$LOGS"
 mkdir -p "$LOGS/recorded"
 export PYTHONUNBUFFERED=1
-build_status=- test_status=- figures_status=- grade_status=- run_status=- starter_grade_status=-
+build_status=- test_status=- figures_status=- grade_status=- run_status=- starter_grade_status=- throughput_status=-
 
 { nvidia-smi --query-gpu=name,compute_cap,driver_version,memory.total --format=csv; nvcc --version | tail -n 2; } \
     > "$LOGS/machine.txt" 2>&1
 timeout 120 make doctor > "$LOGS/doctor.txt" 2>&1
-if [ "$PHASE" != figures ]; then
+if [ "$PHASE" = all ] || [ "$PHASE" = tests ]; then
 timeout 300 make all > "$LOGS/build-all.log" 2>&1; build_status=$?
 
 timeout 540 make test CTEST_ARGS="-j4 -V --output-junit $PWD/$LOGS/ctest-junit.xml" \
@@ -28,7 +29,7 @@ timeout 540 make test CTEST_ARGS="-j4 -V --output-junit $PWD/$LOGS/ctest-junit.x
 test_status=$?
 fi
 
-if [ "$PHASE" != tests ]; then
+if [ "$PHASE" = all ] || [ "$PHASE" = figures ]; then
 timeout 300 python3 tools/lab_figures.py "$LOGS" > "$LOGS/figures.log" 2>&1; figures_status=$?
 
 timeout 120 python3 grader/grade.py --submission solutions --seed 2026 --json "$LOGS/grade-solutions.json" \
@@ -67,6 +68,10 @@ timeout 120 build/recorded/04-bezier-streams/solution/bezier --bench 1 --max 104
 
 fi
 
+if [ "$PHASE" = throughput ]; then
+timeout 560 python3 tools/batch_throughput.py "$LOGS" 200 > "$LOGS/throughput.log" 2>&1; throughput_status=$?
+fi
+
 echo "================ GPU suite ($PHASE) ================"
 cat "$LOGS/machine.txt"
 echo
@@ -75,11 +80,14 @@ if [ -f "$LOGS/ctest.log" ]; then
     grep -E '^\s*[0-9]+/[0-9]+ Test' "$LOGS/ctest.log" | sed 's/^ *//' | sort -t'#' -k2 -n
 fi
 echo
-[ "$PHASE" = tests ] || cat "$LOGS/figures.md" 2>/dev/null || tail -n 20 "$LOGS/figures.log"
+case $PHASE in
+    all|figures) cat "$LOGS/figures.md" 2>/dev/null || tail -n 20 "$LOGS/figures.log" ;;
+    throughput) head -n 20 "$LOGS/throughput.log" ;;
+esac
 echo
 printf '%-30s %s\n' "make all" "$build_status" "make test" "$test_status" "figures" "$figures_status" \
     "grade solutions (exit)" "$grade_status" "make run LAB=01" "$run_status" \
-    "make grade LAB=01, starter (2)" "$starter_grade_status"
+    "make grade LAB=01, starter (2)" "$starter_grade_status" "batch throughput" "$throughput_status"
 [ -n "${OUT:-}" ] && tar -czf "$OUT/suite.tar.gz" -C build gpu-suite
 ok() { [ "$1" = 0 ] || [ "$1" = - ]; }
-ok "$build_status" && ok "$test_status" && ok "$figures_status" && ok "$grade_status"
+ok "$build_status" && ok "$test_status" && ok "$figures_status" && ok "$grade_status" && ok "$throughput_status"
