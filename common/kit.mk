@@ -7,6 +7,14 @@
 #   HARNESS_SOURCES := harness.cu                    (kit-owned, in common/harness/$(LAB_NAME)/)
 #   include $(dir $(lastword $(MAKEFILE_LIST)))../../common/kit.mk
 #
+# A lab about compiler options may also name a small flags file the student edits (listed in
+# STUDENT_FILES too):
+#   STUDENT_FLAGS_FILE := nvcc.flags
+# common/student-flags.sh checks it against the kit's whitelist before anything is compiled (a
+# refused option stops the build with a message that names it, and nvcc never sees it); the accepted
+# options go to the compile and PTX rules of the student's .cu files only, never to kit-owned
+# objects. Comment lines (#...) are dropped, so the starter markers work in a flags file as well.
+#
 # Variables you may set on the command line:
 #   CUDA_ARCH=90         build for compute capability 9.0 (default: the GPU present, else 75)
 #   SRC_DIR=dir          take the student files from dir (default: the lab's folder)
@@ -48,8 +56,20 @@ KIT_HEADERS  := $(wildcard $(KIT_ROOT)/common/include/*.h) $(wildcard $(HARNESS_
 # see a half-written file.
 define compile
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCC_FLAGS) -dc $< -o $@.$$$$.tmp && mv -f $@.$$$$.tmp $@
+	$(NVCC) $(NVCC_FLAGS) $(1) -dc $< -o $@.$$$$.tmp && mv -f $@.$$$$.tmp $@
 endef
+
+# The student's flags file, checked (see the top of this file). STUDENT_NVCC_FLAGS is read when a
+# student rule runs, after the checked copy is made.
+STUDENT_FLAGS_CHECKED :=
+STUDENT_NVCC_FLAGS :=
+ifneq ($(strip $(STUDENT_FLAGS_FILE)),)
+STUDENT_FLAGS_CHECKED := $(BUILD_DIR)/$(STUDENT_FLAGS_FILE).checked
+STUDENT_NVCC_FLAGS = $(shell cat $(STUDENT_FLAGS_CHECKED))
+$(STUDENT_FLAGS_CHECKED): $(SRC_DIR)/$(STUDENT_FLAGS_FILE) $(KIT_ROOT)/common/student-flags.sh
+	@mkdir -p $(dir $@)
+	@sh $(KIT_ROOT)/common/student-flags.sh $< > $@.$$$$.tmp && mv -f $@.$$$$.tmp $@ || { rm -f $@.$$$$.tmp; exit 1; }
+endif
 
 .PHONY: all ptx run clean print-lab
 all: $(BUILD_DIR)/$(PROGRAM)
@@ -58,8 +78,8 @@ $(BUILD_DIR)/$(PROGRAM): $(STUDENT_OBJS) $(HARNESS_OBJS) $(RUNTIME_OBJ)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCC_FLAGS) $^ -o $@ $(LDLIBS)
 
-$(BUILD_DIR)/%.o: $(SRC_DIR)/%.cu $(KIT_HEADERS)
-	$(compile)
+$(BUILD_DIR)/%.o: $(SRC_DIR)/%.cu $(KIT_HEADERS) $(STUDENT_FLAGS_CHECKED)
+	$(call compile,$(STUDENT_NVCC_FLAGS))
 
 $(KIT_OBJ_DIR)/$(LAB_NAME)/%.o: $(HARNESS_DIR)/%.cu $(KIT_HEADERS)
 	$(compile)
@@ -69,9 +89,9 @@ $(RUNTIME_OBJ): $(KIT_ROOT)/common/src/kit_runtime.cu $(KIT_HEADERS)
 
 ptx: $(STUDENT_PTX)
 
-$(BUILD_DIR)/%.ptx: $(SRC_DIR)/%.cu $(KIT_HEADERS)
+$(BUILD_DIR)/%.ptx: $(SRC_DIR)/%.cu $(KIT_HEADERS) $(STUDENT_FLAGS_CHECKED)
 	@mkdir -p $(dir $@)
-	$(NVCC) $(filter-out -lineinfo,$(NVCC_FLAGS)) -ptx $< -o $@
+	$(NVCC) $(filter-out -lineinfo,$(NVCC_FLAGS)) $(STUDENT_NVCC_FLAGS) -ptx $< -o $@
 
 run: all
 	$(BUILD_DIR)/$(PROGRAM) $(ARGS)

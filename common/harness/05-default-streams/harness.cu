@@ -1,0 +1,582 @@
+/* Lab 05 harness (kit-owned): runs both parts of the lab twice in one process, once the kit's
+ * legacy way (legacy.cu) and once the student's way (default_streams.cu), reads back every kernel's
+ * %globaltimer stamps, and reports how many kernels ran at once, the span of each timeline, and for
+ * Part B when each host thread's wait returned compared with the end of its own kernel.
+ *
+ *   ./default_streams [--streams 8] [--threads 8] [--spin-us 1000] [--thread-spin-us 1000]
+ *                     [--repeats 5] [--svg FILE] [--json result.json]
+ *
+ * Part A: --streams worker kernels of --spin-us each, one per stream, with a tiny kernel on the
+ * default stream after each. Part B: --threads host threads; thread i's kernel spins
+ * (i + 1) x --thread-spin-us, so that a thread that waits for everything returns visibly late.
+ * One warm-up round, then --repeats rounds (legacy and student interleaved); medians are reported.
+ * The timeline picture of the median round goes to --svg FILE (default: timeline.svg next to the
+ * program).
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "default_streams.h"
+#include "kit_args.h"
+#include "kit_check.h"
+#include "kit_result.h"
+
+#define MAX_KERNELS (2 * MAX_STREAMS) /* Part A: workers and tiny kernels */
+#define MAX_REPEATS 51
+#define CALIBRATION_ROUNDS 7
+/* Enough hardware work queues for every stream of Part A and every thread of Part B: with the
+ * default of 8, streams beyond the eighth share a queue and can wait for each other for no reason
+ * the lab teaches. Set before the CUDA runtime starts; a value already in the environment wins. */
+#define MAX_CONNECTIONS "32"
+
+enum { PART_A, PART_B, N_PARTS };
+enum { LEGACY, STUDENT, N_SIDES };
+static const char *const part_keys[N_PARTS] = {"part_a", "part_b"};
+static const char *const side_keys[N_SIDES] = {"legacy", "student"};
+static const char *const side_names[N_SIDES] = {"legacy (kit)", "yours"};
+
+/* One round of one part on one side: every kernel's stamps, and for Part B the host's times. */
+typedef struct {
+    int n_workers;                     /* streams (Part A) or threads (Part B) */
+    int n_default;                     /* Part A: tiny kernels on the default stream; Part B: 0 */
+    kit_stamp_t stamps[MAX_KERNELS];   /* workers first, then the tiny kernels */
+    long long returned_ns[MAX_THREADS]; /* Part B: host clock when each thread's call returned */
+    long long offset_ns;               /* Part B: host clock minus %globaltimer, calibrated */
+} round_t;
+
+typedef struct {
+    round_t *rounds; /* [repeats] */
+    double span_us_median;
+    double max_concurrent_median;
+    long long overlapping_pairs; /* over all rounds, every kernel of the part counted */
+    int missing, duplicated;     /* kernels that never stamped, or stamped more than once */
+    int median_round;            /* the round drawn and listed: the one with the median span */
+    double lateness_us[MAX_THREADS]; /* Part B: median over rounds, per thread */
+} timeline_t;
+
+static long long host_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static int compare_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median_of(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, compare_double);
+    return (n % 2) ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* ---------------- measurements of one round ---------------- */
+
+static int n_kernels(const round_t *r) { return r->n_workers + r->n_default; }
+
+static unsigned long long first_start(const round_t *r)
+{
+    unsigned long long t = 0;
+    int found = 0;
+    for (int i = 0; i < n_kernels(r); i++)
+        if (r->stamps[i].runs > 0 && (!found || r->stamps[i].start_ns < t)) {
+            t = r->stamps[i].start_ns;
+            found = 1;
+        }
+    return t;
+}
+
+static double span_us(const round_t *r)
+{
+    unsigned long long first = first_start(r), last = first;
+    for (int i = 0; i < n_kernels(r); i++)
+        if (r->stamps[i].runs > 0 && r->stamps[i].end_ns > last)
+            last = r->stamps[i].end_ns;
+    return (double)(last - first) / 1000.0;
+}
+
+/* The most workers running at one instant: the largest number of worker intervals [start, end)
+ * that contain some worker's start. */
+static int max_concurrent(const round_t *r)
+{
+    int best = 0;
+    for (int i = 0; i < r->n_workers; i++) {
+        if (r->stamps[i].runs == 0)
+            continue;
+        int active = 0;
+        for (int j = 0; j < r->n_workers; j++)
+            if (r->stamps[j].runs > 0 && r->stamps[j].start_ns <= r->stamps[i].start_ns &&
+                r->stamps[i].start_ns < r->stamps[j].end_ns)
+                active++;
+        if (active > best)
+            best = active;
+    }
+    return best;
+}
+
+/* Pairs of kernels (tiny ones included) whose intervals overlap. */
+static int overlapping_pairs(const round_t *r)
+{
+    int pairs = 0;
+    for (int i = 0; i < n_kernels(r); i++)
+        for (int j = i + 1; j < n_kernels(r); j++) {
+            const kit_stamp_t *a = &r->stamps[i], *b = &r->stamps[j];
+            if (a->runs > 0 && b->runs > 0 && a->start_ns < b->end_ns && b->start_ns < a->end_ns)
+                pairs++;
+        }
+    return pairs;
+}
+
+/* Part B: how long after its own kernel ended thread i's wait returned, in microseconds. */
+static double lateness_us(const round_t *r, int i)
+{
+    long long returned_gpu = r->returned_ns[i] - r->offset_ns;
+    return (double)(returned_gpu - (long long)r->stamps[i].end_ns) / 1000.0;
+}
+
+/* ---------------- running the parts ---------------- */
+
+static kit_stamp_t *d_stamps; /* MAX_KERNELS records in device memory */
+
+static void clear_stamps(void)
+{
+    KIT_CHECK(cudaMemset(d_stamps, 0, sizeof(kit_stamp_t) * MAX_KERNELS));
+    KIT_CHECK(cudaDeviceSynchronize());
+}
+
+static void read_stamps(round_t *r)
+{
+    KIT_CHECK(cudaDeviceSynchronize());
+    KIT_CHECK(cudaMemcpy(r->stamps, d_stamps, sizeof(kit_stamp_t) * MAX_KERNELS, cudaMemcpyDeviceToHost));
+}
+
+static void run_part_a(int side, int n_streams, long long spin_ns, round_t *r)
+{
+    streams_job_t job;
+    job.n_streams = n_streams;
+    job.spin_ns = spin_ns;
+    job.worker_stamps = d_stamps;
+    job.default_stamps = d_stamps + n_streams;
+    clear_stamps();
+    if (side == LEGACY)
+        legacy_many_streams(&job);
+    else
+        many_streams(&job);
+    read_stamps(r);
+    r->n_workers = n_streams;
+    r->n_default = n_streams;
+}
+
+/* Host clock minus %globaltimer: the smallest (host time after a wait) - (kernel's end stamp) over a
+ * few rounds, so the host's time of a wait's return can be placed on the GPU's time line. What is
+ * left over is the quickest wait's own latency, the same for every thread. */
+static long long calibrate_offset(void)
+{
+    cudaStream_t s;
+    KIT_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    long long best = 0;
+    for (int i = 0; i < CALIBRATION_ROUNDS; i++) {
+        clear_stamps();
+        kit_tiny_kernel<<<1, 1, 0, s>>>(d_stamps);
+        KIT_CHECK(cudaGetLastError());
+        KIT_CHECK(cudaStreamSynchronize(s));
+        long long after = host_now_ns();
+        kit_stamp_t stamp;
+        KIT_CHECK(cudaMemcpy(&stamp, d_stamps, sizeof stamp, cudaMemcpyDeviceToHost));
+        long long offset = after - (long long)stamp.end_ns;
+        if (i == 0 || offset < best)
+            best = offset;
+    }
+    KIT_CHECK(cudaStreamDestroy(s));
+    return best;
+}
+
+typedef struct {
+    thread_job_t job;
+    int side;
+    pthread_barrier_t *start;
+    long long returned_ns;
+} thread_slot_t;
+
+static void *thread_main(void *arg)
+{
+    thread_slot_t *slot = (thread_slot_t *)arg;
+    pthread_barrier_wait(slot->start); /* all threads launch together */
+    if (slot->side == LEGACY)
+        legacy_thread_launch_and_wait(&slot->job);
+    else
+        thread_launch_and_wait(&slot->job);
+    slot->returned_ns = host_now_ns();
+    return NULL;
+}
+
+static void run_part_b(int side, int n_threads, long long base_ns, round_t *r)
+{
+    thread_slot_t slots[MAX_THREADS];
+    pthread_t threads[MAX_THREADS];
+    pthread_barrier_t start;
+    r->offset_ns = calibrate_offset();
+    clear_stamps();
+    if (pthread_barrier_init(&start, NULL, (unsigned)n_threads) != 0) {
+        fprintf(stderr, "cannot create a barrier for %d threads\n", n_threads);
+        exit(1);
+    }
+    for (int i = 0; i < n_threads; i++) {
+        slots[i].job.thread_index = i;
+        slots[i].job.spin_ns = (long long)(i + 1) * base_ns;
+        slots[i].job.stamp = d_stamps + i;
+        slots[i].side = side;
+        slots[i].start = &start;
+        slots[i].returned_ns = 0;
+        if (pthread_create(&threads[i], NULL, thread_main, &slots[i]) != 0) {
+            fprintf(stderr, "cannot create host thread %d\n", i);
+            exit(1);
+        }
+    }
+    for (int i = 0; i < n_threads; i++)
+        if (pthread_join(threads[i], NULL) != 0) {
+            fprintf(stderr, "cannot join host thread %d\n", i);
+            exit(1);
+        }
+    pthread_barrier_destroy(&start);
+    read_stamps(r);
+    r->n_workers = n_threads;
+    r->n_default = 0;
+    for (int i = 0; i < n_threads; i++)
+        r->returned_ns[i] = slots[i].returned_ns;
+}
+
+/* ---------------- summaries ---------------- */
+
+static void summarize(int part, timeline_t *t, int repeats)
+{
+    double spans[MAX_REPEATS], counts[MAX_REPEATS];
+    t->overlapping_pairs = 0;
+    t->missing = t->duplicated = 0;
+    for (int k = 0; k < repeats; k++) {
+        const round_t *r = &t->rounds[k];
+        spans[k] = span_us(r);
+        counts[k] = max_concurrent(r);
+        t->overlapping_pairs += overlapping_pairs(r);
+        for (int i = 0; i < n_kernels(r); i++) {
+            t->missing += r->stamps[i].runs == 0;
+            t->duplicated += r->stamps[i].runs > 1;
+        }
+    }
+    t->max_concurrent_median = median_of(counts, repeats);
+    double sorted[MAX_REPEATS];
+    memcpy(sorted, spans, sizeof(double) * repeats);
+    t->span_us_median = median_of(sorted, repeats);
+    double lower_median = sorted[(repeats - 1) / 2];
+    t->median_round = 0;
+    for (int k = 0; k < repeats; k++)
+        if (spans[k] == lower_median)
+            t->median_round = k;
+    if (part == PART_B) {
+        int n = t->rounds[0].n_workers;
+        for (int i = 0; i < n; i++) {
+            double late[MAX_REPEATS];
+            for (int k = 0; k < repeats; k++)
+                late[k] = lateness_us(&t->rounds[k], i);
+            t->lateness_us[i] = median_of(late, repeats);
+        }
+    }
+}
+
+/* ---------------- output ---------------- */
+
+static void print_part(int part, timeline_t t[N_SIDES], int repeats)
+{
+    printf("  %-16s %12s %16s %18s\n", "", "span (us)", "kernels at once", "overlapping pairs");
+    for (int s = 0; s < N_SIDES; s++)
+        printf("  %-16s %12.1f %16.1f %18lld%s\n", side_names[s], t[s].span_us_median,
+               t[s].max_concurrent_median, t[s].overlapping_pairs,
+               t[s].missing || t[s].duplicated ? "  (kernels missing or repeated: see below)" : "");
+    if (t[STUDENT].span_us_median > 0)
+        printf("  legacy / yours: %.2fx\n", t[LEGACY].span_us_median / t[STUDENT].span_us_median);
+    for (int s = 0; s < N_SIDES; s++) {
+        printf("  %s, every round: span (us)", side_names[s]);
+        for (int k = 0; k < repeats; k++)
+            printf(" %.0f", span_us(&t[s].rounds[k]));
+        printf("; kernels at once");
+        for (int k = 0; k < repeats; k++)
+            printf(" %d", max_concurrent(&t[s].rounds[k]));
+        printf("\n");
+    }
+    for (int s = 0; s < N_SIDES; s++)
+        if (t[s].missing || t[s].duplicated)
+            printf("  %s: %d kernel(s) never ran, %d ran more than once (over all rounds)\n", side_names[s],
+                   t[s].missing, t[s].duplicated);
+    if (part == PART_B)
+        for (int s = 0; s < N_SIDES; s++) {
+            printf("  %s: each thread's wait returned this long after its own kernel ended (us, median):\n   ",
+                   side_names[s]);
+            for (int i = 0; i < t[s].rounds[0].n_workers; i++)
+                printf(" t%d %.0f", i, t[s].lateness_us[i]);
+            printf("\n");
+        }
+}
+
+static void json_side(kit_json_t *j, const char *key, int part, const timeline_t *t, int repeats)
+{
+    kit_json_begin_object(j, key);
+    kit_json_double(j, "span_us", t->span_us_median);
+    kit_json_double(j, "max_concurrent", t->max_concurrent_median);
+    kit_json_int(j, "overlapping_pairs", t->overlapping_pairs);
+    kit_json_int(j, "missing", t->missing);
+    kit_json_int(j, "duplicated", t->duplicated);
+    kit_json_begin_array(j, "spans_us");
+    for (int k = 0; k < repeats; k++)
+        kit_json_double(j, NULL, span_us(&t->rounds[k]));
+    kit_json_end_array(j);
+    kit_json_begin_array(j, "max_concurrent_runs");
+    for (int k = 0; k < repeats; k++)
+        kit_json_int(j, NULL, max_concurrent(&t->rounds[k]));
+    kit_json_end_array(j);
+    const round_t *r = &t->rounds[t->median_round];
+    if (part == PART_B) {
+        kit_json_begin_array(j, "lateness_us");
+        for (int i = 0; i < r->n_workers; i++)
+            kit_json_double(j, NULL, t->lateness_us[i]);
+        kit_json_end_array(j);
+        kit_json_begin_array(j, "worst_lateness_runs_us");
+        for (int k = 0; k < repeats; k++) {
+            double worst = lateness_us(&t->rounds[k], 0);
+            for (int i = 1; i < r->n_workers; i++)
+                if (lateness_us(&t->rounds[k], i) > worst)
+                    worst = lateness_us(&t->rounds[k], i);
+            kit_json_double(j, NULL, worst);
+        }
+        kit_json_end_array(j);
+    }
+    /* The median round, times in us from its first kernel's start. */
+    unsigned long long t0 = first_start(r);
+    kit_json_int(j, "median_round", t->median_round);
+    kit_json_begin_array(j, "kernels");
+    for (int i = 0; i < n_kernels(r); i++) {
+        const kit_stamp_t *st = &r->stamps[i];
+        kit_json_begin_object(j, NULL);
+        kit_json_string(j, "kind", i < r->n_workers ? "worker" : "default");
+        kit_json_int(j, "row", i < r->n_workers ? i : i - r->n_workers);
+        kit_json_int(j, "runs", st->runs);
+        kit_json_double(j, "start_us", st->runs ? (double)(st->start_ns - t0) / 1000.0 : -1.0);
+        kit_json_double(j, "end_us", st->runs ? (double)(st->end_ns - t0) / 1000.0 : -1.0);
+        kit_json_int(j, "sm", st->sm);
+        if (part == PART_B)
+            kit_json_double(j, "wait_returned_us",
+                            (double)(r->returned_ns[i] - r->offset_ns - (long long)t0) / 1000.0);
+        kit_json_end_object(j);
+    }
+    kit_json_end_array(j);
+    kit_json_end_object(j);
+}
+
+/* A step of 1, 2 or 5 times a power of ten that cuts span into about five parts. */
+static double tick_step(double span)
+{
+    double step = 1.0;
+    while (step * 10.0 <= span / 5.0)
+        step *= 10.0;
+    if (step * 5.0 <= span / 5.0)
+        return step * 5.0;
+    if (step * 2.0 <= span / 5.0)
+        return step * 2.0;
+    return step;
+}
+
+#define SVG_WIDTH 1000
+#define PANEL_WIDTH 440
+#define LABEL_WIDTH 60
+#define ROW_HEIGHT 14
+
+static int draw_panel(FILE *f, int part, int side, const timeline_t *t, double scale_us, int x0, int y0)
+{
+    const round_t *r = &t->rounds[t->median_round];
+    unsigned long long t0 = first_start(r);
+    int rows = r->n_workers + (part == PART_A ? 1 : 0);
+    int plot_x = x0 + LABEL_WIDTH, plot_w = PANEL_WIDTH - LABEL_WIDTH;
+    double px_per_us = plot_w / scale_us;
+    fprintf(f, "<text x=\"%d\" y=\"%d\" font-weight=\"bold\">%s, %s: span %.0f us, %g at once</text>\n", x0,
+            y0 - 6, part == PART_A ? "Part A" : "Part B", side_names[side], span_us(r),
+            (double)max_concurrent(r));
+    for (int row = 0; row < rows; row++) {
+        int y = y0 + row * ROW_HEIGHT;
+        char label[32];
+        if (part == PART_A && row == r->n_workers)
+            snprintf(label, sizeof label, "default");
+        else
+            snprintf(label, sizeof label, "%s %d", part == PART_A ? "stream" : "thread", row);
+        fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"10\">%s</text>\n", x0, y + 10, label);
+        fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#eee\"/>\n", plot_x, y + ROW_HEIGHT,
+                plot_x + plot_w, y + ROW_HEIGHT);
+    }
+    for (int i = 0; i < n_kernels(r); i++) {
+        const kit_stamp_t *st = &r->stamps[i];
+        if (st->runs == 0)
+            continue;
+        int is_worker = i < r->n_workers;
+        int row = is_worker ? i : r->n_workers;
+        double x = plot_x + (double)(st->start_ns - t0) / 1000.0 * px_per_us;
+        double w = (double)(st->end_ns - st->start_ns) / 1000.0 * px_per_us;
+        if (w < 1.5)
+            w = 1.5; /* tiny kernels stay visible */
+        fprintf(f, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"/>\n", x,
+                y0 + row * ROW_HEIGHT + 2, w, ROW_HEIGHT - 4, is_worker ? "#4a7ebb" : "#e08a2c");
+        if (part == PART_B) {
+            double back = (double)(r->returned_ns[i] - r->offset_ns - (long long)t0) / 1000.0 * px_per_us;
+            fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#000\" stroke-width=\"2\"/>\n",
+                    plot_x + back, y0 + i * ROW_HEIGHT, plot_x + back, y0 + (i + 1) * ROW_HEIGHT);
+        }
+    }
+    int axis_y = y0 + rows * ROW_HEIGHT + 4;
+    fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#444\"/>\n", plot_x, axis_y, plot_x + plot_w,
+            axis_y);
+    double step = tick_step(scale_us);
+    for (double v = 0.0; v <= scale_us + 1e-9; v += step) {
+        double x = plot_x + v * px_per_us;
+        fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#444\"/>\n", x, axis_y, x, axis_y + 4);
+        fprintf(f, "<text x=\"%.1f\" y=\"%d\" font-size=\"9\" text-anchor=\"middle\">%g</text>\n", x, axis_y + 14, v);
+    }
+    fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"9\" text-anchor=\"end\">us</text>\n", plot_x + plot_w,
+            axis_y + 26);
+    return axis_y + 34 - y0;
+}
+
+static void write_svg(const char *path, timeline_t tl[N_PARTS][N_SIDES], const char *device_name,
+                      int repeats)
+{
+    int heights[N_PARTS];
+    for (int p = 0; p < N_PARTS; p++)
+        heights[p] = (tl[p][0].rounds[0].n_workers + (p == PART_A ? 1 : 0)) * ROW_HEIGHT + 60;
+    int height = 30 + heights[PART_A] + heights[PART_B] + 70;
+    FILE *f = fopen(path, "w");
+    if (f == NULL) {
+        fprintf(stderr, "cannot write %s\n", path);
+        return;
+    }
+    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+               "font-family=\"sans-serif\" font-size=\"12\">\n", SVG_WIDTH, height, SVG_WIDTH, height);
+    fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
+    int y = 30;
+    for (int p = 0; p < N_PARTS; p++) {
+        double scale = 1.0;
+        for (int s = 0; s < N_SIDES; s++) {
+            double sp = span_us(&tl[p][s].rounds[tl[p][s].median_round]);
+            if (sp > scale)
+                scale = sp;
+        }
+        for (int s = 0; s < N_SIDES; s++)
+            draw_panel(f, p, s, &tl[p][s], scale, 20 + s * (PANEL_WIDTH + 60), y + 14);
+        y += heights[p];
+    }
+    fprintf(f, "<text x=\"20\" y=\"%d\">Kernel timelines measured with %%globaltimer on %s (the median of %d rounds). "
+               "Blue: a worker kernel; orange: a tiny kernel</text>\n", y + 10, device_name, repeats);
+    fprintf(f, "<text x=\"20\" y=\"%d\">on the default stream; black tick (Part B): when that thread's wait "
+               "returned. Left: the kit's legacy build; right: yours. Both sides of a part share one time axis.</text>\n",
+            y + 26);
+    fprintf(f, "</svg>\n");
+    fclose(f);
+}
+
+/* ---------------- main ---------------- */
+
+int main(int argc, char **argv)
+{
+    static const char *const options[] = {"--streams", "--threads", "--spin-us", "--thread-spin-us", "--repeats",
+                                          "--svg", "--json", "--nonce-fd", NULL};
+    kit_args_require_known(argc, argv, options);
+    kit_result_take_nonce(argc, argv); /* before any student code runs */
+    setenv("CUDA_DEVICE_MAX_CONNECTIONS", MAX_CONNECTIONS, 0); /* before the CUDA runtime starts */
+
+    int n_streams = (int)kit_arg_long(argc, argv, "--streams", 8, 1, MAX_STREAMS);
+    int n_threads = (int)kit_arg_long(argc, argv, "--threads", 8, 1, MAX_THREADS);
+    long spin_us = kit_arg_long(argc, argv, "--spin-us", 1000, 1, 100000);
+    long thread_spin_us = kit_arg_long(argc, argv, "--thread-spin-us", 1000, 1, 100000);
+    int repeats = (int)kit_arg_long(argc, argv, "--repeats", 5, 1, MAX_REPEATS);
+    const char *json_path = kit_arg_string(argc, argv, "--json", NULL);
+    const char *svg_arg = kit_arg_string(argc, argv, "--svg", NULL);
+    char svg_path[4096];
+    if (svg_arg != NULL) {
+        snprintf(svg_path, sizeof svg_path, "%s", svg_arg);
+    } else { /* next to the program */
+        const char *slash = strrchr(argv[0], '/');
+        int dir_len = slash ? (int)(slash - argv[0]) : 1;
+        snprintf(svg_path, sizeof svg_path, "%.*s/timeline.svg", dir_len, slash ? argv[0] : ".");
+    }
+
+    struct cudaDeviceProp prop;
+    KIT_CHECK(cudaGetDeviceProperties(&prop, 0));
+    KIT_CHECK(cudaMalloc(&d_stamps, sizeof(kit_stamp_t) * MAX_KERNELS));
+
+    timeline_t tl[N_PARTS][N_SIDES];
+    for (int p = 0; p < N_PARTS; p++)
+        for (int s = 0; s < N_SIDES; s++) {
+            tl[p][s].rounds = (round_t *)calloc((size_t)repeats + 1, sizeof(round_t));
+            if (tl[p][s].rounds == NULL) {
+                fprintf(stderr, "out of host memory\n");
+                return 1;
+            }
+        }
+
+    printf("Lab 05: default streams on %s, CUDA_DEVICE_MAX_CONNECTIONS=%s\n", prop.name,
+           getenv("CUDA_DEVICE_MAX_CONNECTIONS"));
+    printf("Part A: %d streams, a worker of %ld us in each, a tiny kernel on the default stream after each\n",
+           n_streams, spin_us);
+    printf("Part B: %d host threads, thread i's kernel spins (i + 1) x %ld us\n", n_threads, thread_spin_us);
+    printf("1 warm-up round, then %d rounds, legacy and yours in turn; medians below\n\n", repeats);
+    fflush(stdout);
+
+    /* Round 0 is the warm-up (module loading, first use of streams); rounds 1..repeats count. */
+    for (int k = 0; k <= repeats; k++)
+        for (int s = 0; s < N_SIDES; s++) {
+            run_part_a(s, n_streams, spin_us * 1000LL, &tl[PART_A][s].rounds[k]);
+            run_part_b(s, n_threads, thread_spin_us * 1000LL, &tl[PART_B][s].rounds[k]);
+        }
+    for (int p = 0; p < N_PARTS; p++)
+        for (int s = 0; s < N_SIDES; s++) {
+            tl[p][s].rounds += 1; /* drop the warm-up */
+            summarize(p, &tl[p][s], repeats);
+        }
+
+    printf("Part A (many streams)\n");
+    print_part(PART_A, tl[PART_A], repeats);
+    printf("\nPart B (many host threads)\n");
+    print_part(PART_B, tl[PART_B], repeats);
+
+    write_svg(svg_path, tl, prop.name, repeats);
+    printf("\ntimeline picture: %s\n", svg_path);
+
+    if (json_path != NULL) {
+        kit_json_t j;
+        kit_json_open(&j, json_path);
+        kit_json_begin_object(&j, NULL);
+        kit_json_device(&j);
+        kit_json_begin_object(&j, "params");
+        kit_json_int(&j, "streams", n_streams);
+        kit_json_int(&j, "threads", n_threads);
+        kit_json_int(&j, "spin_us", spin_us);
+        kit_json_int(&j, "thread_spin_us", thread_spin_us);
+        kit_json_int(&j, "repeats", repeats);
+        kit_json_end_object(&j);
+        kit_json_string(&j, "max_connections", getenv("CUDA_DEVICE_MAX_CONNECTIONS"));
+        for (int p = 0; p < N_PARTS; p++) {
+            kit_json_begin_object(&j, part_keys[p]);
+            for (int s = 0; s < N_SIDES; s++)
+                json_side(&j, side_keys[s], p, &tl[p][s], repeats);
+            kit_json_end_object(&j);
+        }
+        kit_json_end_object(&j);
+        kit_json_close(&j);
+    }
+    for (int p = 0; p < N_PARTS; p++)
+        for (int s = 0; s < N_SIDES; s++)
+            free(tl[p][s].rounds - 1);
+    KIT_CHECK(cudaFree(d_stamps));
+    return 0;
+}

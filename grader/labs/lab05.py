@@ -1,0 +1,254 @@
+"""Lab 05: default streams (grading rules).
+
+The harness runs both parts twice in one process, the kit's legacy way and the student's way, and
+reports every kernel's %globaltimer interval. Part A: worker kernels in N streams with a tiny kernel
+on the default stream after each. Part B: T host threads, thread i's kernel spinning (i + 1) x base,
+each thread's wait timed on the host. The checks compare the two timelines of the same run.
+"""
+import math
+import os
+import re
+import subprocess
+
+from gradelib import checks as chk
+from gradelib import paths
+from gradelib.grading import per_case
+from gradelib.labs import COMPILES, RUNS_CLEANLY, Lab, hint
+
+HANDOUT = "handouts/05-default-streams.md"
+FLAGS_FILE = "nvcc.flags"
+FLAGS_CHECKER = os.path.join(paths.KIT_ROOT, "common", "student-flags.sh")  # the one whitelist, kit.mk's too
+PART_B_FUNCTION = "thread_launch_and_wait"
+REPEATS = 5
+MIN_EXPLANATION_WORDS = 12
+# A WHY comment names the mechanism it relies on.
+MECHANISM_WORDS = re.compile(r"per[- ]thread|non[- ]?blocking|cudaStreamNonBlocking|cudaStreamPerThread", re.I)
+
+# PROVISIONAL thresholds, to be set from H100/H200 measurements (tools/lab_figures.py, lab05) with at
+# least 2x headroom over the reference solution's worst run. What to expect: legacy/student span is
+# about N for Part A (N workers of equal length run at once) and (T + 1) / 2 for Part B (T threads,
+# lengths 1..T x base); a submission that still serializes scores about 1.0 on both.
+MIN_CONCURRENT_FRACTION = 0.5  # median over rounds of the most workers at once >= this share of N (or T)
+MIN_SPAN_RATIO_A = 2.0         # Part A: legacy span / student span, medians of the same run
+MIN_SPAN_RATIO_B = 2.0         # Part B: the same for the threads
+MAX_LATE_FRACTION = 0.5        # Part B: a wait may return at most this share of the base length late
+MAX_EARLY_FRACTION = 0.1       # ... and at most this share early (before its kernel ended: no wait at all)
+
+
+def make_cases(rng):
+    """The seed's sizes (8 streams, 8 threads), then seeded stream and thread counts and lengths.
+    Threads from 8 up keep Part B's ideal ratio (T + 1) / 2 at 4.5 or more."""
+    cases = [{"streams": 8, "threads": 8, "spin_us": 1000, "thread_spin_us": 1000}]
+    cases.append({"streams": rng.randint(6, 16), "threads": rng.randint(8, 12),
+                  "spin_us": rng.choice((500, 1000, 2000)), "thread_spin_us": rng.choice((500, 1000))})
+    for c in cases:
+        c["repeats"] = REPEATS
+    return cases
+
+
+def harness_args(p):
+    return ["--streams", str(p["streams"]), "--threads", str(p["threads"]), "--spin-us", str(p["spin_us"]),
+            "--thread-spin-us", str(p["thread_spin_us"]), "--repeats", str(p["repeats"])]
+
+
+def run_problem(params, doc):
+    """Every kernel of the student's side must have run exactly once in every round."""
+    problems = []
+    for part, what in (("part_a", "Part A"), ("part_b", "Part B")):
+        for side, whose in (("student", "your"), ("legacy", "the kit's legacy")):
+            s = doc[part][side]
+            if s["missing"] or s["duplicated"]:
+                problems.append("%s, %s version: %d kernel(s) never ran and %d ran more than once over %d rounds "
+                                "(each worker and each tiny kernel is launched exactly once)"
+                                % (what, whose, s["missing"], s["duplicated"], params["repeats"]))
+    return "; ".join(problems) or None
+
+
+# ---------------- static checks ----------------
+
+def flags_verdict(path):
+    """(allowed, message) for a flags file, from the kit's whitelist script (the one kit.mk runs)."""
+    if not os.path.isfile(path):
+        return False, "no %s in the submission (an empty file, or one with comments only, is allowed)" % FLAGS_FILE
+    try:
+        out = subprocess.run(["sh", FLAGS_CHECKER, path], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             universal_newlines=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as err:
+        return False, "the kit could not check %s: %s" % (FLAGS_FILE, err)
+    if out.returncode != 0:
+        return False, out.stderr.strip() or "refused"
+    options = out.stdout.strip()
+    return True, "options: %s" % (options or "none (the legacy default stream)")
+
+
+def check_flags_allowed(ctx):
+    allowed, message = flags_verdict(os.path.join(ctx.work_dir, "src", FLAGS_FILE))
+    if allowed:
+        return chk.passed(message)
+    return chk.failed("expected: %s holds only options the lab allows (the build refuses anything else, "
+                      "before nvcc sees it)\nactual:   %s" % (FLAGS_FILE, message))
+
+
+def compiled_text(source):
+    """The source without comments and without "#ifdef KIT_STARTER" branches, which the build never
+    compiles (the kit's solution files keep the starter's code there)."""
+    source = re.sub(r"^[ \t]*#ifdef[ \t]+KIT_STARTER\b.*?^[ \t]*#(?:else|endif)\b", "", source, flags=re.S | re.M)
+    return re.sub(r"/\*.*?\*/|//[^\n]*", " ", source, flags=re.S)
+
+
+def function_body(source, name):
+    """The text between the braces of the definition of function name, or None."""
+    m = re.search(r"\b%s\s*\([^;{)]*\)\s*\{" % re.escape(name), source)
+    if not m:
+        return None
+    depth, start = 1, m.end()
+    for i in range(start, len(source)):
+        if source[i] == "{":
+            depth += 1
+        elif source[i] == "}":
+            depth -= 1
+            if depth == 0:
+                return source[start:i]
+    return source[start:]
+
+
+def check_no_device_sync_in_part_b(ctx):
+    body = function_body(compiled_text(ctx.student_sources()), PART_B_FUNCTION)
+    if body is None:
+        return chk.failed("expected: a definition of %s in your file\nactual:   none found" % PART_B_FUNCTION)
+    if re.search(r"\bcudaDeviceSynchronize\s*\(", body):
+        return chk.failed("expected: %s waits for its own stream (cudaStreamSynchronize)\n"
+                          "actual:   it calls cudaDeviceSynchronize(), which waits for every thread's work "
+                          "on the device" % PART_B_FUNCTION)
+    return chk.passed()
+
+
+def check_explanation(ctx):
+    comments = re.findall(r"/\*\s*WHY:(.*?)\*/", ctx.student_sources(), re.S)
+    if not comments:
+        return chk.failed("expected: a comment starting /* WHY: that says which fix you chose for Part A and why "
+                          "it works\nactual:   no such comment")
+    for text in comments:
+        words = re.findall(r"[A-Za-z0-9_']+", text)
+        if "TODO" not in text and len(words) >= MIN_EXPLANATION_WORDS and MECHANISM_WORDS.search(text):
+            return chk.passed()
+    return chk.failed("expected: a WHY comment of %d words or more, no TODO, that names the mechanism "
+                      "(the per-thread default stream or non-blocking streams) and says why it works\n"
+                      "actual:   %s" % (MIN_EXPLANATION_WORDS,
+                                        "; ".join(" ".join(t.split())[:80] for t in comments)))
+
+
+# ---------------- runtime checks ----------------
+
+def check_legacy_serializes(ctx):
+    """The kit's premise: its legacy build runs one kernel at a time. Not the student's doing; if it
+    fails, the comparison the other checks make has no baseline."""
+    def evaluate(run):
+        bad = []
+        for part, what in (("part_a", "Part A"), ("part_b", "Part B")):
+            legacy = run.doc[part]["legacy"]
+            if legacy["overlapping_pairs"] or legacy["max_concurrent"] > 1:
+                bad.append("%s: %d overlapping pair(s) of kernels over %d rounds, up to %g at once"
+                           % (what, legacy["overlapping_pairs"], run.params["repeats"], legacy["max_concurrent"]))
+        if not bad:
+            return None
+        return ("the kit's premise did not hold on this GPU: its legacy build (built without per-thread default "
+                "streams, blocking streams, launches between them on the legacy default stream) should run one "
+                "kernel at a time, but %s. The concurrency checks compare against it; please report this to the "
+                "kit's maintainers with the output of `make run LAB=05`" % "; ".join(bad))
+    return per_case(ctx, evaluate)
+
+
+def _concurrency(run, part, n, min_ratio, what):
+    legacy, student = run.doc[part]["legacy"], run.doc[part]["student"]
+    wanted = int(math.ceil(MIN_CONCURRENT_FRACTION * n))
+    ratio = legacy["span_us"] / student["span_us"] if student["span_us"] > 0 else 0.0
+    problems = []
+    if student["max_concurrent"] < wanted:
+        problems.append("at most %g of your %d %s ran at once (median of %d rounds; at least %d wanted)"
+                        % (student["max_concurrent"], n, what, run.params["repeats"], wanted))
+    if ratio < min_ratio:
+        problems.append("the kit's legacy version took %.0f us, yours %.0f us: %.2fx (at least %.2fx wanted)"
+                        % (legacy["span_us"], student["span_us"], ratio, min_ratio))
+    return "; ".join(problems) or None
+
+
+def check_part_a_concurrent(ctx):
+    return per_case(ctx, lambda run: _concurrency(run, "part_a", run.params["streams"], MIN_SPAN_RATIO_A,
+                                                  "streams' workers"))
+
+
+def check_part_b_concurrent(ctx):
+    return per_case(ctx, lambda run: _concurrency(run, "part_b", run.params["threads"], MIN_SPAN_RATIO_B,
+                                                  "threads' kernels"))
+
+
+def _kernel_ends(side_doc):
+    """{thread index: end_us} of the Part B workers of the median round."""
+    return {k["row"]: k["end_us"] for k in side_doc["kernels"] if k["kind"] == "worker"}
+
+
+def check_waits_own_stream(ctx):
+    """Each thread's wait returns soon after its own kernel ends: not when the last thread's kernel
+    ends (a wait for the whole device), and not before its own kernel ends (no wait)."""
+    def evaluate(run):
+        base = run.params["thread_spin_us"]
+        student = run.doc["part_b"]["student"]
+        lateness = student["lateness_us"]
+        ends = _kernel_ends(student)
+        last_end = max(ends.values()) if ends else 0.0
+        late = [(i, l) for i, l in enumerate(lateness) if l > MAX_LATE_FRACTION * base]
+        early = [(i, l) for i, l in enumerate(lateness) if l < -MAX_EARLY_FRACTION * base]
+        problems = []
+        if late:
+            i, l = max(late, key=lambda x: x[1])
+            problems.append("%d of %d threads returned late; worst, thread %d's wait returned %.0f us after its own "
+                            "kernel ended (at most %.0f us wanted), and its kernel ended %.0f us before the last "
+                            "thread's: it waited for other threads' work"
+                            % (len(late), len(lateness), i, l, MAX_LATE_FRACTION * base,
+                               last_end - ends.get(i, last_end)))
+        if early:
+            i, l = min(early, key=lambda x: x[1])
+            problems.append("%d thread(s) returned before their own kernel ended (thread %d, %.0f us early): "
+                            "a thread must wait for its kernel" % (len(early), i, -l))
+        return "; ".join(problems) or None
+    return per_case(ctx, evaluate)
+
+
+def _hint(*sections):
+    return hint(HANDOUT, " and ".join(sections))
+
+
+S_LEGACY = "2.2 (the legacy default stream and implicit synchronization)"
+S_NON_BLOCKING = "2.3 (non-blocking streams and the special handles)"
+S_PER_THREAD = "2.4 (the per-thread default stream: a compile-time choice)"
+S_WAIT = "2.5 (waiting for your own work)"
+S_MEASURE = "2.6 (how the kit measures a timeline)"
+S_STEPS = "3 (the lab, step by step)"
+
+LAB = Lab(
+    name="05-default-streams",
+    title="Lab 05: default streams",
+    handout=HANDOUT,
+    make_cases=make_cases,
+    harness_args=harness_args,
+    run_problem=run_problem,
+    build_hint=_hint(S_STEPS, S_PER_THREAD),
+    run_hint=_hint(S_MEASURE),
+    starter_must_fail=("Part B waits without cudaDeviceSynchronize", "fix explained"),
+    checks=[
+        chk.Check("flags file allowed", 1, chk.STATIC, check_flags_allowed, hint=_hint(S_PER_THREAD)),
+        chk.Check("Part B waits without cudaDeviceSynchronize", 1, chk.STATIC, check_no_device_sync_in_part_b,
+                  parent=COMPILES, hint=_hint(S_WAIT)),
+        chk.Check("fix explained", 1, chk.STATIC, check_explanation, parent=COMPILES,
+                  hint=_hint(S_NON_BLOCKING, S_PER_THREAD)),
+        chk.Check("legacy build serializes", 1, chk.RUNTIME, check_legacy_serializes, parent=RUNS_CLEANLY,
+                  hint=_hint(S_LEGACY)),
+        chk.Check("Part A runs concurrently", 3, chk.RUNTIME, check_part_a_concurrent, parent=RUNS_CLEANLY,
+                  hint=_hint(S_NON_BLOCKING, S_PER_THREAD)),
+        chk.Check("Part B runs concurrently", 3, chk.RUNTIME, check_part_b_concurrent, parent=RUNS_CLEANLY,
+                  hint=_hint(S_PER_THREAD)),
+        chk.Check("Part B waits only for its own stream", 2, chk.RUNTIME, check_waits_own_stream,
+                  parent=RUNS_CLEANLY, hint=_hint(S_WAIT)),
+    ],
+)

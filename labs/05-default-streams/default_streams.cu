@@ -1,0 +1,46 @@
+/* Lab 05: default streams.
+ *
+ * The seed's two programs, with the kit's kernels: eight streams that should run side by side
+ * (Part A) and eight host threads that should each run and wait for their own kernel (Part B).
+ * Built with no options, both serialize on the legacy default stream. You edit this file and
+ * nvcc.flags; the harness, the kernels and the kit's legacy versions are in
+ * common/harness/05-default-streams/.
+ */
+#include "default_streams.h"
+
+/* Part A: one worker kernel in each of job->n_streams streams, and after each a tiny kernel on the
+ * default stream (the seed's "dummy" launches). Return once every kernel has finished. */
+void many_streams(const streams_job_t *job)
+{
+    cudaStream_t streams[MAX_STREAMS];
+    /* TODO (Part A): with the legacy default stream every tiny kernel waits for the workers before
+     * it and every later worker waits for it, so the workers run one after another. Make them run
+     * at the same time: either with nvcc.flags, or by creating streams that do not synchronize
+     * with the legacy stream (handout sections 2.3 and 2.4). Then replace this comment with one
+     * that starts "WHY:" and says which you chose and why it works. */
+    for (int i = 0; i < job->n_streams; i++)
+        KIT_CHECK(cudaStreamCreate(&streams[i]));
+    for (int i = 0; i < job->n_streams; i++) {
+        kit_worker_kernel<<<1, WORKER_THREADS, 0, streams[i]>>>(&job->worker_stamps[i], job->spin_ns);
+        KIT_CHECK(cudaGetLastError());
+        kit_tiny_kernel<<<1, 1>>>(&job->default_stamps[i]); /* the default stream */
+        KIT_CHECK(cudaGetLastError());
+    }
+    for (int i = 0; i < job->n_streams; i++) {
+        KIT_CHECK(cudaStreamSynchronize(streams[i]));
+        KIT_CHECK(cudaStreamDestroy(streams[i]));
+    }
+    KIT_CHECK(cudaStreamSynchronize(0)); /* the tiny kernels */
+}
+
+/* Part B: called by each of the kit's host threads at the same moment. Launch this thread's kernel
+ * on the default stream, then return once it has finished, without waiting for the other threads'
+ * kernels. */
+void thread_launch_and_wait(const thread_job_t *job)
+{
+    kit_worker_kernel<<<1, WORKER_THREADS>>>(job->stamp, job->spin_ns);
+    KIT_CHECK(cudaGetLastError());
+    /* TODO (Part B): this waits for all work on the device, every other thread's kernel included.
+     * Wait for this thread's own stream only (handout section 2.5). */
+    KIT_CHECK(cudaDeviceSynchronize());
+}
