@@ -1,0 +1,988 @@
+/* Lab 06 harness (kit-owned): checks the student's bounded counter and typed pool under full-GPU
+ * contention, collects Lab 04's Bezier vertices into one pool through the student's dynamic
+ * kernels, measures per-object device malloc against one bulk allocation and against the pool,
+ * and times the student's counter against the kit's one-atomic-per-thread counter.
+ *
+ *   ./allocator [--capacity 1048576] [--requests 4194304] [--slot-bytes 12] [--blocks 0]
+ *               [--wrap-capacity 4096] [--wrap-requests 0]
+ *               [--lines 1000] [--workload chained|heavy] [--factor 16] [--max 32] [--fit 100]
+ *               [--objects 1000000] [--object-bytes 128] [--heap-mib 0] [--take-rounds 32]
+ *               [--repeats 3] [--seed 1] [--json result.json]
+ *
+ * A size of 0 skips that part (--capacity 0: no uniqueness run; --wrap-requests 0: no run past
+ * 2^32; --lines 0: no Part C; --objects 0 or --repeats 0: no timing). --blocks 0 fills the GPU.
+ * --fit P gives the vertex pool P% of the vertices the lines need (below 100: some lines must be
+ * told "full"). --heap-mib 0 sizes the device heap for --objects; --heap-mib 8 keeps the default
+ * and shows per-object malloc failing.
+ *
+ * Lab 04's harness is compiled into this program so that its lines, vertex counts, bezier_point,
+ * gather kernel and double-precision check are the very ones Lab 04 grades with; its main is renamed
+ * and never called.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "allocator.h"
+#include "kit_args.h"
+#include "kit_check.h"
+#include "kit_result.h"
+#include "kit_timing.h"
+
+/* Every header is in already, so the renaming touches Lab 04's own code only. */
+#define main lab04_harness_main
+#include "../04-bezier-streams/harness.cu"
+#undef main
+
+/* Lab 04's harness refers to the kernels a Lab 04 student writes; this program never runs them. */
+__global__ void tessellate_flat(bezier_line_t *, int, float, int) {}
+__global__ void compute_vertices(bezier_line_t *, int) {}
+__global__ void tessellate_cdp(bezier_line_t *, int, float, int) {}
+__global__ void free_vertices(bezier_line_t *, int) {}
+void prepare_cdp(int, long long) {}
+
+#define THREADS 256                 /* per block, in every kit kernel that calls the student's code */
+#define MAX_REQUESTS (1LL << 28)    /* uniqueness run: one answer word per request on the host */
+#define MAX_WRAP_REQUESTS (1LL << 34)
+#define ANSWER_FULL 0xffffffffu     /* pool_alloc said NULL */
+#define ANSWER_OUT_OF_RANGE 0xfffffffeu
+#define ANSWER_MISALIGNED 0xfffffffdu
+#define RECORD_TAG 0x6b697430u
+#define GUARD_VERTICES 4096         /* after the vertex pool, beyond any overrun: must read as GUARD_WORD */
+#define GUARD_WORD 0xffffffffu      /* a NaN no vertex computation produces */
+
+/* What the uniqueness run writes into the slot it was given. 12 bytes: a slot size that is not a
+ * power of two, so that an index scaled by a shift instead of slot_bytes shows. */
+typedef struct {
+    unsigned int request;
+    unsigned int tag;
+    unsigned int block;
+} kit_record_t;
+
+/* ---------------- kit-owned device code ---------------- */
+
+typedef struct {
+    unsigned long long calls, failures;
+} malloc_stats_t;
+__device__ malloc_stats_t kit_malloc_stats;
+
+__device__ void *kit_device_malloc(size_t bytes)
+{
+    void *p = malloc(bytes);
+    atomicAdd(&kit_malloc_stats.calls, 1ULL);
+    if (p == NULL)
+        atomicAdd(&kit_malloc_stats.failures, 1ULL);
+    return p;
+}
+
+/* Part B: every request of the grid asks the student's pool for one slot; answers[r] is the slot's
+ * index, or why there is none. The range check uses the kit's own copy of the slot array. */
+__global__ void kit_request_slots(typed_pool_t *pool, const char *slots, unsigned int capacity, unsigned int slot_bytes,
+                                  unsigned long long requests, unsigned int *answers)
+{
+    unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+    for (unsigned long long r = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; r < requests; r += stride) {
+        kit_record_t *slot = POOL_ALLOC(pool, kit_record_t);
+        unsigned int answer;
+        if (slot == NULL) {
+            answer = ANSWER_FULL;
+        } else if ((const char *)slot < slots || (const char *)slot >= slots + (size_t)capacity * slot_bytes) {
+            answer = ANSWER_OUT_OF_RANGE;
+        } else if (((const char *)slot - slots) % slot_bytes != 0) {
+            answer = ANSWER_MISALIGNED;
+        } else {
+            answer = (unsigned int)(((const char *)slot - slots) / slot_bytes);
+            slot->request = (unsigned int)r;
+            slot->tag = RECORD_TAG;
+            slot->block = blockIdx.x;
+        }
+        answers[r] = answer;
+    }
+}
+
+/* Part B, past 2^32: rounds requests per thread straight to counter_take; each index handed out
+ * is counted in hits[], the others in tally[] (0: full, 1: out of range). */
+__global__ void kit_request_many(bounded_counter_t *counter, unsigned int capacity, unsigned int rounds,
+                                 unsigned int *hits, unsigned long long *tally)
+{
+    unsigned long long full = 0, out_of_range = 0;
+    for (unsigned int k = 0; k < rounds; k++) {
+        unsigned int index = counter_take(counter);
+        if (index == COUNTER_FULL)
+            full++;
+        else if (index >= capacity)
+            out_of_range++;
+        else
+            atomicAdd(&hits[index], 1u);
+    }
+    atomicAdd(&tally[0], full);
+    atomicAdd(&tally[1], out_of_range);
+}
+
+/* The kit's baseline: a bounded counter with one atomic per thread. A plain
+ * atomicAdd(&counter->next, 1) would not do: the compiler sees that the whole warp adds to one
+ * address and merges the warp's atomics into one by itself (cuobjdump -sass shows VOTE, POPC and a
+ * single ATOMG). request >> 63 is 0 for every request here, but the compiler cannot prove it, so it
+ * cannot prove the address is the same for the whole warp, and each thread issues its own ATOMG. */
+static __device__ unsigned int kit_take_one_per_thread(bounded_counter_t *counter, unsigned long long request)
+{
+    unsigned int *next = &counter->next + (unsigned int)(request >> 63);
+    if (*(volatile unsigned int *)next >= counter->capacity)
+        return COUNTER_FULL;
+    unsigned int index = atomicAdd(next, 1u);
+    return index < counter->capacity ? index : COUNTER_FULL;
+}
+
+#define TAKE_STUDENT 0
+#define TAKE_PER_THREAD 1
+/* rounds requests per thread, to the student's counter_take or the kit's per-thread counter. The
+ * answers are summed so that the compiler keeps every request. */
+__global__ void kit_take_timed(bounded_counter_t *counter, unsigned int rounds, int which, unsigned int *sink)
+{
+    unsigned long long threads = (unsigned long long)gridDim.x * blockDim.x;
+    unsigned long long tid = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned int sum = 0;
+    if (which == TAKE_STUDENT) {
+        for (unsigned int k = 0; k < rounds; k++)
+            sum += counter_take(counter);
+    } else {
+        for (unsigned int k = 0; k < rounds; k++)
+            sum += kit_take_one_per_thread(counter, k * threads + tid);
+    }
+    sink[tid] = sum;
+}
+
+/* Part A. One object per thread: per-object device malloc, a bulk allocation carved into slots,
+ * or the student's pool. Every version writes the object's number into it. */
+__global__ void kit_objects_malloc(void **objects, unsigned int n, unsigned int bytes)
+{
+    for (unsigned int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        unsigned int *p = (unsigned int *)kit_device_malloc(bytes);
+        if (p != NULL)
+            *p = i;
+        objects[i] = p;
+    }
+}
+
+__device__ char *kit_bulk_block;
+
+__global__ void kit_bulk_malloc(unsigned int n, unsigned int bytes)
+{
+    kit_bulk_block = (char *)kit_device_malloc((size_t)n * bytes);
+}
+
+__global__ void kit_objects_bulk(void **objects, unsigned int n, unsigned int bytes)
+{
+    char *bulk = kit_bulk_block;
+    for (unsigned int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        unsigned int *p = bulk == NULL ? NULL : (unsigned int *)(bulk + (size_t)i * bytes);
+        if (p != NULL)
+            *p = i;
+        objects[i] = p;
+    }
+}
+
+__global__ void kit_objects_pool(typed_pool_t *pool, void **objects, unsigned int n)
+{
+    for (unsigned int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        unsigned int *p = (unsigned int *)pool_alloc(pool);
+        if (p != NULL)
+            *p = i;
+        objects[i] = p;
+    }
+}
+
+/* Frees what kit_objects_malloc and kit_bulk_malloc allocated (device-heap memory: only the device
+ * can free it). */
+__global__ void kit_objects_free(void **objects, unsigned int n)
+{
+    for (unsigned int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        if (objects[i] != NULL)
+            free(objects[i]);
+        objects[i] = NULL;
+    }
+}
+
+__global__ void kit_bulk_free(void)
+{
+    if (kit_bulk_block != NULL)
+        free(kit_bulk_block);
+    kit_bulk_block = NULL;
+}
+
+/* Objects the version left without memory, and objects whose first word is not their number. */
+__global__ void kit_objects_verify(void **objects, unsigned int n, unsigned long long *missing_and_wrong)
+{
+    for (unsigned int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        const unsigned int *p = (const unsigned int *)objects[i];
+        if (p == NULL)
+            atomicAdd(&missing_and_wrong[0], 1ULL);
+        else if (*p != i)
+            atomicAdd(&missing_and_wrong[1], 1ULL);
+    }
+}
+
+/* ---------------- host side ---------------- */
+
+static int full_grid_blocks(void)
+{
+    int dev = 0, per_sm = 0;
+    struct cudaDeviceProp prop;
+    KIT_CHECK(cudaGetDevice(&dev));
+    KIT_CHECK(cudaGetDeviceProperties(&prop, dev));
+    KIT_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kit_request_slots, THREADS, 0));
+    if (per_sm < 1)
+        per_sm = 1;
+    return prop.multiProcessorCount * per_sm;
+}
+
+static void *host_alloc(size_t bytes)
+{
+    void *p = calloc(1, bytes > 0 ? bytes : 1);
+    if (p == NULL) {
+        fprintf(stderr, "out of host memory (%zu bytes)\n", bytes);
+        exit(1);
+    }
+    return p;
+}
+
+static typed_pool_t *new_device_pool(char *slots, unsigned int capacity, unsigned int slot_bytes)
+{
+    typed_pool_t h, *d = NULL;
+    memset(&h, 0, sizeof h);
+    h.counter.next = 0;
+    h.counter.capacity = capacity;
+    h.slot_bytes = slot_bytes;
+    h.slots = slots;
+    KIT_CHECK(cudaMalloc((void **)&d, sizeof h));
+    KIT_CHECK(cudaMemcpy(d, &h, sizeof h, cudaMemcpyHostToDevice));
+    return d;
+}
+
+static typed_pool_t read_pool(const typed_pool_t *d)
+{
+    typed_pool_t h;
+    KIT_CHECK(cudaMemcpy(&h, d, sizeof h, cudaMemcpyDeviceToHost));
+    return h;
+}
+
+static malloc_stats_t read_malloc_stats(void)
+{
+    malloc_stats_t s;
+    KIT_CHECK(cudaMemcpyFromSymbol(&s, kit_malloc_stats, sizeof s));
+    return s;
+}
+
+static void reset_malloc_stats(void)
+{
+    malloc_stats_t zero = {0, 0};
+    KIT_CHECK(cudaMemcpyToSymbol(kit_malloc_stats, &zero, sizeof zero));
+}
+
+/* ---- Part B: uniqueness and bounds ---- */
+
+typedef struct {
+    int ran;
+    unsigned int capacity, slot_bytes;
+    long long requests;
+    int blocks;
+    long long successes, unique, duplicates, out_of_range, misaligned, full;
+    long long first_duplicate_index, first_duplicate_request;
+    unsigned int counter_next; /* the counter's `next` after the run, as the student's code left it */
+    long long walked, unowned, first_unowned_slot;
+} uniqueness_t;
+
+static uniqueness_t run_uniqueness(unsigned int capacity, long long requests, unsigned int slot_bytes, int blocks)
+{
+    uniqueness_t u;
+    memset(&u, 0, sizeof u);
+    u.ran = 1;
+    u.capacity = capacity;
+    u.slot_bytes = slot_bytes;
+    u.requests = requests;
+    u.blocks = blocks;
+    u.first_duplicate_index = u.first_duplicate_request = u.first_unowned_slot = -1;
+
+    size_t slot_array = (size_t)capacity * slot_bytes;
+    char *d_slots = NULL;
+    unsigned int *d_answers = NULL;
+    KIT_CHECK(cudaMalloc((void **)&d_slots, slot_array));
+    KIT_CHECK(cudaMemset(d_slots, 0, slot_array));
+    KIT_CHECK(cudaMalloc((void **)&d_answers, sizeof(unsigned int) * (size_t)requests));
+    typed_pool_t *d_pool = new_device_pool(d_slots, capacity, slot_bytes);
+
+    kit_request_slots<<<blocks, THREADS>>>(d_pool, d_slots, capacity, slot_bytes, (unsigned long long)requests,
+                                           d_answers);
+    KIT_CHECK_KERNEL();
+
+    unsigned int *answers = (unsigned int *)host_alloc(sizeof(unsigned int) * (size_t)requests);
+    unsigned char *seen = (unsigned char *)host_alloc(((size_t)capacity + 7) / 8);
+    KIT_CHECK(cudaMemcpy(answers, d_answers, sizeof(unsigned int) * (size_t)requests, cudaMemcpyDeviceToHost));
+    for (long long r = 0; r < requests; r++) {
+        unsigned int a = answers[r];
+        if (a == ANSWER_FULL) {
+            u.full++;
+            continue;
+        }
+        if (a == ANSWER_OUT_OF_RANGE) {
+            u.out_of_range++;
+        } else if (a == ANSWER_MISALIGNED) {
+            u.misaligned++;
+        } else if (seen[a / 8] & (1u << (a % 8))) {
+            u.duplicates++;
+            if (u.first_duplicate_index < 0) {
+                u.first_duplicate_index = a;
+                u.first_duplicate_request = r;
+            }
+        } else {
+            seen[a / 8] |= (unsigned char)(1u << (a % 8));
+            u.unique++;
+        }
+        u.successes++;
+    }
+
+    /* The host walks the allocated slots, 0 .. min(next, capacity) - 1, as a user of the pool would:
+     * each must hold the record of the request that was given it. */
+    typed_pool_t after = read_pool(d_pool);
+    u.counter_next = after.counter.next;
+    long long used = after.counter.next < capacity ? after.counter.next : capacity;
+    kit_record_t *records = (kit_record_t *)host_alloc(slot_array);
+    KIT_CHECK(cudaMemcpy(records, d_slots, slot_array, cudaMemcpyDeviceToHost));
+    for (long long i = 0; i < used; i++) {
+        const kit_record_t *rec = (const kit_record_t *)((const char *)records + (size_t)i * slot_bytes);
+        u.walked++;
+        if (rec->tag != RECORD_TAG || (long long)rec->request >= requests || answers[rec->request] != (unsigned int)i) {
+            u.unowned++;
+            if (u.first_unowned_slot < 0)
+                u.first_unowned_slot = i;
+        }
+    }
+    free(records);
+    free(seen);
+    free(answers);
+    KIT_CHECK(cudaFree(d_pool));
+    KIT_CHECK(cudaFree(d_answers));
+    KIT_CHECK(cudaFree(d_slots));
+    return u;
+}
+
+static void print_uniqueness(uniqueness_t u)
+{
+    long long expected = u.requests < (long long)u.capacity ? u.requests : (long long)u.capacity;
+    printf("Part B, uniqueness: %lld requests from %d blocks of %d for %u slots of %u bytes\n", u.requests, u.blocks,
+           THREADS, u.capacity, u.slot_bytes);
+    printf("  %lld got a slot (%lld expected), %lld distinct; %lld answered full (%lld expected)\n", u.successes,
+           expected, u.unique, u.full, u.requests - expected);
+    if (u.duplicates)
+        printf("  WRONG: %lld slots handed out twice (first: slot %lld, again to request %lld)\n", u.duplicates,
+               u.first_duplicate_index, u.first_duplicate_request);
+    if (u.out_of_range || u.misaligned)
+        printf("  WRONG: %lld pointers outside the slot array, %lld not at the start of a slot\n", u.out_of_range,
+               u.misaligned);
+    printf("  counter.next after the run: %u; the host walked %lld slots, %lld without their owner's record",
+           u.counter_next, u.walked, u.unowned);
+    if (u.unowned)
+        printf(" (first: slot %lld)", u.first_unowned_slot);
+    printf("\n");
+}
+
+static void json_uniqueness(kit_json_t *j, uniqueness_t u)
+{
+    kit_json_begin_object(j, "uniqueness");
+    kit_json_bool(j, "ran", u.ran);
+    kit_json_uint(j, "capacity", u.capacity);
+    kit_json_uint(j, "slot_bytes", u.slot_bytes);
+    kit_json_int(j, "requests", u.requests);
+    kit_json_int(j, "blocks", u.blocks);
+    kit_json_int(j, "threads", THREADS);
+    kit_json_int(j, "successes", u.successes);
+    kit_json_int(j, "unique", u.unique);
+    kit_json_int(j, "duplicates", u.duplicates);
+    kit_json_int(j, "out_of_range", u.out_of_range);
+    kit_json_int(j, "misaligned", u.misaligned);
+    kit_json_int(j, "full", u.full);
+    kit_json_int(j, "first_duplicate_index", u.first_duplicate_index);
+    kit_json_int(j, "first_duplicate_request", u.first_duplicate_request);
+    kit_json_uint(j, "counter_next", u.counter_next);
+    kit_json_int(j, "walked", u.walked);
+    kit_json_int(j, "unowned", u.unowned);
+    kit_json_int(j, "first_unowned_slot", u.first_unowned_slot);
+    kit_json_end_object(j);
+}
+
+/* ---- Part B: past 2^32 requests ---- */
+
+typedef struct {
+    int ran;
+    unsigned int capacity, rounds;
+    long long requests, threads;
+    long long missing, duplicated, first_duplicated_index, full, out_of_range;
+    unsigned int counter_next;
+} wrap_t;
+
+static wrap_t run_wrap(unsigned int capacity, long long min_requests, int blocks)
+{
+    wrap_t w;
+    memset(&w, 0, sizeof w);
+    w.ran = 1;
+    w.capacity = capacity;
+    w.threads = (long long)blocks * THREADS;
+    w.rounds = (unsigned int)((min_requests + w.threads - 1) / w.threads);
+    w.requests = (long long)w.rounds * w.threads;
+    w.first_duplicated_index = -1;
+    bounded_counter_t h = {0, capacity}, *d_counter = NULL;
+    unsigned int *d_hits = NULL;
+    unsigned long long *d_tally = NULL, tally[2];
+    KIT_CHECK(cudaMalloc((void **)&d_counter, sizeof h));
+    KIT_CHECK(cudaMemcpy(d_counter, &h, sizeof h, cudaMemcpyHostToDevice));
+    KIT_CHECK(cudaMalloc((void **)&d_hits, sizeof(unsigned int) * (size_t)capacity));
+    KIT_CHECK(cudaMemset(d_hits, 0, sizeof(unsigned int) * (size_t)capacity));
+    KIT_CHECK(cudaMalloc((void **)&d_tally, sizeof tally));
+    KIT_CHECK(cudaMemset(d_tally, 0, sizeof tally));
+    kit_request_many<<<blocks, THREADS>>>(d_counter, capacity, w.rounds, d_hits, d_tally);
+    KIT_CHECK_KERNEL();
+    unsigned int *hits = (unsigned int *)host_alloc(sizeof(unsigned int) * (size_t)capacity);
+    KIT_CHECK(cudaMemcpy(hits, d_hits, sizeof(unsigned int) * (size_t)capacity, cudaMemcpyDeviceToHost));
+    KIT_CHECK(cudaMemcpy(tally, d_tally, sizeof tally, cudaMemcpyDeviceToHost));
+    KIT_CHECK(cudaMemcpy(&h, d_counter, sizeof h, cudaMemcpyDeviceToHost));
+    for (unsigned int i = 0; i < capacity; i++) {
+        if (hits[i] == 0)
+            w.missing++;
+        else if (hits[i] > 1) {
+            w.duplicated++;
+            if (w.first_duplicated_index < 0)
+                w.first_duplicated_index = i;
+        }
+    }
+    w.full = (long long)tally[0];
+    w.out_of_range = (long long)tally[1];
+    w.counter_next = h.next;
+    free(hits);
+    KIT_CHECK(cudaFree(d_tally));
+    KIT_CHECK(cudaFree(d_hits));
+    KIT_CHECK(cudaFree(d_counter));
+    return w;
+}
+
+static void print_wrap(wrap_t w)
+{
+    printf("Part B, past 2^32: %lld requests (%u per thread, %lld threads) for %u indices\n", w.requests, w.rounds,
+           w.threads, w.capacity);
+    printf("  %lld answered full (%lld expected); %lld indices never handed out, %lld handed out more than once",
+           w.full, w.requests - w.capacity, w.missing, w.duplicated);
+    if (w.duplicated)
+        printf(" (first: %lld)", w.first_duplicated_index);
+    printf("; %lld out of range; counter.next ended at %u\n", w.out_of_range, w.counter_next);
+}
+
+static void json_wrap(kit_json_t *j, wrap_t w)
+{
+    kit_json_begin_object(j, "wrap");
+    kit_json_bool(j, "ran", w.ran);
+    kit_json_uint(j, "capacity", w.capacity);
+    kit_json_int(j, "requests", w.requests);
+    kit_json_uint(j, "rounds", w.rounds);
+    kit_json_int(j, "threads", w.threads);
+    kit_json_int(j, "missing", w.missing);
+    kit_json_int(j, "duplicated", w.duplicated);
+    kit_json_int(j, "first_duplicated_index", w.first_duplicated_index);
+    kit_json_int(j, "full", w.full);
+    kit_json_int(j, "out_of_range", w.out_of_range);
+    kit_json_uint(j, "counter_next", w.counter_next);
+    kit_json_end_object(j);
+}
+
+/* ---- Part C: Lab 04's vertices in one pool ---- */
+
+typedef struct {
+    int ran, lines, fit_percent;
+    unsigned int capacity;
+    long long total_vertices, pooled_vertices;
+    int full_lines, outside_pool, misaligned, overlapping, guard_damaged;
+    int first_outside_line, first_overlapping_line;
+    unsigned long long device_mallocs;
+    long long allocations; /* the pool, plus every line whose vertices are not in it, plus device mallocs */
+    check_t check;         /* Lab 04's check of every vertex against its double-precision reference */
+    kit_launch_log_t log;
+} collect_t;
+
+__global__ void kit_fill_guard(float2 *guard, long long n)
+{
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        float2 g;
+        g.x = __uint_as_float(GUARD_WORD);
+        g.y = __uint_as_float(GUARD_WORD);
+        guard[i] = g;
+    }
+}
+
+static collect_t run_collect(int n_lines, int heavy, int max_vertices, float factor, unsigned long long seed,
+                             int fit_percent)
+{
+    collect_t c;
+    memset(&c, 0, sizeof c);
+    c.ran = 1;
+    c.lines = n_lines;
+    c.fit_percent = fit_percent;
+    c.first_outside_line = c.first_overlapping_line = -1;
+    workload_t w;
+    workload_init(&w, n_lines, heavy, max_vertices, factor, seed, 0);
+    c.total_vertices = w.total;
+    long long capacity = w.total * fit_percent / 100;
+    if (capacity < 1)
+        capacity = 1;
+    if (capacity > KIT_MAX_CAPACITY) {
+        fprintf(stderr, "Part C: %lld vertices is more than the kit's largest pool (%u)\n", capacity, KIT_MAX_CAPACITY);
+        exit(KIT_EXIT_USAGE);
+    }
+    c.capacity = (unsigned int)capacity;
+
+    /* The one bulk allocation: capacity vertices, then a guard that must stay untouched. The guard
+     * is long enough to take every vertex the lines need, so that a pool handing out slots past
+     * its end writes into the guard (and is caught) rather than into unmapped memory. */
+    long long guard_vertices = w.total - capacity + GUARD_VERTICES;
+    if (guard_vertices < GUARD_VERTICES)
+        guard_vertices = GUARD_VERTICES;
+    float2 *d_vertices = NULL;
+    KIT_CHECK(cudaMalloc((void **)&d_vertices, sizeof(float2) * (size_t)(capacity + guard_vertices)));
+    kit_fill_guard<<<(unsigned int)((guard_vertices + 255) / 256), 256>>>(d_vertices + capacity, guard_vertices);
+    KIT_CHECK_KERNEL();
+    typed_pool_t *d_pool = new_device_pool((char *)d_vertices, c.capacity, (unsigned int)sizeof(float2));
+
+    reset_lines(&w, 0);
+    reset_malloc_stats();
+    kit_launch_log_reset();
+    collect_vertices<<<(n_lines + COLLECT_THREADS - 1) / COLLECT_THREADS, COLLECT_THREADS>>>(
+        w.d_lines, n_lines, factor, max_vertices, d_pool);
+    KIT_CHECK_KERNEL();
+    c.log = kit_launch_log_read();
+    c.device_mallocs = read_malloc_stats().calls;
+    c.check = check_lines(&w, 0);
+
+    /* Where each line's vertices are: inside the pool, at a slot boundary, not overlapping another
+     * line's (a bitmap over the pool's slots). */
+    bezier_line_t *got = (bezier_line_t *)host_alloc(sizeof(bezier_line_t) * (size_t)n_lines);
+    KIT_CHECK(cudaMemcpy(got, w.d_lines, sizeof(bezier_line_t) * (size_t)n_lines, cudaMemcpyDeviceToHost));
+    unsigned char *used = (unsigned char *)host_alloc((size_t)capacity);
+    const char *base = (const char *)d_vertices;
+    for (int l = 0; l < n_lines; l++) {
+        const char *v = (const char *)got[l].vertices;
+        long long n = w.h_counts[l];
+        if (v == NULL) {
+            c.full_lines++;
+            continue;
+        }
+        if (v < base || v >= base + sizeof(float2) * (size_t)capacity ||
+            (v - base) / (long long)sizeof(float2) + n > capacity) {
+            c.outside_pool++;
+            if (c.first_outside_line < 0)
+                c.first_outside_line = l;
+            continue;
+        }
+        if ((v - base) % sizeof(float2) != 0) {
+            c.misaligned++;
+            continue;
+        }
+        long long first = (v - base) / (long long)sizeof(float2);
+        int overlap = 0;
+        for (long long k = first; k < first + n; k++) {
+            overlap |= used[k];
+            used[k] = 1;
+        }
+        c.pooled_vertices += n;
+        if (overlap) {
+            c.overlapping++;
+            if (c.first_overlapping_line < 0)
+                c.first_overlapping_line = l;
+        }
+    }
+    unsigned int *guard = (unsigned int *)host_alloc(sizeof(float2) * (size_t)guard_vertices);
+    KIT_CHECK(cudaMemcpy(guard, d_vertices + capacity, sizeof(float2) * (size_t)guard_vertices,
+                         cudaMemcpyDeviceToHost));
+    for (long long k = 0; k < 2 * guard_vertices; k++)
+        c.guard_damaged |= guard[k] != GUARD_WORD;
+    c.allocations = 1 + c.outside_pool + (long long)c.device_mallocs;
+
+    free(guard);
+    free(used);
+    free(got);
+    KIT_CHECK(cudaFree(d_pool));
+    KIT_CHECK(cudaFree(d_vertices));
+    workload_free(&w);
+    return c;
+}
+
+static void print_collect(collect_t c)
+{
+    printf("Part C: %d lines need %lld vertices; the pool holds %u (%d%%)\n", c.lines, c.total_vertices, c.capacity,
+           c.fit_percent);
+    print_check("vertices", c.check, c.lines);
+    printf("  %d lines answered full (no vertices); %lld vertices taken from the pool; allocations: %lld "
+           "(the pool, %d lines outside it, %llu device mallocs)\n", c.full_lines, c.pooled_vertices, c.allocations,
+           c.outside_pool, c.device_mallocs);
+    if (c.outside_pool || c.misaligned || c.overlapping || c.guard_damaged)
+        printf("  WRONG: %d lines outside the pool (first: %d), %d not at a slot boundary, %d overlapping another "
+               "(first: %d); guard after the pool %s\n", c.outside_pool, c.first_outside_line, c.misaligned,
+               c.overlapping, c.first_overlapping_line, c.guard_damaged ? "OVERWRITTEN" : "intact");
+    kit_print_launch_log("  ", c.log);
+}
+
+static void json_collect(kit_json_t *j, collect_t c)
+{
+    kit_json_begin_object(j, "collect");
+    kit_json_bool(j, "ran", c.ran);
+    kit_json_int(j, "lines", c.lines);
+    kit_json_int(j, "fit_percent", c.fit_percent);
+    kit_json_uint(j, "capacity", c.capacity);
+    kit_json_int(j, "total_vertices", c.total_vertices);
+    kit_json_int(j, "pooled_vertices", c.pooled_vertices);
+    kit_json_int(j, "full_lines", c.full_lines);
+    kit_json_int(j, "outside_pool", c.outside_pool);
+    kit_json_int(j, "first_outside_line", c.first_outside_line);
+    kit_json_int(j, "misaligned", c.misaligned);
+    kit_json_int(j, "overlapping", c.overlapping);
+    kit_json_int(j, "first_overlapping_line", c.first_overlapping_line);
+    kit_json_bool(j, "guard_damaged", c.guard_damaged);
+    kit_json_uint(j, "device_mallocs", c.device_mallocs);
+    kit_json_int(j, "allocations", c.allocations);
+    json_check(j, "check", c.check);
+    kit_json_launch_log(j, "log", c.log);
+    kit_json_end_object(j);
+}
+
+/* ---- Part A and the counter's speed ---- */
+
+#define OBJECTS_MALLOC 0
+#define OBJECTS_BULK 1
+#define OBJECTS_POOL 2
+typedef struct {
+    int version;
+    unsigned int n, bytes;
+    int blocks;
+    void **d_objects;
+    typed_pool_t *d_pool;
+    char *d_pool_slots;
+} objects_t;
+
+static void objects_reset(void *p)
+{
+    objects_t *o = (objects_t *)p;
+    if (o->version == OBJECTS_MALLOC) {
+        kit_objects_free<<<o->blocks, THREADS>>>(o->d_objects, o->n);
+        KIT_CHECK_KERNEL();
+    } else if (o->version == OBJECTS_BULK) {
+        kit_bulk_free<<<1, 1>>>();
+        KIT_CHECK_KERNEL();
+    } else {
+        bounded_counter_t fresh = {0, o->n};
+        KIT_CHECK(cudaMemcpy(&o->d_pool->counter, &fresh, sizeof fresh, cudaMemcpyHostToDevice));
+    }
+    KIT_CHECK(cudaMemset(o->d_objects, 0, sizeof(void *) * (size_t)o->n));
+}
+
+static void objects_launch(void *p)
+{
+    objects_t *o = (objects_t *)p;
+    if (o->version == OBJECTS_MALLOC) {
+        kit_objects_malloc<<<o->blocks, THREADS>>>(o->d_objects, o->n, o->bytes);
+    } else if (o->version == OBJECTS_BULK) {
+        kit_bulk_malloc<<<1, 1>>>(o->n, o->bytes);
+        kit_objects_bulk<<<o->blocks, THREADS>>>(o->d_objects, o->n, o->bytes);
+    } else {
+        kit_objects_pool<<<o->blocks, THREADS>>>(o->d_pool, o->d_objects, o->n);
+    }
+}
+
+typedef struct {
+    int ran;
+    unsigned int objects, object_bytes;
+    int repeats;
+    kit_timing_t version[3];
+    unsigned long long mallocs[3], malloc_failures[3], missing[3], wrong[3];
+    unsigned int take_rounds;
+    long long take_requests;
+    kit_timing_t take_student, take_per_thread;
+} timing_t;
+
+static void time_objects(timing_t *t, int version, int blocks)
+{
+    objects_t o;
+    memset(&o, 0, sizeof o);
+    o.version = version;
+    o.n = t->objects;
+    o.bytes = t->object_bytes;
+    o.blocks = blocks;
+    KIT_CHECK(cudaMalloc((void **)&o.d_objects, sizeof(void *) * (size_t)o.n));
+    KIT_CHECK(cudaMemset(o.d_objects, 0, sizeof(void *) * (size_t)o.n));
+    if (version == OBJECTS_POOL) {
+        KIT_CHECK(cudaMalloc((void **)&o.d_pool_slots, (size_t)o.n * o.bytes));
+        o.d_pool = new_device_pool(o.d_pool_slots, o.n, o.bytes);
+    }
+    reset_malloc_stats();
+    t->version[version] = kit_time_kernel(objects_reset, objects_launch, &o, 1, t->repeats);
+    /* The last repetition's objects are still there: count what it left without memory. */
+    malloc_stats_t stats = read_malloc_stats();
+    t->mallocs[version] = stats.calls;
+    t->malloc_failures[version] = stats.failures;
+    unsigned long long *d_counts = NULL, counts[2];
+    KIT_CHECK(cudaMalloc((void **)&d_counts, sizeof counts));
+    KIT_CHECK(cudaMemset(d_counts, 0, sizeof counts));
+    kit_objects_verify<<<blocks, THREADS>>>(o.d_objects, o.n, d_counts);
+    KIT_CHECK_KERNEL();
+    KIT_CHECK(cudaMemcpy(counts, d_counts, sizeof counts, cudaMemcpyDeviceToHost));
+    t->missing[version] = counts[0];
+    t->wrong[version] = counts[1];
+    KIT_CHECK(cudaFree(d_counts));
+    if (version != OBJECTS_POOL)
+        objects_reset(&o); /* free the device-heap memory */
+    if (o.d_pool != NULL) {
+        KIT_CHECK(cudaFree(o.d_pool));
+        KIT_CHECK(cudaFree(o.d_pool_slots));
+    }
+    KIT_CHECK(cudaFree(o.d_objects));
+}
+
+typedef struct {
+    bounded_counter_t *d_counter;
+    unsigned int *d_sink;
+    unsigned int rounds;
+    int which, blocks;
+} take_t;
+
+static void take_reset(void *p)
+{
+    take_t *t = (take_t *)p;
+    bounded_counter_t fresh = {0, KIT_MAX_CAPACITY}; /* room for every request: each one takes an index */
+    KIT_CHECK(cudaMemcpy(t->d_counter, &fresh, sizeof fresh, cudaMemcpyHostToDevice));
+}
+
+static void take_launch(void *p)
+{
+    take_t *t = (take_t *)p;
+    kit_take_timed<<<t->blocks, THREADS>>>(t->d_counter, t->rounds, t->which, t->d_sink);
+}
+
+static kit_timing_t time_take(int which, unsigned int rounds, int blocks, int repeats)
+{
+    take_t t;
+    t.rounds = rounds;
+    t.which = which;
+    t.blocks = blocks;
+    KIT_CHECK(cudaMalloc((void **)&t.d_counter, sizeof(bounded_counter_t)));
+    KIT_CHECK(cudaMalloc((void **)&t.d_sink, sizeof(unsigned int) * (size_t)blocks * THREADS));
+    kit_timing_t result = kit_time_kernel(take_reset, take_launch, &t, 1, repeats);
+    KIT_CHECK(cudaFree(t.d_sink));
+    KIT_CHECK(cudaFree(t.d_counter));
+    return result;
+}
+
+static const char *const object_version_names[3] = {"per-object device malloc (kit)", "one bulk malloc, carved (kit)",
+                                                    "your pool_alloc"};
+static const char *const object_version_keys[3] = {"per_object_malloc", "bulk", "pool"};
+
+static void print_timing(timing_t t)
+{
+    printf("Part A: %u objects of %u bytes, one per thread, median of %d runs\n", t.objects, t.object_bytes, t.repeats);
+    for (int v = 0; v < 3; v++) {
+        printf("  %-32s %10.3f ms (min %.3f, max %.3f)", object_version_names[v], t.version[v].median_ms,
+               t.version[v].min_ms, t.version[v].max_ms);
+        if (t.missing[v] || t.wrong[v])
+            printf("; %llu objects got no memory, %llu wrong", t.missing[v], t.wrong[v]);
+        if (v != OBJECTS_POOL && t.malloc_failures[v])
+            printf("; %llu of %llu device mallocs failed: the heap is too small", t.malloc_failures[v], t.mallocs[v]);
+        printf("\n");
+    }
+    if (t.version[OBJECTS_BULK].median_ms > 0 && t.version[OBJECTS_POOL].median_ms > 0)
+        printf("  per-object malloc / bulk: %.1fx; per-object malloc / your pool: %.1fx\n",
+               t.version[OBJECTS_MALLOC].median_ms / t.version[OBJECTS_BULK].median_ms,
+               t.version[OBJECTS_MALLOC].median_ms / t.version[OBJECTS_POOL].median_ms);
+    if (t.take_rounds) {
+        printf("Part B, counter speed: %lld requests (%u per thread), all within capacity, median of %d runs\n",
+               t.take_requests, t.take_rounds, t.repeats);
+        printf("  %-32s %10.3f ms (min %.3f, max %.3f)\n", "one atomic per thread (kit)", t.take_per_thread.median_ms,
+               t.take_per_thread.min_ms, t.take_per_thread.max_ms);
+        printf("  %-32s %10.3f ms (min %.3f, max %.3f)\n", "your counter_take", t.take_student.median_ms,
+               t.take_student.min_ms, t.take_student.max_ms);
+        if (t.take_student.median_ms > 0)
+            printf("  one atomic per thread / yours: %.1fx\n", t.take_per_thread.median_ms / t.take_student.median_ms);
+    }
+}
+
+static void json_timing_entry(kit_json_t *j, const char *key, kit_timing_t t)
+{
+    kit_json_begin_object(j, key);
+    kit_json_double(j, "median_ms", t.median_ms);
+    kit_json_double(j, "min_ms", t.min_ms);
+    kit_json_double(j, "max_ms", t.max_ms);
+    kit_json_end_object(j);
+}
+
+static void json_timing(kit_json_t *j, timing_t t)
+{
+    kit_json_begin_object(j, "timing");
+    kit_json_bool(j, "ran", t.ran);
+    kit_json_uint(j, "objects", t.objects);
+    kit_json_uint(j, "object_bytes", t.object_bytes);
+    kit_json_int(j, "repeats", t.repeats);
+    for (int v = 0; v < 3; v++) {
+        kit_json_begin_object(j, object_version_keys[v]);
+        kit_json_double(j, "median_ms", t.version[v].median_ms);
+        kit_json_double(j, "min_ms", t.version[v].min_ms);
+        kit_json_double(j, "max_ms", t.version[v].max_ms);
+        kit_json_uint(j, "device_mallocs", t.mallocs[v]);
+        kit_json_uint(j, "malloc_failures", t.malloc_failures[v]);
+        kit_json_uint(j, "objects_missing", t.missing[v]);
+        kit_json_uint(j, "objects_wrong", t.wrong[v]);
+        kit_json_end_object(j);
+    }
+    kit_json_int(j, "threads", THREADS);
+    kit_json_uint(j, "take_rounds", t.take_rounds);
+    kit_json_int(j, "take_requests", t.take_requests);
+    json_timing_entry(j, "take_per_thread", t.take_per_thread);
+    json_timing_entry(j, "take_student", t.take_student);
+    kit_json_end_object(j);
+}
+
+int main(int argc, char **argv)
+{
+    static const char *const options[] = {"--capacity", "--requests", "--slot-bytes", "--blocks", "--wrap-capacity",
+                                          "--wrap-requests", "--lines", "--workload", "--factor", "--max", "--fit",
+                                          "--objects", "--object-bytes", "--heap-mib", "--take-rounds", "--repeats",
+                                          "--seed", "--json", "--nonce-fd", NULL};
+    kit_args_require_known(argc, argv, options);
+    kit_result_take_nonce(argc, argv); /* before any student code runs */
+    long long capacity = kit_arg_long(argc, argv, "--capacity", 1 << 20, 0, KIT_MAX_CAPACITY);
+    long long requests = kit_arg_long(argc, argv, "--requests", 4 * capacity, 0, MAX_REQUESTS);
+    unsigned int slot_bytes = (unsigned int)kit_arg_long(argc, argv, "--slot-bytes", sizeof(kit_record_t),
+                                                         sizeof(kit_record_t), 4096);
+    int blocks = (int)kit_arg_long(argc, argv, "--blocks", 0, 0, 1 << 20);
+    unsigned int wrap_capacity = (unsigned int)kit_arg_long(argc, argv, "--wrap-capacity", 4096, 1, 1 << 24);
+    long long wrap_requests = kit_arg_long(argc, argv, "--wrap-requests", 0, 0, MAX_WRAP_REQUESTS);
+    int n_lines = (int)kit_arg_long(argc, argv, "--lines", 1000, 0, MAX_LINES);
+    const char *workload_name = kit_arg_string(argc, argv, "--workload", "chained");
+    int max_vertices = (int)kit_arg_long(argc, argv, "--max", 32, MIN_VERTICES, MAX_MAX_VERTICES);
+    float factor = (float)kit_arg_long(argc, argv, "--factor", 16, 1, 1000000);
+    int fit_percent = (int)kit_arg_long(argc, argv, "--fit", 100, 1, 1000);
+    unsigned int objects = (unsigned int)kit_arg_long(argc, argv, "--objects", 1000000, 0, 1 << 24);
+    unsigned int object_bytes = (unsigned int)kit_arg_long(argc, argv, "--object-bytes", 128, 4, 4096);
+    long heap_mib = kit_arg_long(argc, argv, "--heap-mib", 0, 0, 65536);
+    unsigned int take_rounds = (unsigned int)kit_arg_long(argc, argv, "--take-rounds", 32, 0, 1024);
+    int repeats = (int)kit_arg_long(argc, argv, "--repeats", 3, 0, 100);
+    unsigned long long seed = (unsigned long long)kit_arg_long(argc, argv, "--seed", 1, 0, 2000000000L);
+    const char *json_path = kit_arg_string(argc, argv, "--json", NULL);
+    int heavy = strcmp(workload_name, "heavy") == 0;
+    if (!heavy && strcmp(workload_name, "chained") != 0) {
+        fprintf(stderr, "--workload must be chained or heavy\n");
+        return KIT_EXIT_USAGE;
+    }
+    if (requests > MAX_REQUESTS) {
+        fprintf(stderr, "--requests (4 x --capacity unless given) must be at most %lld\n", MAX_REQUESTS);
+        return KIT_EXIT_USAGE;
+    }
+    if (object_bytes % 4 != 0 || slot_bytes % 4 != 0) {
+        fprintf(stderr, "--object-bytes and --slot-bytes must be multiples of 4 (the kit writes 4-byte words)\n");
+        return KIT_EXIT_USAGE;
+    }
+
+    /* Limits are read when the device runtime starts: set them before any kernel runs.
+     * The device heap (default 8 MiB) must hold every object of the per-object run and the bulk
+     * block; device malloc keeps bookkeeping of its own, hence the margin. */
+    size_t heap = heap_mib > 0 ? (size_t)heap_mib << 20
+                               : 2 * (size_t)objects * (object_bytes + 64) + (size_t)objects * object_bytes + ((size_t)64 << 20);
+    KIT_CHECK(cudaDeviceSetLimit(cudaLimitMallocHeapSize, heap));
+    size_t pending = (size_t)n_lines + 64 > 2048 ? (size_t)n_lines + 64 : 2048; /* a child per line (Lab 04) */
+    KIT_CHECK(cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, pending));
+    KIT_CHECK(cudaDeviceGetLimit(&heap, cudaLimitMallocHeapSize));
+    KIT_CHECK(cudaDeviceGetLimit(&pending, cudaLimitDevRuntimePendingLaunchCount));
+    if (blocks == 0)
+        blocks = full_grid_blocks();
+
+    struct cudaDeviceProp prop;
+    KIT_CHECK(cudaGetDeviceProperties(&prop, 0));
+    printf("device: %s (compute capability %d.%d, %d SMs); device heap %.1f MiB, pending-launch limit %zu; "
+           "kit kernels: %d blocks of %d\n", prop.name, prop.major, prop.minor, prop.multiProcessorCount,
+           heap / 1048576.0, pending, blocks, THREADS);
+
+    uniqueness_t uniq;
+    memset(&uniq, 0, sizeof uniq);
+    if (capacity > 0 && requests > 0) {
+        uniq = run_uniqueness((unsigned int)capacity, requests, slot_bytes, blocks);
+        print_uniqueness(uniq);
+    }
+    wrap_t wrap;
+    memset(&wrap, 0, sizeof wrap);
+    if (wrap_requests > 0) {
+        wrap = run_wrap(wrap_capacity, wrap_requests, blocks);
+        print_wrap(wrap);
+    }
+    collect_t collect;
+    memset(&collect, 0, sizeof collect);
+    if (n_lines > 0) {
+        collect = run_collect(n_lines, heavy, max_vertices, factor, seed, fit_percent);
+        print_collect(collect);
+    }
+    timing_t timing;
+    memset(&timing, 0, sizeof timing);
+    if (repeats > 0 && (objects > 0 || take_rounds > 0)) {
+        timing.ran = 1;
+        timing.objects = objects;
+        timing.object_bytes = object_bytes;
+        timing.repeats = repeats;
+        timing.take_rounds = take_rounds;
+        if (objects > 0) {
+            /* The bulk block first, while the heap is still in one piece: after a million small
+             * blocks have come and gone, one large block may no longer find room. */
+            time_objects(&timing, OBJECTS_BULK, blocks);
+            time_objects(&timing, OBJECTS_MALLOC, blocks);
+            time_objects(&timing, OBJECTS_POOL, blocks);
+        }
+        if (take_rounds > 0) {
+            timing.take_requests = (long long)take_rounds * blocks * THREADS;
+            if (timing.take_requests > KIT_MAX_CAPACITY) {
+                fprintf(stderr, "--take-rounds %u: %lld requests is more than the counter's capacity %u\n",
+                        take_rounds, timing.take_requests, KIT_MAX_CAPACITY);
+                return KIT_EXIT_USAGE;
+            }
+            timing.take_per_thread = time_take(TAKE_PER_THREAD, take_rounds, blocks, repeats);
+            timing.take_student = time_take(TAKE_STUDENT, take_rounds, blocks, repeats);
+        }
+        print_timing(timing);
+    }
+
+    if (json_path != NULL) {
+        kit_json_t j;
+        kit_json_open(&j, json_path);
+        kit_json_begin_object(&j, NULL);
+        kit_json_string(&j, "lab", "06-parallel-allocator");
+        kit_json_device(&j);
+        kit_json_begin_object(&j, "params");
+        kit_json_int(&j, "capacity", capacity);
+        kit_json_int(&j, "requests", requests);
+        kit_json_uint(&j, "slot_bytes", slot_bytes);
+        kit_json_int(&j, "blocks", blocks);
+        kit_json_uint(&j, "wrap_capacity", wrap_capacity);
+        kit_json_int(&j, "wrap_requests", wrap_requests);
+        kit_json_int(&j, "lines", n_lines);
+        kit_json_string(&j, "workload", workload_name);
+        kit_json_double(&j, "factor", factor);
+        kit_json_int(&j, "max", max_vertices);
+        kit_json_int(&j, "fit", fit_percent);
+        kit_json_uint(&j, "objects", objects);
+        kit_json_uint(&j, "object_bytes", object_bytes);
+        kit_json_uint(&j, "take_rounds", take_rounds);
+        kit_json_int(&j, "repeats", repeats);
+        kit_json_int(&j, "seed", (long long)seed);
+        kit_json_end_object(&j);
+        kit_json_uint(&j, "heap_bytes", heap);
+        kit_json_uint(&j, "pending_launch_limit", pending);
+        json_uniqueness(&j, uniq);
+        json_wrap(&j, wrap);
+        json_collect(&j, collect);
+        json_timing(&j, timing);
+        kit_json_end_object(&j);
+        kit_json_close(&j);
+    }
+    return 0;
+}
