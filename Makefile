@@ -5,7 +5,9 @@
 #   make run LAB=01 [ARGS="--K 8 --M 4 --N 1000"]   build your lab and run its harness
 #   make legacy LAB=02  what today's nvcc says about the textbook's device-side synchronize
 #   make bench LAB=04   timing table of the Bezier lab's versions on this GPU
-#   make handouts       render handouts/*.md to HTML in build/handouts/ (needs pandoc)
+#   make handouts       render handouts/*.md to HTML in build/handouts/ (needs pandoc; PDF too
+#                       where pandoc has a PDF engine)
+#   make figures        redraw handouts/figures/ from real runs (needs a GPU; exits 77 without one)
 #   make doctor         toolkit, GPU, and whether dynamic parallelism can run here
 #   make                build every lab from labs/
 #   make starters       regenerate labs/ starter files from solutions/ (kit maintainers)
@@ -18,7 +20,7 @@ PYTHON ?= python3
 LAB    ?=
 LAB_MAKEFILES := $(wildcard labs/*/Makefile)
 
-.PHONY: all grade test run legacy bench handouts doctor starters clean dist gradescope
+.PHONY: all grade test run legacy bench handouts figures doctor starters clean dist gradescope
 
 all:
 	@set -e; for mk in $(LAB_MAKEFILES); do $(MAKE) --no-print-directory -f $$mk all; done
@@ -44,6 +46,10 @@ legacy bench:
 
 handouts:
 	@sh tools/render_handouts.sh
+
+figures:
+	$(KIT_ONLY)
+	@$(PYTHON) tools/draw_figures.py --gpu
 
 doctor:
 	$(PYTHON) grader/kit.py doctor

@@ -10,7 +10,12 @@
   every option in ARGS="..." is one the lab's harness accepts;
 - every grade.py option quoted exists;
 - device-side cudaDeviceSynchronize is never presented as current: each line that names it must
-  say it is legacy (removed, CDP1, older texts...) or be in a passage about the legacy model.
+  say it is legacy (removed, CDP1, older texts...) or be in a passage about the legacy model;
+- every lab handout (handouts/NN-*.md, NN not 00) has exactly the template's `##` sections, in order,
+  and its `###` subsections in section 2 are numbered 2.1, 2.2, ... in order;
+- every grader hint (each check's hint, build_hint and run_hint of every lab in grader/labs/) names
+  sections that exist in that lab's handout with that number and title (checked whenever the kit's
+  own handouts are checked: no arguments, or a list that includes them).
 Exit status 0 when all hold; otherwise each problem is printed as FILE:LINE: message.
 """
 import glob
@@ -22,6 +27,124 @@ KIT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 LEGACY_WORDS = re.compile(r"CDP1|legacy|removed|gone|deprecat|older|textbook|no longer|CUDA 5|11\.6|"
                           r"then and now|undefined in device code|FORCE_CDP1|host|instead|replace|"
                           r"wait for (its|their) child|cannot|can no longer|never|\bno\b|without", re.I)
+
+
+# The sections every lab handout has, in this order (the kit's handout template).
+TEMPLATE = ["1. Goal", "2. Background", "3. The lab, step by step", "4. How it is graded",
+            "5. Common mistakes", "6. Check yourself", "7. Where next"]
+LAB_HANDOUT = re.compile(r"^(?!00-)\d\d-[\w-]+\.md$")
+# One section a hint names: "2.4 (errors are per thread)"; a title may hold one level of parentheses.
+HINT_SECTION = re.compile(r"(\d+(?:\.\d+)*) \(((?:[^()]|\([^()]*\))*)\)")
+HINT_TEXT = re.compile(r"read (handouts/[\w.-]+\.md), section (.*)$")
+
+
+def headings_of(lines):
+    """(line number, level, text) of every Markdown heading outside code blocks."""
+    found, in_code = [], False
+    for number, line in enumerate(lines, 1):
+        if line.startswith("```"):
+            in_code = not in_code
+            continue
+        m = None if in_code else re.match(r"^(#+)\s+(.*?)\s*$", line)
+        if m:
+            found.append((number, len(m.group(1)), m.group(2)))
+    return found
+
+
+def template_problems(path, lines):
+    """A lab handout's ## sections must be the template's, in order; ### in section 2 numbered 2.k."""
+    rel = os.path.relpath(path, KIT)
+    heads = headings_of(lines)
+    problems = []
+    sections = [text for _, level, text in heads if level == 2]
+    if sections != TEMPLATE:
+        missing = [t for t in TEMPLATE if t not in sections]
+        extra = [t for t in sections if t not in TEMPLATE]
+        detail = []
+        if missing:
+            detail.append("missing: " + "; ".join(missing))
+        if extra:
+            detail.append("not in the template: " + "; ".join(extra))
+        if not missing and not extra:
+            detail.append("out of order: " + "; ".join(sections))
+        problems.append("%s:1: the ## sections are not the handout template's (%s)" % (rel, ", ".join(detail)))
+    current, expected_sub = None, 1
+    for number, level, text in heads:
+        if level == 2:
+            current = text.split(".", 1)[0]
+            expected_sub = 1
+        elif level == 3 and current == "2":
+            m = re.match(r"2\.(\d+) \S", text)
+            if not m or int(m.group(1)) != expected_sub:
+                problems.append("%s:%d: subsection of Background should be numbered 2.%d: %s"
+                                % (rel, number, expected_sub, text))
+            expected_sub += 1
+    return problems
+
+
+def plain_title(text):
+    return re.sub(r"\s+", " ", re.sub(r"[`*_]", "", text)).strip().lower()
+
+
+def numbered_sections(path):
+    """{number: title in lower case} of every numbered heading of a handout: "2.4" -> "errors are per thread"."""
+    with open(path) as f:
+        lines = f.read().splitlines()
+    sections = {}
+    for _, level, text in headings_of(lines):
+        m = re.match(r"(\d+(?:\.\d+)*)\.?\s+(.*)$", text)
+        if m and level >= 2:
+            sections[m.group(1)] = plain_title(m.group(2))
+    return sections
+
+
+def hint_problems(hint_text, where, kit=None):
+    """Problems with one grader hint: its handout must exist and hold each named section, by number and title."""
+    kit = kit or KIT
+    if not hint_text:
+        return ["%s: no hint" % where]
+    m = HINT_TEXT.match(hint_text)
+    if not m:
+        return ["%s: hint does not read 'read handouts/NN-name.md, section N (title)': %s" % (where, hint_text)]
+    handout = os.path.join(kit, m.group(1))
+    if not os.path.exists(handout):
+        return ["%s: hint names a missing handout: %s" % (where, m.group(1))]
+    named = HINT_SECTION.findall(m.group(2))
+    rest = HINT_SECTION.sub("", m.group(2)).replace("and", "").replace(",", "").strip()
+    if not named or rest:
+        return ["%s: hint's sections do not read 'N (title)' joined by 'and': %s" % (where, m.group(2))]
+    sections = numbered_sections(handout)
+    problems = []
+    for number, title in named:
+        if number not in sections:
+            problems.append("%s: hint names section %s, which %s does not have" % (where, number, m.group(1)))
+        elif sections[number] != plain_title(title):
+            problems.append("%s: hint names section %s (%s), but in %s it is %s (%s)"
+                            % (where, number, title, m.group(1), number, sections[number]))
+    return problems
+
+
+def lab_hints(lab):
+    """(where, hint) for every hint of one grader Lab: build, run and each check's."""
+    found = [("lab %s build_hint" % lab.number, lab.build_hint), ("lab %s run_hint" % lab.number, lab.run_hint)]
+    found += [("lab %s check '%s'" % (lab.number, c.name), c.hint) for c in lab.lab_checks]
+    return found
+
+
+def grader_hint_problems(labs=None, kit=None):
+    """Every hint of every lab in grader/labs/ names a section its handout has; a lab's handout is its own."""
+    if labs is None:
+        sys.path.insert(0, os.path.join(KIT, "grader"))
+        from gradelib import labs as lab_registry
+        labs = list(lab_registry.all_labs().values())
+    problems = []
+    for lab in labs:
+        for where, text in lab_hints(lab):
+            found = hint_problems(text, where, kit)
+            if not found and not text.startswith("read %s," % lab.handout):
+                found = ["%s: hint names another lab's handout: %s" % (where, text)]
+            problems += found
+    return problems
 
 
 def heading_anchor(text):
@@ -75,6 +198,8 @@ def check(path, targets, grade_opts):
     here = os.path.dirname(path)
     with open(path) as f:
         lines = f.read().splitlines()
+    if LAB_HANDOUT.match(os.path.basename(path)) and os.path.basename(here) == "handouts":
+        problems += template_problems(path, lines)
     in_code = False
     section = ""
     recent = []  # the lines before a code block, for its legacy context
@@ -157,9 +282,12 @@ def main(paths):
             print(p)
         print("%d pages checked, %d problems" % (len(pages), len(problems)))
         return 1 if problems or not pages else 0
-    paths = paths or sorted(glob.glob(os.path.join(KIT, "handouts", "*.md")))
+    kit_handouts = sorted(glob.glob(os.path.join(KIT, "handouts", "*.md")))
+    paths = paths or kit_handouts
     targets, grade_opts = makefile_targets(), grader_options()
     problems = [p for path in paths for p in check(os.path.abspath(path), targets, grade_opts)]
+    if set(kit_handouts) & {os.path.abspath(p) for p in paths}:
+        problems += grader_hint_problems()
     for p in problems:
         print(p)
     print("%d handouts checked, %d problems" % (len(paths), len(problems)))

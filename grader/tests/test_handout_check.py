@@ -41,5 +41,146 @@ class HandoutCheckTest(unittest.TestCase):
         self.assertEqual(check_handouts.main([]), 0)
 
 
+GOOD_HANDOUT = """# Lab 07: Example
+
+Intro.
+
+## 1. Goal
+
+## 2. Background
+
+### 2.1 The first topic
+
+### 2.2 Streams: why the `NULL` stream serializes
+
+## 3. The lab, step by step
+
+## 4. How it is graded
+
+## 5. Common mistakes
+
+## 6. Check yourself
+
+```c
+## 9. not a heading: inside a code block
+```
+
+## 7. Where next
+"""
+
+
+class FakeCheck:
+    def __init__(self, name, hint):
+        self.name, self.hint = name, hint
+
+
+class FakeLab:
+    def __init__(self, number, handout, build_hint, run_hint, hints):
+        self.number, self.handout = number, handout
+        self.build_hint, self.run_hint = build_hint, run_hint
+        self.lab_checks = [FakeCheck("check %d" % i, h) for i, h in enumerate(hints)]
+
+
+class TemplateCheckTest(unittest.TestCase):
+    """Every lab handout has exactly the template's ## sections, in order, and 2.k subsections."""
+
+    def template_problems(self, text, name="07-example.md", folder="handouts"):
+        with tempfile.TemporaryDirectory() as tmp:
+            os.makedirs(os.path.join(tmp, folder))
+            path = os.path.join(tmp, folder, name)
+            with open(path, "w") as f:
+                f.write(text)
+            return [p for p in check_handouts.check(path, check_handouts.makefile_targets(),
+                                                    check_handouts.grader_options()) if "section" in p]
+
+    def test_template_handout_passes(self):
+        self.assertEqual(self.template_problems(GOOD_HANDOUT), [])
+
+    def test_missing_section_fails(self):
+        found = "\n".join(self.template_problems(GOOD_HANDOUT.replace("## 5. Common mistakes\n", "")))
+        self.assertIn("missing: 5. Common mistakes", found)
+
+    def test_extra_section_fails(self):
+        text = GOOD_HANDOUT.replace("## 7. Where next", "## 7. Where next\n\n## 8. Then and now")
+        self.assertIn("not in the template: 8. Then and now", "\n".join(self.template_problems(text)))
+
+    def test_sections_out_of_order_fail(self):
+        text = GOOD_HANDOUT.replace("## 4. How it is graded", "## 9. placeholder").replace(
+            "## 5. Common mistakes", "## 4. How it is graded").replace("## 9. placeholder", "## 5. Common mistakes")
+        self.assertIn("out of order", "\n".join(self.template_problems(text)))
+
+    def test_old_style_handout_fails(self):
+        text = "# Lab 07: Example\n\n## 1. What it is\n\n## 2. The lab, step by step\n\n## Check yourself\n"
+        self.assertTrue(self.template_problems(text))
+
+    def test_background_subsections_numbered_in_order(self):
+        found = "\n".join(self.template_problems(GOOD_HANDOUT.replace("### 2.2 Streams", "### 2.3 Streams")))
+        self.assertIn("should be numbered 2.2", found)
+        found = "\n".join(self.template_problems(GOOD_HANDOUT.replace("### 2.1 The first topic", "### The first topic")))
+        self.assertIn("should be numbered 2.1", found)
+
+    def test_overview_and_other_files_are_not_lab_handouts(self):
+        self.assertEqual(self.template_problems("# Overview\n\n## 1. Anything\n", name="00-overview.md"), [])
+        self.assertEqual(self.template_problems("# Notes\n\n## Anything\n", folder="notes"), [])
+
+
+class HintCheckTest(unittest.TestCase):
+    """Every grader hint names a section its lab's handout has, by number and title."""
+
+    def hint_problems(self, build_hint, run_hint="", hints=(), handout="handouts/07-example.md"):
+        with tempfile.TemporaryDirectory() as tmp:
+            os.makedirs(os.path.join(tmp, "handouts"))
+            for name in ("07-example.md", "08-other.md"):
+                with open(os.path.join(tmp, "handouts", name), "w") as f:
+                    f.write(GOOD_HANDOUT)
+            ok = "read %s, section 3 (the lab, step by step)" % handout
+            lab = FakeLab("07", handout, build_hint, run_hint or ok, hints)
+            return check_handouts.grader_hint_problems([lab], tmp)
+
+    def test_good_hints_pass(self):
+        self.assertEqual(self.hint_problems(
+            "read handouts/07-example.md, section 2.1 (the first topic)",
+            "read handouts/07-example.md, section 2.2 (streams: why the NULL stream serializes)",
+            ["read handouts/07-example.md, section 2.1 (the first topic) and 3 (the lab, step by step)",
+             "read handouts/07-example.md, section 4 (how it is graded)"]), [])
+
+    def test_each_bad_hint_is_reported(self):
+        cases = {
+            "read handouts/07-example.md, section 2.3 (the first topic)": "which handouts/07-example.md does not have",
+            "read handouts/07-example.md, section 2.1 (the second topic)": "but in handouts/07-example.md it is 2.1 (the first topic)",
+            "read handouts/07-example.md, section 2 (the first topic)": "it is 2 (background)",
+            "read handouts/07-example.md, section 2.1 (the first topic) and 8 (then and now)": "section 8",
+            "read handouts/missing.md, section 1 (goal)": "missing handout",
+            "read handouts/07-example.md, the first topic": "does not read",
+            "read handouts/07-example.md, section 2.1 the first topic": "do not read",
+            "read handouts/08-other.md, section 1 (goal)": "another lab's handout",
+            "": "no hint",
+        }
+        for hint_text, expected in cases.items():
+            found = "\n".join(self.hint_problems(hint_text))
+            self.assertIn(expected, found, hint_text)
+
+    def test_check_and_run_hints_are_checked_too(self):
+        self.assertIn("run_hint", "\n".join(self.hint_problems(
+            "read handouts/07-example.md, section 1 (goal)", run_hint="read handouts/07-example.md, section 9 (x)")))
+        self.assertIn("check 0", "\n".join(self.hint_problems(
+            "read handouts/07-example.md, section 1 (goal)", hints=["read handouts/07-example.md, section 2.9 (x)"])))
+
+    def test_the_kit_labs_01_to_04_hints_and_handouts_pass(self):
+        from gradelib import labs
+        kit_labs = [lab for lab in labs.all_labs().values() if lab.number in ("01", "02", "03", "04")]
+        self.assertEqual(len(kit_labs), 4)
+        self.assertEqual(check_handouts.grader_hint_problems(kit_labs), [])
+        handouts = [os.path.join(paths.KIT_ROOT, lab.handout) for lab in kit_labs]
+        targets, options = check_handouts.makefile_targets(), check_handouts.grader_options()
+        self.assertEqual([p for h in handouts for p in check_handouts.check(h, targets, options)], [])
+
+    def test_every_lab_of_the_grader_has_its_handout_checked(self):
+        """Labs added later (05, 06, ...) are covered without a change here: their hints are checked too."""
+        from gradelib import labs
+        names = [where for lab in labs.all_labs().values() for where, _ in check_handouts.lab_hints(lab)]
+        self.assertTrue(all(any(w.startswith("lab %s " % lab.number) for w in names) for lab in labs.all_labs().values()))
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -2,6 +2,13 @@
  * counts what the children saw and what the continuations used, and writes the result document.
  *
  *   ./memory_visibility [--blocks 16] [--trials 2] [--n 1000] [--threads 128] [--json result.json]
+ *
+ * The result document also holds "timeline": %globaltimer stamps, taken in kit-owned code only, that
+ * put Part A in time order for the handout's figure (tools/draw_figures.py). "submission": when the
+ * children of the first trial read their slot, and when tail-launched stores landed, measured from a
+ * kit kernel that ran just before race_parent. "probe": the same race written by the kit
+ * (write 1, launch, write 2) with the parent's own steps stamped, run after Parts A and B, outside
+ * the launch log.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,21 +25,64 @@
 
 /* ---- kit-owned device code ---- */
 
-__global__ void observe_kernel(const int *slot, int *seen)
-{
-    *seen = *(const volatile int *)slot;
-}
-
-__global__ void store_value_kernel(int *slot, int value)
-{
-    *slot = value;
-}
-
 static __device__ unsigned long long globaltimer_ns(void)
 {
     unsigned long long t;
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
     return t;
+}
+
+/* Part A's time stamps (first trial only; NULL otherwise): set by the host before race_parent. */
+__device__ int *kit_race_seen;                  /* the seen array of the timed trial */
+__device__ int *kit_race_slots;                 /* its slots */
+__device__ int kit_race_parents;
+__device__ unsigned long long *kit_read_ns;     /* [i]: when the child of parent i read its slot */
+__device__ unsigned long long *kit_store_ns;    /* [i]: when a store_value_kernel wrote slot i */
+
+__global__ void observe_kernel(const int *slot, int *seen)
+{
+    *seen = *(const volatile int *)slot;
+    unsigned long long now = globaltimer_ns();
+    if (kit_read_ns != NULL && seen >= kit_race_seen && seen < kit_race_seen + kit_race_parents)
+        kit_read_ns[seen - kit_race_seen] = now;
+}
+
+__global__ void store_value_kernel(int *slot, int value)
+{
+    *slot = value;
+    unsigned long long now = globaltimer_ns();
+    if (kit_store_ns != NULL && slot >= kit_race_slots && slot < kit_race_slots + kit_race_parents)
+        kit_store_ns[slot - kit_race_slots] = now;
+}
+
+/* One stamp from a one-thread grid: the host launches it just before and just after race_parent
+ * in the same stream, so it brackets the whole launch tree, tail launches included. */
+__global__ void kit_stamp_kernel(unsigned long long *stamp)
+{
+    *stamp = globaltimer_ns();
+}
+
+/* The probe: the race as the starter writes it, but kit-owned, so the parent's own steps can be
+ * stamped. stamps[4 * i + k]: k = 0 before writing FIRST_VALUE, 1 when the launch statement has
+ * returned, 2 after writing SECOND_VALUE, 3 when the child read the slot. Failed launches are
+ * counted in *failed, not in the launch log the grader reads. */
+__global__ void kit_probe_observe(const int *slot, int *seen, unsigned long long *read_stamp)
+{
+    *seen = *(const volatile int *)slot;
+    *read_stamp = globaltimer_ns();
+}
+
+__global__ void kit_probe_parent(int *slots, int *seen, unsigned long long *stamps, int *failed)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    stamps[4 * i + 0] = globaltimer_ns();
+    slots[i] = FIRST_VALUE;
+    kit_probe_observe<<<1, 1>>>(slots + i, seen + i, stamps + 4 * i + 3);
+    if (cudaGetLastError() != cudaSuccess)
+        atomicAdd(failed, 1);
+    stamps[4 * i + 1] = globaltimer_ns();
+    slots[i] = SECOND_VALUE;
+    stamps[4 * i + 2] = globaltimer_ns();
 }
 
 __device__ int produce(int i)
@@ -96,6 +146,112 @@ typedef struct {
     long long saw_first, saw_second, saw_other, ended_second;
 } race_counts_t;
 
+/* Five points of a set of times (ns after a reference stamp), for the figure. */
+typedef struct {
+    long long count, min, p10, median, p90, max;
+} time_summary_t;
+
+static int compare_ll(const void *a, const void *b)
+{
+    long long x = *(const long long *)a, y = *(const long long *)b;
+    return (x > y) - (x < y);
+}
+
+/* Sorts v in place. */
+static time_summary_t summarize_times(long long *v, long long count)
+{
+    time_summary_t s = {count, 0, 0, 0, 0, 0};
+    if (count == 0)
+        return s;
+    qsort(v, (size_t)count, sizeof v[0], compare_ll);
+    s.min = v[0];
+    s.p10 = v[count / 10];
+    s.median = v[count / 2];
+    s.p90 = v[(count * 9) / 10];
+    s.max = v[count - 1];
+    return s;
+}
+
+typedef struct {
+    long long parents, tree_done_ns;
+    time_summary_t read_saw_first, read_saw_second, store;
+} race_timeline_t;
+
+typedef struct {
+    long long parents, failed, saw_second, tree_done_ns;
+    time_summary_t first_write, launch_returned, second_write, child_read;
+} probe_timeline_t;
+
+static unsigned long long *alloc_stamps(size_t count)
+{
+    unsigned long long *d;
+    KIT_CHECK(cudaMalloc((void **)&d, sizeof(unsigned long long) * count));
+    KIT_CHECK(cudaMemset(d, 0, sizeof(unsigned long long) * count));
+    return d;
+}
+
+static unsigned long long *stamps_to_host(const unsigned long long *d, size_t count)
+{
+    unsigned long long *h = (unsigned long long *)malloc(sizeof(unsigned long long) * count);
+    if (h == NULL) {
+        fprintf(stderr, "out of host memory\n");
+        exit(1);
+    }
+    KIT_CHECK(cudaMemcpy(h, d, sizeof(unsigned long long) * count, cudaMemcpyDeviceToHost));
+    return h;
+}
+
+/* Stamps relative to ref; a stamp of 0 (never written) is left out. Returns how many were kept. */
+static long long relative_times(const unsigned long long *stamps, size_t stride, long long count,
+                                unsigned long long ref, const int *seen, int want_seen, long long *out)
+{
+    long long kept = 0;
+    for (long long i = 0; i < count; i++) {
+        unsigned long long t = stamps[(size_t)i * stride];
+        if (t == 0 || (seen != NULL && seen[i] != want_seen))
+            continue;
+        out[kept++] = (long long)(t - ref);
+    }
+    return kept;
+}
+
+static race_timeline_t race_timeline; /* from the first trial of run_race */
+
+static void set_race_stamps(int *slots, int *seen, int parents, unsigned long long *read_ns,
+                            unsigned long long *store_ns)
+{
+    KIT_CHECK(cudaMemcpyToSymbol(kit_race_seen, &seen, sizeof seen));
+    KIT_CHECK(cudaMemcpyToSymbol(kit_race_slots, &slots, sizeof slots));
+    KIT_CHECK(cudaMemcpyToSymbol(kit_race_parents, &parents, sizeof parents));
+    KIT_CHECK(cudaMemcpyToSymbol(kit_read_ns, &read_ns, sizeof read_ns));
+    KIT_CHECK(cudaMemcpyToSymbol(kit_store_ns, &store_ns, sizeof store_ns));
+}
+
+static void record_race_timeline(const unsigned long long *d_read, const unsigned long long *d_store,
+                                 const unsigned long long *d_bracket, const int *h_seen, int parents)
+{
+    unsigned long long *read = stamps_to_host(d_read, (size_t)parents);
+    unsigned long long *store = stamps_to_host(d_store, (size_t)parents);
+    unsigned long long *bracket = stamps_to_host(d_bracket, 2);
+    long long *times = (long long *)malloc(sizeof(long long) * (size_t)parents);
+    if (times == NULL) {
+        fprintf(stderr, "out of host memory\n");
+        exit(1);
+    }
+    race_timeline.parents = parents;
+    race_timeline.tree_done_ns = (long long)(bracket[1] - bracket[0]);
+    long long kept = relative_times(read, 1, parents, bracket[0], h_seen, FIRST_VALUE, times);
+    race_timeline.read_saw_first = summarize_times(times, kept);
+    kept = relative_times(read, 1, parents, bracket[0], h_seen, SECOND_VALUE, times);
+    race_timeline.read_saw_second = summarize_times(times, kept);
+    kept = relative_times(store, 1, parents, bracket[0], NULL, 0, times);
+    race_timeline.store = summarize_times(times, kept);
+    free(times);
+    free(read);
+    free(store);
+    free(bracket);
+}
+
 static race_counts_t run_race(int blocks, int trials)
 {
     int parents = blocks * RACE_THREADS;
@@ -103,13 +259,35 @@ static race_counts_t run_race(int blocks, int trials)
     race_counts_t c = {0, 0, 0, 0};
     KIT_CHECK(cudaMalloc((void **)&slots, sizeof(int) * (size_t)parents));
     KIT_CHECK(cudaMalloc((void **)&seen, sizeof(int) * (size_t)parents));
+    unsigned long long *read_ns = alloc_stamps((size_t)parents);
+    unsigned long long *store_ns = alloc_stamps((size_t)parents);
+    unsigned long long *bracket = alloc_stamps(2);
     for (int t = 0; t < trials; t++) {
         fill(slots, parents, 0);
         fill(seen, parents, POISON);
+        if (t == 0) {
+            /* Only the first trial is stamped; the stamps cost a few stores in kit kernels. The
+             * stamp kernels are queued in the same stream as race_parent, with no synchronize in
+             * between, so they bracket the parent grid's launch tree closely. */
+            set_race_stamps(slots, seen, parents, read_ns, store_ns);
+            kit_stamp_kernel<<<1, 1>>>(bracket);
+            KIT_CHECK(cudaGetLastError());
+        }
         race_parent<<<blocks, RACE_THREADS>>>(slots, seen);
+        if (t == 0) {
+            KIT_CHECK(cudaGetLastError());
+            kit_stamp_kernel<<<1, 1>>>(bracket + 1);
+        }
         KIT_CHECK_KERNEL();
+        if (t == 0) {
+            unsigned long long *none = NULL;
+            KIT_CHECK(cudaMemcpyToSymbol(kit_read_ns, &none, sizeof none));
+            KIT_CHECK(cudaMemcpyToSymbol(kit_store_ns, &none, sizeof none));
+        }
         int *h_seen = copy_to_host(seen, parents);
         int *h_slots = copy_to_host(slots, parents);
+        if (t == 0)
+            record_race_timeline(read_ns, store_ns, bracket, h_seen, parents);
         for (int i = 0; i < parents; i++) {
             if (h_seen[i] == FIRST_VALUE)
                 c.saw_first++;
@@ -125,7 +303,83 @@ static race_counts_t run_race(int blocks, int trials)
     }
     KIT_CHECK(cudaFree(slots));
     KIT_CHECK(cudaFree(seen));
+    KIT_CHECK(cudaFree(read_ns));
+    KIT_CHECK(cudaFree(store_ns));
+    KIT_CHECK(cudaFree(bracket));
     return c;
+}
+
+/* The kit's own racy parent, every step stamped: what the race looks like on this GPU. */
+static probe_timeline_t run_probe(int blocks)
+{
+    probe_timeline_t p;
+    int parents = blocks * RACE_THREADS;
+    int *slots, *seen, *failed;
+    KIT_CHECK(cudaMalloc((void **)&slots, sizeof(int) * (size_t)parents));
+    KIT_CHECK(cudaMalloc((void **)&seen, sizeof(int) * (size_t)parents));
+    KIT_CHECK(cudaMalloc((void **)&failed, sizeof(int)));
+    KIT_CHECK(cudaMemset(failed, 0, sizeof(int)));
+    fill(slots, parents, 0);
+    fill(seen, parents, POISON);
+    unsigned long long *stamps = alloc_stamps(4 * (size_t)parents);
+    unsigned long long *bracket = alloc_stamps(2);
+    kit_stamp_kernel<<<1, 1>>>(bracket);
+    KIT_CHECK(cudaGetLastError());
+    kit_probe_parent<<<blocks, RACE_THREADS>>>(slots, seen, stamps, failed);
+    KIT_CHECK(cudaGetLastError());
+    kit_stamp_kernel<<<1, 1>>>(bracket + 1);
+    KIT_CHECK_KERNEL();
+    unsigned long long *h_stamps = stamps_to_host(stamps, 4 * (size_t)parents);
+    unsigned long long *h_bracket = stamps_to_host(bracket, 2);
+    int *h_seen = copy_to_host(seen, parents);
+    int h_failed = 0;
+    KIT_CHECK(cudaMemcpy(&h_failed, failed, sizeof(int), cudaMemcpyDeviceToHost));
+    long long *times = (long long *)malloc(sizeof(long long) * (size_t)parents);
+    if (times == NULL) {
+        fprintf(stderr, "out of host memory\n");
+        exit(1);
+    }
+    p.parents = parents;
+    p.failed = h_failed;
+    p.saw_second = 0;
+    for (int i = 0; i < parents; i++)
+        p.saw_second += h_seen[i] == SECOND_VALUE;
+    p.tree_done_ns = (long long)(h_bracket[1] - h_bracket[0]);
+    p.first_write = summarize_times(times, relative_times(h_stamps + 0, 4, parents, h_bracket[0], NULL, 0, times));
+    p.launch_returned = summarize_times(times, relative_times(h_stamps + 1, 4, parents, h_bracket[0], NULL, 0, times));
+    p.second_write = summarize_times(times, relative_times(h_stamps + 2, 4, parents, h_bracket[0], NULL, 0, times));
+    p.child_read = summarize_times(times, relative_times(h_stamps + 3, 4, parents, h_bracket[0], NULL, 0, times));
+    free(times);
+    free(h_stamps);
+    free(h_bracket);
+    free(h_seen);
+    KIT_CHECK(cudaFree(slots));
+    KIT_CHECK(cudaFree(seen));
+    KIT_CHECK(cudaFree(failed));
+    KIT_CHECK(cudaFree(stamps));
+    KIT_CHECK(cudaFree(bracket));
+    return p;
+}
+
+static void json_times(kit_json_t *j, const char *key, time_summary_t s)
+{
+    kit_json_begin_object(j, key);
+    kit_json_int(j, "count", s.count);
+    kit_json_int(j, "min", s.min);
+    kit_json_int(j, "p10", s.p10);
+    kit_json_int(j, "median", s.median);
+    kit_json_int(j, "p90", s.p90);
+    kit_json_int(j, "max", s.max);
+    kit_json_end_object(j);
+}
+
+static void print_times(const char *what, time_summary_t s)
+{
+    if (s.count == 0)
+        printf("    %-34s none\n", what);
+    else
+        printf("    %-34s median %8.2f us (min %.2f, max %.2f) x%lld\n", what, s.median / 1000.0, s.min / 1000.0,
+               s.max / 1000.0, s.count);
 }
 
 typedef struct {
@@ -236,6 +490,22 @@ int main(int argc, char **argv)
     kit_launch_log_t launches = kit_launch_log_read();
     kit_print_launch_log("", launches);
 
+    /* After the launch log is read: the probe's launches are the kit's, not the submission's. */
+    probe_timeline_t probe = run_probe(blocks);
+    printf("timeline (%%globaltimer, from a kit kernel just before the parent grid):\n");
+    printf("  Part A, first trial:\n");
+    print_times("child read the slot, saw 1:", race_timeline.read_saw_first);
+    print_times("child read the slot, saw 2:", race_timeline.read_saw_second);
+    print_times("tail-launched store of 2:", race_timeline.store);
+    printf("    %-34s %11.2f us\n", "whole launch tree done by:", race_timeline.tree_done_ns / 1000.0);
+    printf("  the kit's probe (write 1, launch, write 2; %lld of %lld children saw 2, %lld launches failed):\n",
+           probe.saw_second, probe.parents, probe.failed);
+    print_times("parent wrote 1:", probe.first_write);
+    print_times("launch statement returned:", probe.launch_returned);
+    print_times("parent wrote 2:", probe.second_write);
+    print_times("child read the slot:", probe.child_read);
+    printf("    %-34s %11.2f us\n", "whole launch tree done by:", probe.tree_done_ns / 1000.0);
+
     if (json_path != NULL) {
         kit_json_t j;
         kit_json_open(&j, json_path);
@@ -258,6 +528,26 @@ int main(int argc, char **argv)
         json_summary(&j, "data", data_summary);
         json_summary(&j, "used", used_summary);
         kit_json_launch_log(&j, "launch_log", launches);
+        kit_json_begin_object(&j, "timeline");
+        kit_json_string(&j, "clock", "globaltimer_ns");
+        kit_json_begin_object(&j, "submission");
+        kit_json_int(&j, "parents", race_timeline.parents);
+        kit_json_int(&j, "tree_done", race_timeline.tree_done_ns);
+        json_times(&j, "read_saw_first", race_timeline.read_saw_first);
+        json_times(&j, "read_saw_second", race_timeline.read_saw_second);
+        json_times(&j, "tail_store", race_timeline.store);
+        kit_json_end_object(&j);
+        kit_json_begin_object(&j, "probe");
+        kit_json_int(&j, "parents", probe.parents);
+        kit_json_int(&j, "failed_launches", probe.failed);
+        kit_json_int(&j, "saw_second", probe.saw_second);
+        kit_json_int(&j, "tree_done", probe.tree_done_ns);
+        json_times(&j, "first_write", probe.first_write);
+        json_times(&j, "launch_returned", probe.launch_returned);
+        json_times(&j, "second_write", probe.second_write);
+        json_times(&j, "child_read", probe.child_read);
+        kit_json_end_object(&j);
+        kit_json_end_object(&j);
         kit_json_end_object(&j);
         kit_json_close(&j);
     }
