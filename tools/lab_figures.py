@@ -155,7 +155,111 @@ def main():
     with open(os.path.join(out_dir, "figures.md"), "w") as f:
         f.write(table + "\n")
     print(table)
+    lab05()
+    lab06()
     return 0
+
+
+LAB05_RUNS = 10
+
+
+def lab05():
+    """Both sides of Lab 05's thresholds: the solution, the still-legacy submission and the one that waits
+    for the whole device, LAB05_RUNS runs each on the grader's first case and on the largest sizes it draws;
+    prints what the grader's thresholds compare, and returns the rows."""
+    import random
+    from labs import lab05 as rules
+    lab = "05-default-streams"
+    sides = {"solution": os.path.join(paths.SOLUTIONS_DIR, lab),
+             "still-legacy": os.path.join(paths.INCORRECT_DIR, lab, "still-legacy"),
+             "wait-for-everything": os.path.join(paths.INCORRECT_DIR, lab, "wait-for-everything")}
+    cases = [dict(rules.make_cases(random.Random(1))[0]),
+             {"streams": 16, "threads": 12, "spin_us": 500, "thread_spin_us": 500, "repeats": rules.REPEATS}]
+    rows = []
+    for side, source in sides.items():
+        program, build_dir = build_submission(lab, source, side)
+        for case in cases:
+            got = {"a_ratio": [], "a_at_once": [], "b_ratio": [], "b_at_once": [], "b_worst_late_us": [],
+                   "legacy_overlaps": []}
+            for i in range(LAB05_RUNS):
+                doc = run_harness([program] + rules.harness_args(case) + ["--svg", os.path.join(build_dir, "t.svg")],
+                                  os.path.join(build_dir, "run.json"))
+                a, b = doc["part_a"], doc["part_b"]
+                got["a_ratio"].append(a["legacy"]["span_us"] / a["student"]["span_us"])
+                got["a_at_once"].append(a["student"]["max_concurrent"])
+                got["b_ratio"].append(b["legacy"]["span_us"] / b["student"]["span_us"])
+                got["b_at_once"].append(b["student"]["max_concurrent"])
+                got["b_worst_late_us"].append(max(b["student"]["lateness_us"]))
+                got["legacy_overlaps"].append(a["legacy"]["overlapping_pairs"] + b["legacy"]["overlapping_pairs"])
+            rows.append(dict(case, side=side, **got))
+    print("\nLab 05, %d runs each (legacy/yours = span ratio, medians of %d rounds; at once = most kernels at once; "
+          "late = worst thread's wait lateness)\n" % (LAB05_RUNS, rules.REPEATS))
+    print("| submission | streams | threads | A legacy/yours | A at once | B legacy/yours | B at once | B late (us) "
+          "| legacy overlaps |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        print("| %s | %d | %d | %.2f..%.2f | %g..%g | %.2f..%.2f | %g..%g | %.0f..%.0f (base %d) | %d |" % (
+            r["side"], r["streams"], r["threads"], min(r["a_ratio"]), max(r["a_ratio"]), min(r["a_at_once"]),
+            max(r["a_at_once"]), min(r["b_ratio"]), max(r["b_ratio"]), min(r["b_at_once"]), max(r["b_at_once"]),
+            min(r["b_worst_late_us"]), max(r["b_worst_late_us"]), r["thread_spin_us"], sum(r["legacy_overlaps"])))
+    return rows
+
+
+LAB06_RUNS = 10
+
+
+def lab06():
+    """Lab 06: both sides of the timing thresholds (the solution and the one-atomic-per-thread
+    submission) on the grader's timing case, how many duplicates the racy counter hands out on the
+    grader's uniqueness case, LAB06_RUNS runs each; and Part A at the source's size (a million
+    128-byte objects). Prints the tables and returns the rows."""
+    from labs import lab06 as rules
+    lab = "06-parallel-allocator"
+    timing_case = dict(rules.CASE_DEFAULTS, repeats=rules.TIMING_REPEATS, **rules.TIMING_CASE)
+    unique_case = dict(rules.CASE_DEFAULTS, capacity=1 << 20, requests=4 << 20)
+    sides = [("solution", os.path.join(paths.SOLUTIONS_DIR, lab), timing_case),
+             ("one-atomic-per-thread", os.path.join(paths.INCORRECT_DIR, lab, "one-atomic-per-thread"), timing_case),
+             ("racy-counter", os.path.join(paths.INCORRECT_DIR, lab, "racy-counter"), unique_case)]
+    rows = []
+    for side, source, case in sides:
+        program, build_dir = build_submission(lab, source, side)
+        got = {"malloc_over_pool": [], "malloc_over_bulk": [], "per_thread_over_yours": [], "duplicates": [],
+               "malloc_failures": []}
+        for i in range(LAB06_RUNS):
+            doc = run_harness([program] + rules.harness_args(dict(case, seed=i + 1)),
+                              os.path.join(build_dir, "run.json"))
+            t, u = doc["timing"], doc["uniqueness"]
+            if t["ran"]:
+                got["malloc_over_pool"].append(t["per_object_malloc"]["median_ms"] / t["pool"]["median_ms"])
+                got["malloc_over_bulk"].append(t["per_object_malloc"]["median_ms"] / t["bulk"]["median_ms"])
+                got["per_thread_over_yours"].append(t["take_per_thread"]["median_ms"] / t["take_student"]["median_ms"])
+                got["malloc_failures"].append(t["per_object_malloc"]["malloc_failures"])
+            if u["ran"]:
+                got["duplicates"].append(u["duplicates"])
+        rows.append(dict(side=side, **got))
+    print("\nLab 06, %d runs each (malloc/pool = per-object device malloc time over the submission's pool; "
+          "per-thread/yours = the kit's one-atomic-per-thread counter over the submission's counter_take; "
+          "thresholds %.1f and %.1f)\n" % (LAB06_RUNS, rules.MIN_MALLOC_OVER_POOL, rules.MIN_PER_THREAD_OVER_WARP))
+    print("| submission | malloc/pool min..max | malloc/bulk min..max | per-thread/yours min..max | "
+          "duplicates per run (of 4M requests) |")
+    print("|---|---|---|---|---|")
+
+    def span(values, form="%.2f..%.2f"):
+        return form % (min(values), max(values)) if values else "-"
+    for r in rows:
+        print("| %s | %s | %s | %s | %s |" % (r["side"], span(r["malloc_over_pool"]), span(r["malloc_over_bulk"]),
+                                              span(r["per_thread_over_yours"]), span(r["duplicates"], "%d..%d")))
+    program, build_dir = build_submission(lab, os.path.join(paths.SOLUTIONS_DIR, lab), "solution")
+    part_a = run_harness([program] + rules.harness_args(dict(rules.CASE_DEFAULTS, objects=1000000, repeats=3, seed=1)),
+                         os.path.join(build_dir, "part-a.json"))["timing"]
+    print("\nLab 06 Part A, 1,000,000 objects of 128 bytes, median of 3: per-object malloc %.3f ms "
+          "(%d failed), bulk %.3f ms, pool %.3f ms: per-object / bulk %.1fx, per-object / pool %.1fx"
+          % (part_a["per_object_malloc"]["median_ms"], part_a["per_object_malloc"]["malloc_failures"],
+             part_a["bulk"]["median_ms"], part_a["pool"]["median_ms"],
+             part_a["per_object_malloc"]["median_ms"] / part_a["bulk"]["median_ms"],
+             part_a["per_object_malloc"]["median_ms"] / part_a["pool"]["median_ms"]))
+    rows.append({"side": "part-a", "timing": part_a})
+    return rows
 
 
 if __name__ == "__main__":
