@@ -18,10 +18,12 @@ from gradelib.labs import COMPILES, RUNS_CLEANLY, Lab, hint
 
 HANDOUT = "handouts/06-parallel-allocator.md"
 TIMING_REPEATS = 5
-# PROVISIONAL thresholds on ratios of medians measured in the same run: to be set from H100/H200
-# measurements (tools/lab_figures.py, lab06), at most half the solution's worst run of 10.
+# Thresholds on ratios of medians measured in the same run. On an H100 (CUDA 13.0, tools/lab_figures.py
+# lab06, 10 runs each): malloc / pool 3,518-3,837 for the solution; per-thread / counter_take
+# 10.99-11.20 for the solution and 1.05 for the one-atomic-per-thread submission. Each threshold is
+# far below half the solution's worst run and, for aggregation, well above the unaggregated 1.05.
 MIN_MALLOC_OVER_POOL = 10.0       # per-object device malloc time / the student's pool_alloc time
-MIN_PER_THREAD_OVER_WARP = 2.0    # the kit's one-atomic-per-thread counter time / the student's counter_take
+MIN_PER_THREAD_OVER_WARP = 3.0    # the kit's one-atomic-per-thread counter time / the student's counter_take
 WRAP_REQUESTS = (1 << 32) + (1 << 24)  # past 2^32: a counter that keeps adding wraps and hands out 0.. again
 TIMING_CASE = {"objects": 1 << 18, "object_bytes": 128, "take_rounds": 32}
 
