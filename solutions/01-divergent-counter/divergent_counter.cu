@@ -19,7 +19,7 @@ __global__ void diverge_cta(unsigned long long *foo, int n)
     /* TODO: launch the divergent work as one child grid per block.
      *  - Thread 0 of the block launches entry_kernel with 1 block of M threads
      *    (M = blockDim.x / 32), passing foo and n.
-     *  - Check the launch right after it with KIT_CHECK_LAUNCH() (handout section 4).
+     *  - Check the launch right after it with KIT_CHECK_LAUNCH() (handout section 2.4).
      *  - The leaders must then no longer call entry_work themselves: the child does their work.
      * Thread 0 still sets x, and every thread still reaches __syncthreads(). */
     if (threadIdx.x == 0)

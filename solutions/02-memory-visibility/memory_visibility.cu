@@ -23,7 +23,7 @@ __global__ void race_parent(int *slots, int *seen)
 #ifdef KIT_STARTER
     /* TODO (Part A): this write races with the child, which may run before or after it.
      * Keep the second write, but make it happen after the child has read the slot: launch
-     * store_value_kernel into the stream cudaStreamTailLaunch (handout section 4), and check
+     * store_value_kernel into the stream cudaStreamTailLaunch (handout section 2.4), and check
      * that launch too. */
     slots[i] = SECOND_VALUE;
 #else

@@ -30,7 +30,7 @@ __global__ void deep_chain(int depth, int max_depth)
         /* TODO (Part B): with the default pending-launch limit this chain fails near level 2,048:
          * every level is launched into the NULL stream and stays pending until its child
          * completes. Make it reach max_depth, either here or in prepare_deep_recursion below
-         * (handout section 5), and explain your choice in the WHY comment at the end of the file. */
+         * (handout section 2.5), and explain your choice in the WHY comment at the end of the file. */
         deep_chain<<<1, 1>>>(depth + 1, max_depth);
 #else
         deep_chain<<<1, 1, 0, cudaStreamTailLaunch>>>(depth + 1, max_depth);

@@ -47,7 +47,7 @@ __global__ void tessellate_cdp(bezier_line_t *lines, int n_lines, float factor, 
      *  - n = vertex_count(...), stored in n_vertices;
      *  - vertices = kit_malloc_vertices(n): exactly n, never max_vertices; give up on NULL (counted);
      *  - create a non-blocking stream (cudaStreamCreateWithFlags, checked with KIT_CHECK_DEVICE):
-     *    every launch of a block into the NULL stream runs one after another (handout section 5);
+     *    every launch of a block into the NULL stream runs one after another (handout section 2.5);
      *  - launch compute_vertices with ceil(n / 32) blocks of 32 into it, check the launch;
      *  - destroy the stream (its work still runs to completion). */
     (void)lines; (void)n_lines; (void)factor; (void)max_vertices;

@@ -5,7 +5,7 @@
  *
  *     diverge_cta<<<K, 32 * M>>>(foo, N);
  *
- * and expects foo == K * (N * M + 5 * (M - 1)) afterwards (handout section 5).
+ * and expects foo == K * (N * M + 5 * (M - 1)) afterwards (handout section 2.5).
  */
 #ifndef DIVERGENT_COUNTER_H
 #define DIVERGENT_COUNTER_H
