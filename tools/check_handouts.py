@@ -189,8 +189,12 @@ def harness_options(lab):
 
 
 def grader_options():
-    with open(os.path.join(KIT, "grader", "grade.py")) as f:
-        return set(re.findall(r'add_argument\(\s*"(--[\w-]+)"', f.read()))
+    """Options of grade.py and of its batch and merge commands."""
+    options = set()
+    for source in ("grade.py", os.path.join("gradelib", "batch.py")):
+        with open(os.path.join(KIT, "grader", source)) as f:
+            options |= set(re.findall(r'add_argument\(\s*"(--[\w-]+)"', f.read()))
+    return options
 
 
 def check(path, targets, grade_opts):
@@ -229,7 +233,7 @@ def check(path, targets, grade_opts):
                 continue
             lab_spec = re.search(r"\bLAB=([\w-]+)", rest)
             lab = lab_for(lab_spec.group(1)) if lab_spec else None
-            if lab_spec and lab is None:
+            if lab_spec and lab is None and lab_spec.group(1) != "NN":  # NN: "any lab"
                 problems.append("%s: LAB=%s names no lab" % (where, lab_spec.group(1)))
             args = re.search(r"ARGS=(?:\"([^\"]*)\"|'([^']*)')", rest)
             if lab and args:
