@@ -1,0 +1,462 @@
+/* Lab 04's lines (kit-owned): the seeded line generator, the expected vertex counts, the kit's
+ * device heap for vertex arrays, the kit's reference kernels, and the check of every vertex against
+ * a double-precision reference. Lab 04's harness grades and times with them; Lab 06's harness links
+ * this very object for its Part C, so that both labs check vertices the same way. Holds no call to
+ * a student function: a program links it whatever lab it belongs to.
+ *
+ * The kit's reference kernels are here too, beside vertex_count, bezier_point and
+ * kit_malloc_vertices, so that the compiler inlines those into them (it does not inline a call into
+ * another object).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bezier_lines.h"
+#include "kit_check.h"
+#include "kit_result.h"
+
+#define HEAVY_EVERY 256          /* heavy workload: one line in 256 needs max_vertices */
+#define SHORT_MAX 30             /* heavy workload: the other lines need at most this many */
+#define FENCE_WORD 0x7fbadf00u   /* a NaN: no vertex computation produces it */
+#define ALLOC_MAGIC 0x6b69746d616c6c6fULL
+
+/* ---------------- kit-owned device code ---------------- */
+
+__device__ int vertex_count(const bezier_line_t *line, float factor, int max_vertices)
+{
+    float2 p0 = line->cp[0], p1 = line->cp[1], p2 = line->cp[2];
+    float bend = hypotf(p1.x - 0.5f * (p0.x + p2.x), p1.y - 0.5f * (p0.y + p2.y));
+    float span = hypotf(p2.x - p0.x, p2.y - p0.y);
+    float scaled = span > 0.0f ? bend / span * factor : INFINITY; /* P0 == P2: as curved as it gets */
+    if (!(scaled < (float)max_vertices))
+        return max_vertices;
+    int n = (int)scaled;
+    return n < MIN_VERTICES ? MIN_VERTICES : n;
+}
+
+__device__ float2 bezier_point(const bezier_line_t *line, int i, int n)
+{
+    float u = (float)i / (float)(n - 1);
+    float a = (1.0f - u) * (1.0f - u), b = 2.0f * u * (1.0f - u), c = u * u;
+    float2 p;
+    p.x = a * line->cp[0].x + b * line->cp[1].x + c * line->cp[2].x;
+    p.y = a * line->cp[0].y + b * line->cp[1].y + c * line->cp[2].y;
+    return p;
+}
+
+/* The kit's heap blocks: a header, the vertices, a fence. */
+typedef struct {
+    unsigned long long bytes;
+    unsigned long long magic;
+} alloc_header_t;
+#define FENCE_WORDS ((KIT_ALLOC_OVERHEAD - (int)sizeof(alloc_header_t)) / 4)
+
+__device__ heap_stats_t kit_heap;
+
+/* Timing runs measure the launches, not the allocator: while kit_pool is set, blocks are carved
+ * from one buffer the kit allocated beforehand instead of the device heap. */
+typedef struct {
+    char *base;
+    unsigned long long size, next;
+} pool_t;
+__device__ pool_t kit_pool;
+
+__device__ float2 *kit_malloc_vertices(int count)
+{
+    size_t bytes = (size_t)(count > 0 ? count : 0) * sizeof(float2);
+    char *raw = NULL;
+    if (kit_pool.base != NULL) {
+        unsigned long long need = (bytes + KIT_ALLOC_OVERHEAD + 15) & ~15ULL;
+        unsigned long long at = atomicAdd(&kit_pool.next, need);
+        if (at + need <= kit_pool.size)
+            raw = kit_pool.base + at;
+    } else if (cudaMalloc((void **)&raw, bytes + KIT_ALLOC_OVERHEAD) != cudaSuccess) {
+        raw = NULL;
+    }
+    if (raw == NULL) {
+        atomicAdd(&kit_heap.alloc_failures, 1u);
+        return NULL;
+    }
+    alloc_header_t *h = (alloc_header_t *)raw;
+    h->bytes = bytes;
+    h->magic = ALLOC_MAGIC;
+    unsigned int *fence = (unsigned int *)(raw + sizeof(alloc_header_t) + bytes);
+    for (int k = 0; k < FENCE_WORDS; k++)
+        fence[k] = FENCE_WORD;
+    atomicAdd(&kit_heap.allocations, 1u);
+    atomicAdd(&kit_heap.bytes_requested, (unsigned long long)bytes);
+    return (float2 *)(raw + sizeof(alloc_header_t));
+}
+
+__device__ void kit_free_vertices(float2 *vertices)
+{
+    char *raw = (char *)vertices - sizeof(alloc_header_t);
+    if (vertices == NULL || ((alloc_header_t *)raw)->magic != ALLOC_MAGIC) {
+        atomicAdd(&kit_heap.bad_frees, 1u);
+        return;
+    }
+    ((alloc_header_t *)raw)->magic = 0;
+    if (raw >= kit_pool.base && raw < kit_pool.base + kit_pool.size)
+        atomicAdd(&kit_heap.frees, 1u); /* the pool is reset as a whole */
+    else if (cudaFree(raw) == cudaSuccess)
+        atomicAdd(&kit_heap.frees, 1u);
+    else
+        atomicAdd(&kit_heap.free_failures, 1u);
+}
+
+/* Kit versions, for the timing comparisons. */
+__global__ void kit_counts(const bezier_line_t *lines, int n_lines, float factor, int max_vertices, int *counts)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n_lines)
+        counts[i] = vertex_count(&lines[i], factor, max_vertices);
+}
+
+/* Flat, as the textbook has it but with an exact layout (offsets from the counts), so that its
+ * memory does not limit the sizes it can be timed at. */
+__global__ void kit_flat(bezier_line_t *lines, int n_lines, float factor, int max_vertices,
+                         const long long *offsets, float2 *out)
+{
+    bezier_line_t *line = &lines[blockIdx.x];
+    int n = vertex_count(line, factor, max_vertices);
+    for (int i = threadIdx.x; i < n; i += blockDim.x)
+        out[offsets[blockIdx.x] + i] = bezier_point(line, i, n);
+}
+
+__global__ void kit_child(bezier_line_t *line, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        line->vertices[i] = bezier_point(line, i, n);
+}
+
+/* The dynamic version with the child in the NULL stream or fire-and-forget. */
+__global__ void kit_cdp(bezier_line_t *lines, int n_lines, float factor, int max_vertices, int stream_kind)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n_lines)
+        return;
+    bezier_line_t *line = &lines[i];
+    int n = vertex_count(line, factor, max_vertices);
+    line->n_vertices = n;
+    line->vertices = kit_malloc_vertices(n);
+    if (line->vertices == NULL)
+        return;
+    if (stream_kind == KIT_STREAM_FIRE_AND_FORGET)
+        kit_child<<<(n + 31) / 32, 32, 0, cudaStreamFireAndForget>>>(line, n);
+    else
+        kit_child<<<(n + 31) / 32, 32>>>(line, n);
+    KIT_CHECK_LAUNCH();
+}
+
+__global__ void kit_free_all(bezier_line_t *lines, int n_lines)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n_lines && lines[i].vertices != NULL) {
+        kit_free_vertices(lines[i].vertices);
+        lines[i].vertices = NULL;
+    }
+}
+
+#define STATUS_OK 0
+#define STATUS_MISSING 1
+#define STATUS_COUNT 2
+#define STATUS_OVERRUN 3
+
+/* Copies each line's vertices into out (host-readable: device-heap memory is not), and checks the
+ * count and, for kit heap blocks, the fence. One block per line. */
+__global__ void kit_gather(const bezier_line_t *lines, const int *expected, const long long *offsets,
+                           float2 *out, int *status, int heap_blocks)
+{
+    const bezier_line_t *line = &lines[blockIdx.x];
+    int n = expected[blockIdx.x];
+    __shared__ int verdict;
+    if (threadIdx.x == 0) {
+        verdict = STATUS_OK;
+        if (line->vertices == NULL)
+            verdict = STATUS_MISSING;
+        else if (line->n_vertices != n)
+            verdict = STATUS_COUNT;
+        else if (heap_blocks && ((const alloc_header_t *)((const char *)line->vertices -
+                                                           sizeof(alloc_header_t)))->magic == ALLOC_MAGIC) {
+            const char *raw = (const char *)line->vertices - sizeof(alloc_header_t);
+            const alloc_header_t *h = (const alloc_header_t *)raw;
+            const unsigned int *fence = (const unsigned int *)(raw + sizeof(alloc_header_t) + h->bytes);
+            for (int k = 0; k < FENCE_WORDS; k++)
+                if (fence[k] != FENCE_WORD)
+                    verdict = STATUS_OVERRUN;
+        }
+        status[blockIdx.x] = verdict;
+    }
+    __syncthreads();
+    if (verdict == STATUS_MISSING || verdict == STATUS_COUNT)
+        return;
+    for (int i = threadIdx.x; i < n; i += blockDim.x)
+        out[offsets[blockIdx.x] + i] = line->vertices[i];
+}
+
+/* ---------------- host side ---------------- */
+
+typedef struct {
+    unsigned long long s;
+} rng_t;
+
+static double rng_uniform(rng_t *r) /* xorshift64*, [0, 1) */
+{
+    r->s ^= r->s >> 12;
+    r->s ^= r->s << 25;
+    r->s ^= r->s >> 27;
+    return (double)((r->s * 2685821657736338717ULL) >> 11) / 9007199254740992.0;
+}
+
+static float2 make_point(double x, double y)
+{
+    float2 p;
+    p.x = (float)x;
+    p.y = (float)y;
+    return p;
+}
+
+/* chained: the textbook's generator (each curve starts where the last ended, random points in the
+ * unit square), with a coincident-endpoint line, a straight line and an extremely curved line first.
+ * heavy: one line in HEAVY_EVERY needs max_vertices, the others at most SHORT_MAX. */
+static void generate(bezier_line_t *lines, int n, int heavy, float factor, unsigned long long seed)
+{
+    rng_t r = {seed * 0x9E3779B97F4A7C15ULL + 1};
+    double lx = rng_uniform(&r), ly = rng_uniform(&r);
+    for (int i = 0; i < n; i++) {
+        bezier_line_t *l = &lines[i];
+        memset(l, 0, sizeof *l);
+        if (heavy) {
+            double x0 = rng_uniform(&r), y0 = rng_uniform(&r), angle = 6.283185307179586 * rng_uniform(&r);
+            double span = 0.25 + 0.25 * rng_uniform(&r);
+            double x2 = x0 + span * cos(angle), y2 = y0 + span * sin(angle);
+            double curvature = i % HEAVY_EVERY == 0 ? 1e9 / factor
+                                                    : (MIN_VERTICES + (SHORT_MAX - MIN_VERTICES) * rng_uniform(&r)) / factor;
+            double bend = curvature * span;
+            if (bend > 1e6)
+                bend = 1e6;
+            l->cp[0] = make_point(x0, y0);
+            l->cp[1] = make_point(0.5 * (x0 + x2) - bend * sin(angle), 0.5 * (y0 + y2) + bend * cos(angle));
+            l->cp[2] = make_point(x2, y2);
+        } else if (i == 0) { /* coincident endpoints */
+            l->cp[0] = make_point(lx, ly);
+            l->cp[1] = make_point(rng_uniform(&r), rng_uniform(&r));
+            l->cp[2] = make_point(lx, ly);
+        } else if (i == 1) { /* straight: P1 at the midpoint */
+            double x2 = rng_uniform(&r), y2 = rng_uniform(&r);
+            l->cp[0] = make_point(lx, ly);
+            l->cp[1] = make_point(0.5 * (lx + x2), 0.5 * (ly + y2));
+            l->cp[2] = make_point(x2, y2);
+            lx = x2;
+            ly = y2;
+        } else if (i == 2) { /* extreme curvature */
+            double x2 = lx + 1e-4, y2 = ly;
+            l->cp[0] = make_point(lx, ly);
+            l->cp[1] = make_point(lx, ly + 100.0);
+            l->cp[2] = make_point(x2, y2);
+            lx = x2;
+        } else {
+            double x1 = rng_uniform(&r), y1 = rng_uniform(&r), x2 = rng_uniform(&r), y2 = rng_uniform(&r);
+            l->cp[0] = make_point(lx, ly);
+            l->cp[1] = make_point(x1, y1);
+            l->cp[2] = make_point(x2, y2);
+            lx = x2;
+            ly = y2;
+        }
+    }
+}
+
+/* The most vertices the workload can need, all lines together. */
+long long max_total_vertices(int n, int heavy, int max_vertices)
+{
+    if (!heavy)
+        return (long long)n * max_vertices;
+    long long long_lines = (n + HEAVY_EVERY - 1) / HEAVY_EVERY;
+    int short_max = SHORT_MAX + 1 < max_vertices ? SHORT_MAX + 1 : max_vertices;
+    return long_lines * max_vertices + ((long long)n - long_lines) * short_max;
+}
+
+void workload_init(workload_t *w, int n, int heavy, int max_vertices, float factor, unsigned long long seed,
+                   int flat_arrays)
+{
+    memset(w, 0, sizeof *w);
+    w->n_lines = n;
+    w->heavy = heavy;
+    w->max_vertices = max_vertices;
+    w->factor = factor;
+    w->h_lines = (bezier_line_t *)calloc((size_t)n, sizeof(bezier_line_t));
+    w->h_counts = (int *)malloc(sizeof(int) * (size_t)n);
+    w->h_offsets = (long long *)malloc(sizeof(long long) * (size_t)n);
+    w->h_status = (int *)malloc(sizeof(int) * (size_t)n);
+    if (!w->h_lines || !w->h_counts || !w->h_offsets || !w->h_status) {
+        fprintf(stderr, "out of host memory\n");
+        exit(1);
+    }
+    generate(w->h_lines, n, heavy, factor, seed);
+    KIT_CHECK(cudaMalloc((void **)&w->d_lines, sizeof(bezier_line_t) * (size_t)n));
+    KIT_CHECK(cudaMalloc((void **)&w->d_counts, sizeof(int) * (size_t)n));
+    KIT_CHECK(cudaMalloc((void **)&w->d_status, sizeof(int) * (size_t)n));
+    KIT_CHECK(cudaMemcpy(w->d_lines, w->h_lines, sizeof(bezier_line_t) * (size_t)n, cudaMemcpyHostToDevice));
+    kit_counts<<<(n + 127) / 128, 128>>>(w->d_lines, n, factor, max_vertices, w->d_counts);
+    KIT_CHECK_KERNEL();
+    KIT_CHECK(cudaMemcpy(w->h_counts, w->d_counts, sizeof(int) * (size_t)n, cudaMemcpyDeviceToHost));
+    w->total = 0;
+    for (int i = 0; i < n; i++) {
+        w->h_offsets[i] = w->total;
+        w->total += w->h_counts[i];
+    }
+    KIT_CHECK(cudaMalloc((void **)&w->d_offsets, sizeof(long long) * (size_t)n));
+    KIT_CHECK(cudaMemcpy(w->d_offsets, w->h_offsets, sizeof(long long) * (size_t)n, cudaMemcpyHostToDevice));
+    KIT_CHECK(cudaMalloc((void **)&w->d_out, sizeof(float2) * (size_t)w->total));
+    w->h_out = (float2 *)malloc(sizeof(float2) * (size_t)w->total);
+    if (w->h_out == NULL) {
+        fprintf(stderr, "out of host memory\n");
+        exit(1);
+    }
+    if (flat_arrays)
+        KIT_CHECK(cudaMalloc((void **)&w->d_worst, sizeof(float2) * (size_t)n * (size_t)max_vertices));
+}
+
+void workload_free(workload_t *w)
+{
+    KIT_CHECK(cudaFree(w->d_lines));
+    KIT_CHECK(cudaFree(w->d_counts));
+    KIT_CHECK(cudaFree(w->d_status));
+    KIT_CHECK(cudaFree(w->d_offsets));
+    KIT_CHECK(cudaFree(w->d_out));
+    if (w->d_worst)
+        KIT_CHECK(cudaFree(w->d_worst));
+    free(w->h_lines);
+    free(w->h_counts);
+    free(w->h_offsets);
+    free(w->h_status);
+    free(w->h_out);
+}
+
+/* Lines as the kit hands them over: control points, no vertices (flat: the worst-case arrays). */
+void reset_lines(workload_t *w, int flat)
+{
+    for (int i = 0; i < w->n_lines; i++) {
+        w->h_lines[i].vertices = flat ? w->d_worst + (size_t)i * w->max_vertices : NULL;
+        w->h_lines[i].n_vertices = -1;
+    }
+    KIT_CHECK(cudaMemcpy(w->d_lines, w->h_lines, sizeof(bezier_line_t) * (size_t)w->n_lines,
+                         cudaMemcpyHostToDevice));
+}
+
+/* Gathers the vertices the student's code left in the lines and compares every one with a
+ * double-precision evaluation of the curve. */
+check_t check_lines(workload_t *w, int heap_blocks)
+{
+    check_t c;
+    memset(&c, 0, sizeof c);
+    c.first_bad_line = -1;
+    kit_gather<<<w->n_lines, 128>>>(w->d_lines, w->d_counts, w->d_offsets, w->d_out, w->d_status, heap_blocks);
+    KIT_CHECK_KERNEL();
+    KIT_CHECK(cudaMemcpy(w->h_status, w->d_status, sizeof(int) * (size_t)w->n_lines, cudaMemcpyDeviceToHost));
+    KIT_CHECK(cudaMemcpy(w->h_out, w->d_out, sizeof(float2) * (size_t)w->total, cudaMemcpyDeviceToHost));
+    for (int l = 0; l < w->n_lines; l++) {
+        const bezier_line_t *line = &w->h_lines[l];
+        int n = w->h_counts[l], bad = 0;
+        int status = w->h_status[l];
+        c.missing += status == STATUS_MISSING;
+        c.count_wrong += status == STATUS_COUNT;
+        c.overruns += status == STATUS_OVERRUN;
+        if (status == STATUS_MISSING || status == STATUS_COUNT) {
+            bad = 1;
+        } else {
+            double scale = 1.0;
+            for (int k = 0; k < 3; k++)
+                scale = fmax(scale, fmax(fabs(line->cp[k].x), fabs(line->cp[k].y)));
+            for (int i = 0; i < n; i++) {
+                double u = (double)i / (double)(n - 1);
+                double a = (1 - u) * (1 - u), b = 2 * u * (1 - u), cc = u * u;
+                double wx = a * line->cp[0].x + b * line->cp[1].x + cc * line->cp[2].x;
+                double wy = a * line->cp[0].y + b * line->cp[1].y + cc * line->cp[2].y;
+                float2 got = w->h_out[w->h_offsets[l] + i];
+                double err = fmax(fabs(got.x - wx), fabs(got.y - wy));
+                if (!(err <= 1e-5 * scale)) { /* NaN fails too */
+                    c.vertices_wrong++;
+                    if (!bad && c.first_bad_line < 0) {
+                        c.first_bad_index = i;
+                        c.first_got_x = got.x;
+                        c.first_got_y = got.y;
+                        c.first_want_x = wx;
+                        c.first_want_y = wy;
+                    }
+                    bad = 1;
+                } else if (err > c.max_error) {
+                    c.max_error = err;
+                }
+            }
+            bad |= status == STATUS_OVERRUN;
+        }
+        if (bad) {
+            if (c.first_bad_line < 0) {
+                c.first_bad_line = l;
+                c.first_bad_status = status;
+            }
+            c.lines_bad++;
+        }
+    }
+    return c;
+}
+
+void json_check(kit_json_t *j, const char *key, check_t c)
+{
+    static const char *const status_names[] = {"wrong vertices", "no vertices (NULL)", "wrong vertex count",
+                                               "wrote past the end of its block"};
+    kit_json_begin_object(j, key);
+    kit_json_int(j, "lines_bad", c.lines_bad);
+    kit_json_int(j, "missing", c.missing);
+    kit_json_int(j, "count_wrong", c.count_wrong);
+    kit_json_int(j, "overruns", c.overruns);
+    kit_json_int(j, "vertices_wrong", c.vertices_wrong);
+    kit_json_int(j, "first_bad_line", c.first_bad_line);
+    kit_json_string(j, "first_bad_what", c.first_bad_line < 0 ? "" : status_names[c.first_bad_status]);
+    kit_json_int(j, "first_bad_index", c.first_bad_index);
+    kit_json_double(j, "first_got_x", c.first_got_x);
+    kit_json_double(j, "first_got_y", c.first_got_y);
+    kit_json_double(j, "first_want_x", c.first_want_x);
+    kit_json_double(j, "first_want_y", c.first_want_y);
+    kit_json_double(j, "max_error", c.max_error);
+    kit_json_end_object(j);
+}
+
+void print_check(const char *what, check_t c, int n)
+{
+    if (c.lines_bad == 0) {
+        printf("  %s: all %d lines right (largest error %.2g)\n", what, n, c.max_error);
+        return;
+    }
+    printf("  %s: %d of %d lines wrong (%d without vertices, %d with a wrong count, %d written past the end, "
+           "%lld vertices wrong); first: line %d", what, c.lines_bad, n, c.missing, c.count_wrong, c.overruns,
+           c.vertices_wrong, c.first_bad_line);
+    if (c.vertices_wrong && c.first_bad_status == STATUS_OK)
+        printf(", vertex %d is (%g, %g), expected (%g, %g)", c.first_bad_index, c.first_got_x, c.first_got_y,
+               c.first_want_x, c.first_want_y);
+    printf("\n");
+}
+
+heap_stats_t read_heap(void)
+{
+    heap_stats_t h;
+    KIT_CHECK(cudaMemcpyFromSymbol(&h, kit_heap, sizeof h));
+    return h;
+}
+
+void reset_heap(void)
+{
+    heap_stats_t zero;
+    memset(&zero, 0, sizeof zero);
+    KIT_CHECK(cudaMemcpyToSymbol(kit_heap, &zero, sizeof zero));
+}
+
+void set_pool(char *base, unsigned long long size)
+{
+    pool_t p = {base, size, 0};
+    KIT_CHECK(cudaMemcpyToSymbol(kit_pool, &p, sizeof p));
+}

@@ -1,0 +1,78 @@
+/* bezier_lines.h - Lab 04's lines, for the kit's harnesses (bezier_lines.cu). Lab 04's harness
+ * grades and times with them, Lab 06's Part C collects their vertices into one pool; both check every
+ * vertex with check_lines. Student files include bezier.h, not this.
+ */
+#ifndef BEZIER_LINES_H
+#define BEZIER_LINES_H
+
+#include "bezier.h"
+#include "kit_check.h"
+#include "kit_result.h"
+
+#define MAX_LINES 100000
+#define MAX_MAX_VERTICES (1 << 22)
+
+/* The kit heap's counters: kit_malloc_vertices and kit_free_vertices count every call. */
+typedef struct {
+    unsigned long long bytes_requested;
+    unsigned int allocations, alloc_failures, frees, bad_frees, free_failures;
+} heap_stats_t;
+
+/* A workload: n_lines lines from a seed, the vertex count each needs (the kit's vertex_count), and
+ * room for all their vertices, gathered. */
+typedef struct {
+    int n_lines, heavy, max_vertices;
+    float factor;
+    bezier_line_t *h_lines; /* control points */
+    bezier_line_t *d_lines;
+    int *h_counts, *d_counts; /* expected counts, from the kit's vertex_count */
+    long long *h_offsets, *d_offsets, total;
+    float2 *d_out, *h_out;
+    int *d_status, *h_status;
+    float2 *d_worst; /* flat: n_lines * max_vertices */
+} workload_t;
+
+/* What check_lines found: lines without vertices, with a wrong count, written past the end of a kit
+ * heap block, vertices off the double-precision reference, and the first bad line. */
+typedef struct {
+    int lines_bad, missing, count_wrong, overruns;
+    long long vertices_wrong;
+    int first_bad_line, first_bad_index, first_bad_status;
+    double first_got_x, first_got_y, first_want_x, first_want_y, max_error;
+} check_t;
+
+/* ---- kit versions, for the timing comparisons (device code) ---- */
+
+/* Flat, with an exact layout: line i's vertices at out + offsets[i]. One block per line. */
+__global__ void kit_flat(bezier_line_t *lines, int n_lines, float factor, int max_vertices,
+                         const long long *offsets, float2 *out);
+
+#define KIT_STREAM_NULL 0
+#define KIT_STREAM_FIRE_AND_FORGET 1
+/* Dynamic, one thread per line: a kit heap block and a child grid per line, the child in the NULL
+ * stream or fire-and-forget (stream_kind). */
+__global__ void kit_cdp(bezier_line_t *lines, int n_lines, float factor, int max_vertices, int stream_kind);
+/* Frees every line's kit heap block and sets its vertices to NULL. One thread per line. */
+__global__ void kit_free_all(bezier_line_t *lines, int n_lines);
+
+/* ---- host side ---- */
+
+/* The most vertices the workload can need, all lines together (prepare_cdp's bound). */
+long long max_total_vertices(int n, int heavy, int max_vertices);
+/* heavy: 1 for the heavy-tail workload, 0 for chained. flat_arrays: allocate d_worst too. */
+void workload_init(workload_t *w, int n, int heavy, int max_vertices, float factor, unsigned long long seed,
+                   int flat_arrays);
+void workload_free(workload_t *w);
+/* Lines as the kit hands them over: control points, no vertices (flat: the worst-case arrays). */
+void reset_lines(workload_t *w, int flat);
+/* heap_blocks: the vertices are kit heap blocks, whose fences are checked too. */
+check_t check_lines(workload_t *w, int heap_blocks);
+void json_check(kit_json_t *j, const char *key, check_t c);
+void print_check(const char *what, check_t c, int n);
+heap_stats_t read_heap(void);
+void reset_heap(void);
+/* While base is not NULL, kit_malloc_vertices carves blocks from [base, base + size) instead of the
+ * device heap (timing runs). */
+void set_pool(char *base, unsigned long long size);
+
+#endif /* BEZIER_LINES_H */
