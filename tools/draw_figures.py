@@ -169,7 +169,7 @@ def draw_recursion(docs, out_path):
     top_blocks = levels[0][2]
     top_threads = levels[0][3]
     block_w = top_threads * (cell + gap) + gap
-    width = max(760, 300 + top_blocks * (block_w + 40))
+    width = max(840, 300 + top_blocks * (block_w + 40))  # room for the subtitle
     row_h = 74
     tree_h = 84 + len(levels) * row_h
     chain_h = 60 + len(chains) * 34 + 50
@@ -284,7 +284,7 @@ def draw_race(docs, out_path):
             raise FigureError("lab02-%s.json: the children's counts do not add up to the parents" % case)
     # The time order is drawn for the two runs the race is about: the fix and the race left in.
     timed = [(case, doc) for case, doc in runs if has_timeline(doc) and case in ("solution", "race-left-in")]
-    width = 800
+    width = 840  # room for the right-hand legend
     outcome_h = 70 + len(runs) * 30 + 30
     timeline_rows = 4 + 2 * len(timed) if timed else 0
     timeline_h = (70 + timeline_rows * 26 + 30) if timed else 60

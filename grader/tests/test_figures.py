@@ -90,13 +90,25 @@ class FiguresFromRecordedRunsTest(unittest.TestCase):
         self.assertEqual(found.get("chain"), len(chains))
         self.assertEqual(found.get("limit"), len(chains))
 
-    def test_race_figure_has_a_bar_per_run_and_no_invented_time_axis(self):
+    def test_race_figure_has_a_bar_per_run_and_a_timeline_only_from_stamps(self):
         self.assertEqual(self.draw(), [])
         runs = glob.glob(os.path.join(RECORDED, "lab02-*.json"))
         found = classes(os.path.join(self.out, "02-race-timeline.svg"))
         for part in ("saw-first", "saw-second", "saw-other", "run-label"):
             self.assertEqual(found.get(part), len(runs), part)
-        # The recorded runs carry no time stamps, so nothing is drawn on a time axis.
+        # The recorded runs carry the harness's time stamps: the time panel has a row per step.
+        self.assertTrue(draw_figures.has_timeline(recorded("lab02-solution.json")))
+        self.assertEqual(found.get("median"), found.get("spread"))
+        self.assertGreaterEqual(found.get("median", 0), 4)
+        # Without stamps, nothing is drawn on a time axis.
+        with tempfile.TemporaryDirectory() as docs:
+            for path in runs:
+                doc = recorded(os.path.basename(path))
+                doc.pop("timeline", None)
+                with open(os.path.join(docs, os.path.basename(path)), "w") as f:
+                    json.dump(doc, f)
+            self.draw(docs)
+        found = classes(os.path.join(self.out, "02-race-timeline.svg"))
         self.assertNotIn("median", found)
         self.assertEqual(found.get("note"), 1)
 
