@@ -19,6 +19,9 @@ documents are there:
   03-recursion-tree.svg  Lab 03: the launch tree of Part A, one box per grid and one cell per
                          (depth, block, thread) record of the solution's run, and Part B's chain
                          against the pending-launch limit, submission by submission.
+  06-allocator-costs.svg Lab 06: what an allocation costs, on a log scale: per-object device malloc
+                         against one bulk allocation and the pool (Part A), and one atomic per
+                         thread against the warp-aggregated counter (Part B), from the solution's run.
 
 Each figure names the GPU and the runs it was drawn from. Exit status 1 when a document a figure
 needs is missing or does not hold what the figure needs; each problem is printed.
@@ -26,6 +29,7 @@ needs is missing or does not hold what the figure needs; each problem is printed
 import argparse
 import glob
 import json
+import math
 import os
 import re
 import shutil
@@ -372,7 +376,71 @@ def draw_race(docs, out_path):
     return {"runs": len(runs), "timeline_rows": len(rows)}
 
 
-FIGURES = [("02-race-timeline.svg", draw_race), ("03-recursion-tree.svg", draw_recursion)]
+# ---------------------------------------------------------------- Lab 06: what an allocation costs
+
+def draw_allocator(docs, out_path):
+    doc = docs.get(("06", "solution"))
+    if doc is None:
+        raise FigureError("lab06-solution.json is missing")
+    t = doc.get("timing") or {}
+    if not t.get("ran"):
+        raise FigureError("lab06-solution.json holds no timing (the harness ran with its timing off)")
+    groups = [
+        ("Part A: %s objects of %d bytes, one per thread" % ("{:,}".format(t["objects"]), t["object_bytes"]), [
+            ("per-object device malloc (kit)", t["per_object_malloc"]["median_ms"], RED),
+            ("one bulk malloc, carved into slots (kit)", t["bulk"]["median_ms"], BLUE),
+            ("pool_alloc over a bulk allocation (solution)", t["pool"]["median_ms"], GREEN)]),
+        ("Part B: %s counter requests, %d per thread of a full grid" % ("{:,}".format(t["take_requests"]),
+                                                                      t["take_rounds"]), [
+            ("one atomic per thread (kit)", t["take_per_thread"]["median_ms"], RED),
+            ("warp-aggregated counter_take (solution)", t["take_student"]["median_ms"], GREEN)]),
+    ]
+    values = [v for _, bars in groups for _, v, _ in bars]
+    if min(values) <= 0:
+        raise FigureError("lab06-solution.json has a time of zero")
+    low = 10 ** math.floor(math.log10(min(values)))
+    high = 10 ** math.ceil(math.log10(max(values)))
+    width, left, right = 840, 330, 120
+    span = width - left - right
+    row, bar_h = 30, 18
+    height = 110 + sum(40 + row * len(bars) for _, bars in groups) + 50
+    svg = Svg(width, height, "Lab 06: what an allocation costs, from a recorded run")
+
+    def x_of(ms):
+        return left + span * (math.log10(ms) - math.log10(low)) / (math.log10(high) - math.log10(low))
+
+    svg.text("heading", 20, 28, "What an allocation costs (median ms, log scale)", 16, weight="bold")
+    svg.text("caption", 20, 48, "%s; the solution's run with the harness's defaults, median of %d"
+             % (device_words(doc), t["repeats"]), 11, fill=MUTED)
+    y = 80
+    decade = low
+    while decade <= high * 1.0001:
+        svg.line("axis-tick", x_of(decade), y - 8, x_of(decade), height - 40, stroke="#dddddd")
+        svg.text("axis-label", x_of(decade), y - 12, ("%g ms" % decade), 10, anchor="middle", fill=MUTED)
+        decade *= 10
+    for title, bars in groups:
+        y += 22
+        svg.text("group", 20, y, title, 13, weight="bold")
+        y += 14
+        for label, ms, colour in bars:
+            svg.text("bar-label", left - 8, y + bar_h - 5, label, 12, anchor="end")
+            svg.rect("bar", left, y, x_of(ms) - left, bar_h, colour, tip="%s: %.4g ms" % (label, ms))
+            svg.text("bar-value", x_of(ms) + 6, y + bar_h - 5,
+                     ("{:,.0f} ms".format(ms) if ms >= 100 else "%.3g ms" % ms), 11)
+            y += row
+        ratio = bars[0][1] / bars[-1][1]
+        svg.text("ratio", 20, y + 2, "%s / %s: %s" % (bars[0][0].split(" (")[0], bars[-1][0].split(" (")[0],
+                                                     "{:,.0f}x".format(ratio) if ratio >= 100 else "%.1fx" % ratio),
+                 11, fill=MUTED)
+        y += 8
+    svg.text("note", 20, height - 16, "Red: the kit's slow baseline; blue: one bulk allocation; green: the "
+             "reference solution's pool and counter. Same run, same GPU.", 10, fill=MUTED)
+    svg.write(out_path)
+    return {"bars": len(values)}
+
+
+FIGURES = [("02-race-timeline.svg", draw_race), ("03-recursion-tree.svg", draw_recursion),
+           ("06-allocator-costs.svg", draw_allocator)]
 
 
 def draw_all(docs, out_dir):
@@ -399,6 +467,8 @@ DOC_RUNS = {
     "02-memory-visibility": ["--blocks 8", "--trials 1", "--n 300", "--threads 128"],
     "03-nested-recursion": ["--blocks 2", "--threads 6", "--depth 2500", "--print 0"],
 }
+# Labs whose figure needs only the solution's run (at the harness's defaults).
+SOLUTION_DOC_RUNS = {"06-parallel-allocator": []}
 # Figures a harness draws itself with --svg FILE, from the solution's run: file name and arguments.
 # A lab whose harness accepts --svg and is not listed here gets LAB-NAME.svg with its defaults.
 SVG_RUNS = {
@@ -461,6 +531,10 @@ def make_figures(out_dir):
             doc = os.path.join(docs_dir, "lab%s-%s.json" % (lab[:2], case))
             if build_and_run(lab, case, folder, argv + ["--json", doc]) is not None:
                 print("ran %s %s: %s" % (lab, case, os.path.relpath(doc, KIT)))
+    for lab, argv in sorted(SOLUTION_DOC_RUNS.items()):
+        doc = os.path.join(docs_dir, "lab%s-solution.json" % lab[:2])
+        if build_and_run(lab, "solution", os.path.join(KIT, "solutions", lab), argv + ["--json", doc]) is not None:
+            print("ran %s solution: %s" % (lab, os.path.relpath(doc, KIT)))
     staged = os.path.join(work, "drawn")
     problems += draw_all(load_docs(docs_dir), staged)
     labs = sorted(os.path.basename(d) for d in glob.glob(os.path.join(KIT, "labs", "[0-9][0-9]-*")))

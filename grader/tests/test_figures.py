@@ -127,6 +127,18 @@ class FiguresFromRecordedRunsTest(unittest.TestCase):
         self.assertEqual(found.get("spread"), rows)
         self.assertEqual(found.get("tree-done"), 1)
 
+    def test_allocator_figure_has_a_bar_per_version(self):
+        self.assertEqual(self.draw(), [])
+        found = classes(os.path.join(self.out, "06-allocator-costs.svg"))
+        self.assertEqual((found.get("bar"), found.get("bar-label"), found.get("ratio")), (5, 5, 2))
+        doc = recorded("lab06-solution.json")
+        doc["timing"]["ran"] = False
+        with tempfile.TemporaryDirectory() as docs:
+            with open(os.path.join(docs, "lab06-solution.json"), "w") as f:
+                json.dump(doc, f)
+            problems = self.draw(docs)
+        self.assertTrue(any(p.startswith("06-allocator-costs.svg") and "no timing" in p for p in problems), problems)
+
     def test_a_figure_without_the_runs_it_needs_is_not_drawn(self):
         with tempfile.TemporaryDirectory() as docs:
             problems = self.draw(docs)
