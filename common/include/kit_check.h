@@ -35,6 +35,17 @@ void kit_fail_cuda(cudaError_t err, const char *call, const char *file, int line
 
 /* After a host-side <<<>>> launch: a bad configuration shows at once, a fault during the run
  * shows at the synchronize. */
+/* Host memory for the harness, zeroed; exits with a message when there is none (nothing to recover). */
+static inline void *kit_host_alloc(size_t bytes)
+{
+    void *p = calloc(1, bytes > 0 ? bytes : 1);
+    if (p == NULL) {
+        fprintf(stderr, "out of host memory (%zu bytes)\n", bytes);
+        exit(1);
+    }
+    return p;
+}
+
 #define KIT_CHECK_KERNEL()                                                   \
     do {                                                                     \
         KIT_CHECK(cudaGetLastError());                                       \

@@ -33,11 +33,7 @@ static inline kit_timing_t kit_time_kernel(kit_step_fn reset, kit_step_fn launch
     kit_timing_t t = {0.0f, 0.0f, 0.0f, repeats};
     if (repeats <= 0)
         return t;
-    float *ms = (float *)malloc(sizeof(float) * (size_t)repeats);
-    if (ms == NULL) {
-        fprintf(stderr, "kit_time_kernel: out of host memory\n");
-        exit(1);
-    }
+    float *ms = (float *)kit_host_alloc(sizeof(float) * (size_t)repeats);
     cudaEvent_t start, stop;
     KIT_CHECK(cudaEventCreate(&start));
     KIT_CHECK(cudaEventCreate(&stop));

@@ -120,11 +120,7 @@ __global__ void use_result_kernel(const int *data, int base, int count)
 
 static void fill(int *d, int n, int value)
 {
-    int *h = (int *)malloc(sizeof(int) * (size_t)n);
-    if (h == NULL) {
-        fprintf(stderr, "out of host memory\n");
-        exit(1);
-    }
+    int *h = (int *)kit_host_alloc(sizeof(int) * (size_t)n);
     for (int i = 0; i < n; i++)
         h[i] = value;
     KIT_CHECK(cudaMemcpy(d, h, sizeof(int) * (size_t)n, cudaMemcpyHostToDevice));
@@ -133,11 +129,7 @@ static void fill(int *d, int n, int value)
 
 static int *copy_to_host(const int *d, int n)
 {
-    int *h = (int *)malloc(sizeof(int) * (size_t)n);
-    if (h == NULL) {
-        fprintf(stderr, "out of host memory\n");
-        exit(1);
-    }
+    int *h = (int *)kit_host_alloc(sizeof(int) * (size_t)n);
     KIT_CHECK(cudaMemcpy(h, d, sizeof(int) * (size_t)n, cudaMemcpyDeviceToHost));
     return h;
 }
@@ -192,11 +184,7 @@ static unsigned long long *alloc_stamps(size_t count)
 
 static unsigned long long *stamps_to_host(const unsigned long long *d, size_t count)
 {
-    unsigned long long *h = (unsigned long long *)malloc(sizeof(unsigned long long) * count);
-    if (h == NULL) {
-        fprintf(stderr, "out of host memory\n");
-        exit(1);
-    }
+    unsigned long long *h = (unsigned long long *)kit_host_alloc(sizeof(unsigned long long) * count);
     KIT_CHECK(cudaMemcpy(h, d, sizeof(unsigned long long) * count, cudaMemcpyDeviceToHost));
     return h;
 }
@@ -233,11 +221,7 @@ static void record_race_timeline(const unsigned long long *d_read, const unsigne
     unsigned long long *read = stamps_to_host(d_read, (size_t)parents);
     unsigned long long *store = stamps_to_host(d_store, (size_t)parents);
     unsigned long long *bracket = stamps_to_host(d_bracket, 2);
-    long long *times = (long long *)malloc(sizeof(long long) * (size_t)parents);
-    if (times == NULL) {
-        fprintf(stderr, "out of host memory\n");
-        exit(1);
-    }
+    long long *times = (long long *)kit_host_alloc(sizeof(long long) * (size_t)parents);
     race_timeline.parents = parents;
     race_timeline.tree_done_ns = (long long)(bracket[1] - bracket[0]);
     long long kept = relative_times(read, 1, parents, bracket[0], h_seen, FIRST_VALUE, times);
@@ -334,11 +318,7 @@ static probe_timeline_t run_probe(int blocks)
     int *h_seen = copy_to_host(seen, parents);
     int h_failed = 0;
     KIT_CHECK(cudaMemcpy(&h_failed, failed, sizeof(int), cudaMemcpyDeviceToHost));
-    long long *times = (long long *)malloc(sizeof(long long) * (size_t)parents);
-    if (times == NULL) {
-        fprintf(stderr, "out of host memory\n");
-        exit(1);
-    }
+    long long *times = (long long *)kit_host_alloc(sizeof(long long) * (size_t)parents);
     p.parents = parents;
     p.failed = h_failed;
     p.saw_second = 0;

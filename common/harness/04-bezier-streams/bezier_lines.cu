@@ -287,14 +287,10 @@ void workload_init(workload_t *w, int n, int heavy, int max_vertices, float fact
     w->heavy = heavy;
     w->max_vertices = max_vertices;
     w->factor = factor;
-    w->h_lines = (bezier_line_t *)calloc((size_t)n, sizeof(bezier_line_t));
-    w->h_counts = (int *)malloc(sizeof(int) * (size_t)n);
-    w->h_offsets = (long long *)malloc(sizeof(long long) * (size_t)n);
-    w->h_status = (int *)malloc(sizeof(int) * (size_t)n);
-    if (!w->h_lines || !w->h_counts || !w->h_offsets || !w->h_status) {
-        fprintf(stderr, "out of host memory\n");
-        exit(1);
-    }
+    w->h_lines = (bezier_line_t *)kit_host_alloc(sizeof(bezier_line_t) * (size_t)n);
+    w->h_counts = (int *)kit_host_alloc(sizeof(int) * (size_t)n);
+    w->h_offsets = (long long *)kit_host_alloc(sizeof(long long) * (size_t)n);
+    w->h_status = (int *)kit_host_alloc(sizeof(int) * (size_t)n);
     generate(w->h_lines, n, heavy, factor, seed);
     KIT_CHECK(cudaMalloc((void **)&w->d_lines, sizeof(bezier_line_t) * (size_t)n));
     KIT_CHECK(cudaMalloc((void **)&w->d_counts, sizeof(int) * (size_t)n));
@@ -311,11 +307,7 @@ void workload_init(workload_t *w, int n, int heavy, int max_vertices, float fact
     KIT_CHECK(cudaMalloc((void **)&w->d_offsets, sizeof(long long) * (size_t)n));
     KIT_CHECK(cudaMemcpy(w->d_offsets, w->h_offsets, sizeof(long long) * (size_t)n, cudaMemcpyHostToDevice));
     KIT_CHECK(cudaMalloc((void **)&w->d_out, sizeof(float2) * (size_t)w->total));
-    w->h_out = (float2 *)malloc(sizeof(float2) * (size_t)w->total);
-    if (w->h_out == NULL) {
-        fprintf(stderr, "out of host memory\n");
-        exit(1);
-    }
+    w->h_out = (float2 *)kit_host_alloc(sizeof(float2) * (size_t)w->total);
     if (flat_arrays)
         KIT_CHECK(cudaMalloc((void **)&w->d_worst, sizeof(float2) * (size_t)n * (size_t)max_vertices));
 }

@@ -517,11 +517,7 @@ int main(int argc, char **argv)
     timeline_t tl[N_PARTS][N_SIDES];
     for (int p = 0; p < N_PARTS; p++)
         for (int s = 0; s < N_SIDES; s++) {
-            tl[p][s].rounds = (round_t *)calloc((size_t)repeats + 1, sizeof(round_t));
-            if (tl[p][s].rounds == NULL) {
-                fprintf(stderr, "out of host memory\n");
-                return 1;
-            }
+            tl[p][s].rounds = (round_t *)kit_host_alloc(((size_t)repeats + 1) * sizeof(round_t));
         }
 
     printf("Lab 05: default streams on %s, CUDA_DEVICE_MAX_CONNECTIONS=%s\n", prop.name,

@@ -226,16 +226,6 @@ static int full_grid_blocks(void)
     return prop.multiProcessorCount * per_sm;
 }
 
-static void *host_alloc(size_t bytes)
-{
-    void *p = calloc(1, bytes > 0 ? bytes : 1);
-    if (p == NULL) {
-        fprintf(stderr, "out of host memory (%zu bytes)\n", bytes);
-        exit(1);
-    }
-    return p;
-}
-
 static typed_pool_t *new_device_pool(char *slots, unsigned int capacity, unsigned int slot_bytes)
 {
     typed_pool_t h, *d = NULL;
@@ -305,8 +295,8 @@ static uniqueness_t run_uniqueness(unsigned int capacity, long long requests, un
                                            d_answers);
     KIT_CHECK_KERNEL();
 
-    unsigned int *answers = (unsigned int *)host_alloc(sizeof(unsigned int) * (size_t)requests);
-    unsigned char *seen = (unsigned char *)host_alloc(((size_t)capacity + 7) / 8);
+    unsigned int *answers = (unsigned int *)kit_host_alloc(sizeof(unsigned int) * (size_t)requests);
+    unsigned char *seen = (unsigned char *)kit_host_alloc(((size_t)capacity + 7) / 8);
     KIT_CHECK(cudaMemcpy(answers, d_answers, sizeof(unsigned int) * (size_t)requests, cudaMemcpyDeviceToHost));
     for (long long r = 0; r < requests; r++) {
         unsigned int a = answers[r];
@@ -336,7 +326,7 @@ static uniqueness_t run_uniqueness(unsigned int capacity, long long requests, un
     typed_pool_t after = read_pool(d_pool);
     u.counter_next = after.counter.next;
     long long used = after.counter.next < capacity ? after.counter.next : capacity;
-    kit_record_t *records = (kit_record_t *)host_alloc(slot_array);
+    kit_record_t *records = (kit_record_t *)kit_host_alloc(slot_array);
     KIT_CHECK(cudaMemcpy(records, d_slots, slot_array, cudaMemcpyDeviceToHost));
     for (long long i = 0; i < used; i++) {
         const kit_record_t *rec = (const kit_record_t *)((const char *)records + (size_t)i * slot_bytes);
@@ -431,7 +421,7 @@ static wrap_t run_wrap(unsigned int capacity, long long min_requests, int blocks
     KIT_CHECK(cudaMemset(d_tally, 0, sizeof tally));
     kit_request_many<<<blocks, THREADS>>>(d_counter, capacity, w.rounds, d_hits, d_tally);
     KIT_CHECK_KERNEL();
-    unsigned int *hits = (unsigned int *)host_alloc(sizeof(unsigned int) * (size_t)capacity);
+    unsigned int *hits = (unsigned int *)kit_host_alloc(sizeof(unsigned int) * (size_t)capacity);
     KIT_CHECK(cudaMemcpy(hits, d_hits, sizeof(unsigned int) * (size_t)capacity, cudaMemcpyDeviceToHost));
     KIT_CHECK(cudaMemcpy(tally, d_tally, sizeof tally, cudaMemcpyDeviceToHost));
     KIT_CHECK(cudaMemcpy(&h, d_counter, sizeof h, cudaMemcpyDeviceToHost));
@@ -552,9 +542,9 @@ static collect_t run_collect(int n_lines, int heavy, int max_vertices, float fac
 
     /* Where each line's vertices are: inside the pool, at a slot boundary, not overlapping another
      * line's (a bitmap over the pool's slots). */
-    bezier_line_t *got = (bezier_line_t *)host_alloc(sizeof(bezier_line_t) * (size_t)n_lines);
+    bezier_line_t *got = (bezier_line_t *)kit_host_alloc(sizeof(bezier_line_t) * (size_t)n_lines);
     KIT_CHECK(cudaMemcpy(got, w.d_lines, sizeof(bezier_line_t) * (size_t)n_lines, cudaMemcpyDeviceToHost));
-    unsigned char *used = (unsigned char *)host_alloc((size_t)capacity);
+    unsigned char *used = (unsigned char *)kit_host_alloc((size_t)capacity);
     const char *base = (const char *)d_vertices;
     for (int l = 0; l < n_lines; l++) {
         const char *v = (const char *)got[l].vertices;
@@ -587,7 +577,7 @@ static collect_t run_collect(int n_lines, int heavy, int max_vertices, float fac
                 c.first_overlapping_line = l;
         }
     }
-    unsigned int *guard = (unsigned int *)host_alloc(sizeof(float2) * (size_t)guard_vertices);
+    unsigned int *guard = (unsigned int *)kit_host_alloc(sizeof(float2) * (size_t)guard_vertices);
     KIT_CHECK(cudaMemcpy(guard, d_vertices + capacity, sizeof(float2) * (size_t)guard_vertices,
                          cudaMemcpyDeviceToHost));
     for (long long k = 0; k < 2 * guard_vertices; k++)
