@@ -7,8 +7,8 @@
 #     figures:    timing and race figures, the solutions graded, what a student sees, recorded
 #                 harness documents and the kit-drawn figures
 #     throughput: batch-grade a class of 200 Lab 01 submissions (tools/batch_throughput.py)
-# CTEST_FILTER="-R ^0[1-4]-" runs part of the tests (the whole run can outlast a 10-minute limit on one command,
-# where a command has a time limit).
+# CTEST_FILTER="-R ^0[1-4]-" runs part of the tests, for machines where one command may not run
+# longer than about 10 minutes (the whole test phase takes longer on one GPU).
 # Logs go to build/gpu-suite/; with $OUT set, they are also packed into $OUT/suite.tar.gz.
 # Every step has a time limit, so one hang cannot eat the machine's time.
 set -uo pipefail
