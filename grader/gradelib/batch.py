@@ -5,7 +5,8 @@
   grade.py merge SHARD_OUT_DIR... --out DIR
 
 A submission is a folder or a .zip/.tar.gz/.tgz archive in SUBMISSIONS_DIR; its name (without the
-archive suffix) is its id. Archives are unpacked with caps and without links or paths leading out.
+archive suffix) is its id. Archives are unpacked with caps and without links or paths leading out; the lab's files may sit
+in a folder or two inside (build.find_submission_dir).
 Builds and static checks run in parallel (--jobs, default one per core); runtime checks run one
 submission at a time, so timing checks see an idle GPU.
 
@@ -162,23 +163,6 @@ def unpack(archive, dest):
         raise BadArchive("cannot be unpacked: %s" % err)
 
 
-def locate_lab_files(root, lab_name):
-    """The folder holding the lab's first student file: root itself, a folder named after the lab,
-    or the shallowest folder below that holds it (archives often wrap everything in one folder)."""
-    first = build.lab_vars(lab_name)["student_files"][0]
-    for candidate in (root, os.path.join(root, lab_name)):
-        if os.path.isfile(os.path.join(candidate, first)):
-            return candidate
-    best = None
-    for folder, dirs, files in os.walk(root):
-        dirs.sort()
-        if first in files:
-            depth = os.path.relpath(folder, root).count(os.sep)
-            if best is None or depth < best[0]:
-                best = (depth, folder)
-    return best[1] if best else root
-
-
 # ---- what makes a re-run skip a submission ---------------------------------------------------
 
 def _hash_tree(digest, top, skip_dirs=()):
@@ -328,7 +312,7 @@ def grade_submission(lab, sub_id, path, batch_seed, version, gpu, timeout, runti
         if os.path.isfile(path):
             root = os.path.join(scratch, "unpacked")
             unpack(path, root)
-        lab_dir = locate_lab_files(root, lab.name)
+        lab_dir = build.find_submission_dir(lab.name, root)
         record["review"] = review_flags(lab_dir, lab.name)
         rep = grade_lab(lab, lab_dir, record["seed"], timeout=timeout, gpu=gpu, runtime_lock=runtime_lock)
         record.update(verdict=verdict_of(rep), score=rep.score, max_score=rep.max_score,

@@ -34,9 +34,24 @@ def lab_vars(lab_name):
 
 
 def find_submission_dir(lab_name, submission_root):
-    """A submission for one lab holds the files directly, or in a folder named after the lab."""
+    """Where a submission keeps the lab's files: the folder itself, a folder named after the lab,
+    or else the shallowest folder below that holds the lab's first file (archives and uploads
+    often wrap everything in a folder or two). The folder itself when none does."""
+    first = lab_vars(lab_name)["student_files"][0]
+    for candidate in (submission_root, os.path.join(submission_root, lab_name)):
+        if os.path.isfile(os.path.join(candidate, first)):
+            return candidate
     nested = os.path.join(submission_root, lab_name)
-    return nested if os.path.isdir(nested) else submission_root
+    if os.path.isdir(nested):
+        return nested  # the lab's folder, with its file missing: say so about that folder
+    best = None
+    for folder, dirs, files in os.walk(submission_root):
+        dirs.sort()
+        if first in files:
+            depth = os.path.relpath(folder, submission_root).count(os.sep)
+            if best is None or depth < best[0]:
+                best = (depth, folder)
+    return best[1] if best else submission_root
 
 
 MAX_STUDENT_FILE_BYTES = 1024 * 1024  # a lab's source file is a few KiB; more is a mistake or an attack

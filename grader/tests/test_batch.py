@@ -12,7 +12,7 @@ import tempfile
 import unittest
 import zipfile
 
-from gradelib import batch, paths, process
+from gradelib import batch, build, paths, process
 from gradelib import checks as chk
 from gradelib.grading import CaseRun
 from gradelib.labs import COMPILES, RUNS_CLEANLY
@@ -40,7 +40,7 @@ class ArchiveTest(unittest.TestCase):
         zpath = os.path.join(self.tmp, "a.zip")
         write_zip(zpath, {"alice/" + LAB01_FILE: "int x;"})
         batch.unpack(zpath, self.dest)
-        self.assertEqual(batch.locate_lab_files(self.dest, LAB01), os.path.join(self.dest, "alice"))
+        self.assertEqual(build.find_submission_dir(LAB01, self.dest), os.path.join(self.dest, "alice"))
         tpath = os.path.join(self.tmp, "b.tar.gz")
         with tarfile.open(tpath, "w:gz") as t:
             info = tarfile.TarInfo(LAB01_FILE)
