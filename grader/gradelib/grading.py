@@ -214,19 +214,20 @@ def kit_checks(lab):
     ]
 
 
-def per_case(ctx, evaluate, limit=5):
-    """Run evaluate(run) -> None (good) or a message (bad) over every run; an Outcome that passes
-    only if all do, with a fraction of the points for the share that did."""
+def per_case(ctx, evaluate, limit=5, runs=None):
+    """Run evaluate(run) -> None (good) or a message (bad) over every run (or over runs, a subset);
+    an Outcome that passes only if all do, with a fraction of the points for the share that did."""
+    runs = ctx.runs if runs is None else runs
     bad = []
-    for run in ctx.runs:
+    for run in runs:
         message = evaluate(run)
         if message:
             bad.append("  %s: %s" % (run.label(), message))
     if not bad:
-        return chk.passed("%d cases" % len(ctx.runs))
+        return chk.passed("%d cases" % len(runs))
     shown = bad[:limit] + (["  ... and %d more cases" % (len(bad) - limit)] if len(bad) > limit else [])
-    return chk.failed("%d of %d cases wrong:\n%s" % (len(bad), len(ctx.runs), "\n".join(shown)),
-                      fraction=1 - len(bad) / len(ctx.runs))
+    return chk.failed("%d of %d cases wrong:\n%s" % (len(bad), len(runs), "\n".join(shown)),
+                      fraction=1 - len(bad) / len(runs))
 
 
 class LabReport:
