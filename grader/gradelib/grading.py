@@ -77,8 +77,19 @@ class Context:
                 texts.append(f.read())
         return "\n".join(texts)
 
+    def student_code(self):
+        """The student's sources as the compiler sees them: no comments, and none of the
+        "#ifdef KIT_STARTER" branches the kit's own solution files keep (the build never compiles them)."""
+        return compiled_text(self.student_sources())
+
     def student_cu_files(self):
         return [f for f in build.lab_vars(self.lab.name)["student_files"] if f.endswith(".cu")]
+
+
+def compiled_text(source):
+    """source without comments and without "#ifdef KIT_STARTER" branches."""
+    source = re.sub(r"^[ \t]*#ifdef[ \t]+KIT_STARTER\b.*?^[ \t]*#(?:else|endif)\b", "", source, flags=re.S | re.M)
+    return re.sub(r"/\*.*?\*/|//[^\n]*", " ", source, flags=re.S)
 
 
 def _compiles(ctx):

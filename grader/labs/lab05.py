@@ -92,13 +92,6 @@ def check_flags_allowed(ctx):
                       "before nvcc sees it)\nactual:   %s" % (FLAGS_FILE, message))
 
 
-def compiled_text(source):
-    """The source without comments and without "#ifdef KIT_STARTER" branches, which the build never
-    compiles (the kit's solution files keep the starter's code there)."""
-    source = re.sub(r"^[ \t]*#ifdef[ \t]+KIT_STARTER\b.*?^[ \t]*#(?:else|endif)\b", "", source, flags=re.S | re.M)
-    return re.sub(r"/\*.*?\*/|//[^\n]*", " ", source, flags=re.S)
-
-
 def function_body(source, name):
     """The text between the braces of the definition of function name, or None."""
     m = re.search(r"\b%s\s*\([^;{)]*\)\s*\{" % re.escape(name), source)
@@ -116,7 +109,7 @@ def function_body(source, name):
 
 
 def check_no_device_sync_in_part_b(ctx):
-    body = function_body(compiled_text(ctx.student_sources()), PART_B_FUNCTION)
+    body = function_body(ctx.student_code(), PART_B_FUNCTION)
     if body is None:
         return chk.failed("expected: a definition of %s in your file\nactual:   none found" % PART_B_FUNCTION)
     if re.search(r"\bcudaDeviceSynchronize\s*\(", body):

@@ -6,7 +6,7 @@ import tempfile
 import unittest
 
 from gradelib import checks as chk
-from gradelib import paths, starters
+from gradelib import grading, paths, starters
 from gradelib.grading import CaseRun
 from labs import lab05
 
@@ -19,6 +19,8 @@ class FakeContext:
 
     def student_sources(self):
         return self.source
+
+    student_code = grading.Context.student_code  # the real stripping of comments and starter branches
 
 
 def serial(n, lengths, gap=5.0):
