@@ -65,9 +65,42 @@ def entries(ptx_text):
     return found
 
 
+def names(mangled, name):
+    """Whether a PTX symbol is the C++-mangled (or extern "C") name of function name."""
+    return mangled.startswith("_Z%d%s" % (len(name), name)) or mangled == name
+
+
 def kernel_text(ptx_text, kernel_name):
     """The PTX of the kernel whose (C++-mangled) name contains kernel_name, or None."""
     for mangled, text in entries(ptx_text).items():
-        if mangled.startswith("_Z%d%s" % (len(kernel_name), kernel_name)) or mangled == kernel_name:
+        if names(mangled, kernel_name):
             return text
     return None
+
+
+# ".visible .func (retval) NAME(", ".func NAME(" (a static function), ".visible .entry NAME(", not ".extern".
+_DEFINITION = re.compile(r"^(?:\.(?:visible|weak)\s+)?\.(?:func|entry)\s+(?:\([^)]*\)\s*)?([\w$]+)\s*\(", re.M)
+
+
+def definitions(ptx_text):
+    """{mangled name: its PTX text} of every function and kernel the file defines, each up to the next."""
+    marks = list(_DEFINITION.finditer(ptx_text))
+    return {m.group(1): ptx_text[m.start():marks[k + 1].start() if k + 1 < len(marks) else len(ptx_text)]
+            for k, m in enumerate(marks)}
+
+
+def reachable_text(defined, name):
+    """The PTX of function name and of every function in defined ({mangled: text}) that it calls,
+    directly or not; None when name is not defined."""
+    todo = [m for m in defined if names(m, name)]
+    if not todo:
+        return None
+    seen, parts = set(), []
+    while todo:
+        mangled = todo.pop()
+        if mangled in seen:
+            continue
+        seen.add(mangled)
+        parts.append(defined[mangled])
+        todo += [f for f in called_functions(defined[mangled]) if f in defined]
+    return "\n".join(parts)

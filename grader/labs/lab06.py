@@ -85,35 +85,13 @@ def _per_case(ctx, part, evaluate):
 
 # ---- static ----
 
-# ".visible .func (retval) NAME(", ".func NAME(" (a static function), ".visible .entry NAME(", not ".extern".
-_FUNCTION = re.compile(r"^(?:\.(?:visible|weak)\s+)?\.(?:func|entry)\s+(?:\([^)]*\)\s*)?([\w$]+)\s*\(", re.M)
-
-
-def _functions(ptx_text):
-    """{mangled name: PTX text} of every function and kernel defined in the file."""
-    marks = list(_FUNCTION.finditer(ptx_text))
-    return {m.group(1): ptx_text[m.start():marks[k + 1].start() if k + 1 < len(marks) else len(ptx_text)]
-            for k, m in enumerate(marks)}
-
-
 def _reachable_text(ctx, name):
     """The PTX of the student's function `name` and of every function of the student's files it calls,
     or None when the function is not there."""
     defined = {}
     for text in ctx.ptx.values():
-        defined.update(_functions(text))
-    start = [m for m in defined if m.startswith("_Z%d%s" % (len(name), name)) or m == name]
-    if not start:
-        return None
-    seen, todo, parts = set(), list(start), []
-    while todo:
-        mangled = todo.pop()
-        if mangled in seen:
-            continue
-        seen.add(mangled)
-        parts.append(defined[mangled])
-        todo += [f for f in ptx.called_functions(defined[mangled]) if f in defined]
-    return "\n".join(parts)
+        defined.update(ptx.definitions(text))
+    return ptx.reachable_text(defined, name)
 
 
 def check_warp_aggregated(ctx):

@@ -29,6 +29,18 @@ class CalledFunctionsTest(unittest.TestCase):
         self.assertIsNone(ptx.kernel_text(self.recorded, "par"))
         self.assertIsNotNone(ptx.kernel_text(".entry _Z12nested_helloii(\n", "nested_hello"))
 
+    def test_a_function_and_what_it_calls(self):
+        text = (".extern .func (.param .b32 r) helper_decl(\n);\n"
+                ".visible .func (.param .b32 r) _Z5outeri(\n) {\n call.uni (r), _Z5inneri, (p);\n}\n"
+                ".func (.param .b32 r) _Z5inneri(\n) {\n atom.global.add.u32 %r1, [%rd1], 1;\n}\n"
+                ".visible .entry _Z6kernelv(\n) {\n ret;\n}\n")
+        defined = ptx.definitions(text)
+        self.assertEqual(sorted(defined), ["_Z5inneri", "_Z5outeri", "_Z6kernelv"])
+        reached = ptx.reachable_text(defined, "outer")
+        self.assertIn("atom.global.add", reached)
+        self.assertNotIn("_Z6kernelv", reached)
+        self.assertIsNone(ptx.reachable_text(defined, "missing"))
+
     def test_stream_in_a_register_is_none(self):
         text = ("{ // callseq 7, 0\n.param .b64 param1;\nst.param.b64 \t[param1+0], %rd9;\n"
                 "call.uni (retval0), \n__cudaCDP2LaunchDeviceV2, \n(param0, param1);\n} // callseq 7\n")
