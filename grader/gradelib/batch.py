@@ -44,7 +44,7 @@ from . import build, paths, process, report
 from . import checks as chk
 from . import gpu as gpu_mod
 from . import labs as lab_registry
-from .grading import DEFAULT_TIMEOUT, grade_lab
+from .grading import DEFAULT_TIMEOUT, all_checks, grade_lab
 
 ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".zip")
 MAX_ARCHIVE_MEMBERS = 2000
@@ -304,7 +304,7 @@ def grade_submission(lab, sub_id, path, batch_seed, version, gpu, timeout, runti
               "salted": bool(paths.instructor_salt()),
               "gpu": gpu.name if gpu.available else "no GPU (%s)" % gpu.reason.splitlines()[0],
               "graded_at": time.strftime("%Y-%m-%dT%H:%M:%S"), "checks": {}}
-    max_score = sum(c.points for c in _check_list(lab))
+    max_score = sum(c.points for c in all_checks(lab))
     scratch = tempfile.mkdtemp(prefix="sub-", dir=scratch_root)
     started = time.monotonic()
     try:
@@ -332,11 +332,6 @@ def grade_submission(lab, sub_id, path, batch_seed, version, gpu, timeout, runti
         shutil.rmtree(scratch, ignore_errors=True)
     record["seconds"] = round(time.monotonic() - started, 2)
     return record, scores, _feedback(lab, sub_id, record, text)
-
-
-def _check_list(lab):
-    from .grading import kit_checks
-    return kit_checks(lab) + lab.lab_checks
 
 
 # ---- outputs ---------------------------------------------------------------------------------
@@ -377,11 +372,11 @@ def load_records(out):
 
 def scores_csv(lab, records, expected_ids):
     """The score sheet: a row for every expected id (graded or not), a column per check."""
-    names = [c.name for c in _check_list(lab)]
+    names = [c.name for c in all_checks(lab)]
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(["id", "verdict", "score", "max_score"] + names + ["review"])
-    max_score = sum(c.points for c in _check_list(lab))
+    max_score = sum(c.points for c in all_checks(lab))
     for sub_id in sorted(set(expected_ids) | set(records)):
         record = records.get(sub_id)
         if record is None:

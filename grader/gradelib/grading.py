@@ -225,6 +225,11 @@ def kit_checks(lab):
     ]
 
 
+def all_checks(lab):
+    """Every check of a lab, in the order they run and are reported."""
+    return kit_checks(lab) + lab.lab_checks
+
+
 def per_case(ctx, evaluate, limit=5, runs=None):
     """Run evaluate(run) -> None (good) or a message (bad) over every run (or over runs, a subset);
     an Outcome that passes only if all do, with a fraction of the points for the share that did."""
@@ -279,7 +284,7 @@ def grade_lab(lab, submission_root, seed, timeout=DEFAULT_TIMEOUT, gpu=None, kee
         ctx = Context(lab, submission_dir, work_dir, seed, timeout)
         no_gpu_reason = None if (gpu is not None and gpu.available) else (
             gpu.reason if gpu is not None else "no GPU check was made")
-        results = chk.run_checks(kit_checks(lab) + lab.lab_checks, ctx, no_gpu_reason, runtime_lock)
+        results = chk.run_checks(all_checks(lab), ctx, no_gpu_reason, runtime_lock)
         report = LabReport(lab, submission_dir, seed, ctx.cases, results)
         report.runs = ctx.runs
         return report
