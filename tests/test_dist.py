@@ -23,12 +23,8 @@ sys.path.insert(0, os.path.join(KIT, "tools"))
 import dist  # noqa: E402
 from gradelib import gpu as gpu_mod  # noqa: E402
 from gradelib import labs as lab_registry  # noqa: E402
+from gradelib import report  # noqa: E402
 
-# Gradescope's documented results.json fields (https://gradescope-autograders.readthedocs.io).
-GRADESCOPE_TOP = {"score", "max_score", "execution_time", "output", "output_format", "test_output_format",
-                  "test_name_format", "visibility", "stdout_visibility", "extra_data", "tests", "leaderboard"}
-GRADESCOPE_TEST = {"score", "max_score", "status", "name", "name_format", "number", "output",
-                   "output_format", "tags", "visibility", "extra_data"}
 
 
 def fail(message):
@@ -114,11 +110,9 @@ def gradescope(tmp):
         return fail("run_autograder failed")
     with open(os.path.join(autograder, "results", "results.json")) as f:
         results = json.load(f)
-    if not set(results) <= GRADESCOPE_TOP or not results.get("tests"):
-        return fail("results.json has unknown fields or no tests: %s" % sorted(results))
-    for test in results["tests"]:
-        if not set(test) <= GRADESCOPE_TEST or test["status"] not in ("passed", "failed"):
-            return fail("a test entry is not Gradescope's: %s" % test)
+    problems = report.gradescope_problems(results)
+    if problems or not results.get("tests"):
+        return fail("results.json is not Gradescope's, or has no tests: %s" % (problems or sorted(results)))
     if gpu_mod.detect().available and results["score"] != results["max_score"]:
         return fail("the reference solution scored %s of %s through the autograder"
                     % (results["score"], results["max_score"]))

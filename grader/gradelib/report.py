@@ -53,6 +53,28 @@ def document(reports, seed, gpu, exit_status):
     }
 
 
+# The fields Gradescope's results.json may hold (its autograder documentation).
+GRADESCOPE_TOP = {"score", "max_score", "execution_time", "output", "output_format", "test_output_format",
+                  "test_name_format", "visibility", "stdout_visibility", "extra_data", "tests", "leaderboard"}
+GRADESCOPE_TEST = {"score", "max_score", "status", "name", "name_format", "number", "output",
+                   "output_format", "tags", "visibility", "extra_data"}
+GRADESCOPE_VISIBILITY = {"hidden", "after_due_date", "after_published", "visible"}
+
+
+def gradescope_problems(doc):
+    """What in a results.json Gradescope would not take: unknown fields, bad status, visibility or scores."""
+    problems = ["unknown field %r" % k for k in sorted(set(doc) - GRADESCOPE_TOP)]
+    for t in doc.get("tests", []):
+        problems += ["test %r: unknown field %r" % (t.get("name"), k) for k in sorted(set(t) - GRADESCOPE_TEST)]
+        if t.get("status") not in ("passed", "failed"):
+            problems.append("test %r: status %r" % (t.get("name"), t.get("status")))
+        if t.get("visibility", "visible") not in GRADESCOPE_VISIBILITY:
+            problems.append("test %r: visibility %r" % (t.get("name"), t.get("visibility")))
+        if not isinstance(t.get("score"), (int, float)) or t["score"] > t.get("max_score", t["score"]):
+            problems.append("test %r: score %r of %r" % (t.get("name"), t.get("score"), t.get("max_score")))
+    return problems
+
+
 def gradescope(reports, seed, gpu):
     """Gradescope's results.json: score, max_score, and one test per check."""
     tests = []

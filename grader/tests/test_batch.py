@@ -12,7 +12,7 @@ import tempfile
 import unittest
 import zipfile
 
-from gradelib import batch, build, paths, process
+from gradelib import batch, build, paths, process, report
 from gradelib import checks as chk
 from gradelib.grading import CaseRun
 from gradelib.labs import COMPILES, RUNS_CLEANLY
@@ -256,6 +256,7 @@ class BatchEndToEndTest(unittest.TestCase):
             with open(os.path.join(out, "results", sub_id + ".json")) as f:
                 doc = json.load(f)
             self.assertTrue({"score", "max_score", "tests"} <= set(doc), sub_id)
+            self.assertEqual(report.gradescope_problems(doc), [], sub_id)
             with open(os.path.join(out, "feedback", sub_id + ".md")) as f:
                 self.assertIn("feedback for %s" % sub_id, f.read())
         with open(os.path.join(out, "feedback", "broken.md")) as f:

@@ -8,16 +8,11 @@ import sys
 import tempfile
 import unittest
 
-from gradelib import paths
+from gradelib import paths, report
 
 GRADE = os.path.join(paths.KIT_ROOT, "grader", "grade.py")
 SOLUTION = os.path.join(paths.SOLUTIONS_DIR, "01-divergent-counter")
 
-GRADESCOPE_TOP = {"score", "max_score", "execution_time", "output", "output_format", "test_output_format",
-                  "test_name_format", "visibility", "stdout_visibility", "extra_data", "tests", "leaderboard"}
-GRADESCOPE_TEST = {"score", "max_score", "status", "name", "name_format", "number", "output",
-                   "output_format", "tags", "visibility", "extra_data"}
-VISIBILITY = {"hidden", "after_due_date", "after_published", "visible"}
 
 
 def grade(*args):
@@ -57,18 +52,21 @@ class GradeCliTest(unittest.TestCase):
 
         with open(gs_path) as f:
             gs = json.load(f)
-        self.assertLessEqual(set(gs), GRADESCOPE_TOP)
+        self.assertEqual(report.gradescope_problems(gs), [])
         self.assertEqual(gs["max_score"], doc["max_score"])
         self.assertEqual(gs["score"], sum(t["score"] for t in gs["tests"]))
         for t in gs["tests"]:
-            self.assertLessEqual(set(t), GRADESCOPE_TEST)
-            self.assertIn(t["status"], ("passed", "failed"))
-            self.assertIn(t["visibility"], VISIBILITY)
-            self.assertIsInstance(t["score"], (int, float))
-            self.assertLessEqual(t["score"], t["max_score"])
+            self.assertIn("visibility", t)
         skipped = [t for t in gs["tests"] if "counter value" in t["name"]][0]
         self.assertEqual(skipped["status"], "failed")
         self.assertTrue(skipped["output"].startswith("NOT RUN"))
+
+    def test_gradescope_check_finds_what_gradescope_refuses(self):
+        bad = {"score": 1, "grade": 2, "tests": [{"name": "x", "score": 3, "max_score": 2, "status": "ok",
+                                                   "visibility": "sometimes", "colour": "red"}]}
+        found = " | ".join(report.gradescope_problems(bad))
+        for words in ("unknown field 'grade'", "unknown field 'colour'", "status 'ok'", "visibility", "score 3 of 2"):
+            self.assertIn(words, found)
 
     def test_missing_file_gets_its_own_verdict(self):
         proc = grade("--lab", "01", "--submission", self.tmp.name, "--json", self.json_path)
