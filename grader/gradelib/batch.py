@@ -336,24 +336,12 @@ def grade_submission(lab, sub_id, path, batch_seed, version, gpu, timeout, runti
 
 # ---- outputs ---------------------------------------------------------------------------------
 
-def _write_atomic(path, text):
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    tmp = "%s.%d.tmp" % (path, os.getpid())
-    with open(tmp, "w") as f:
-        f.write(text)
-    os.replace(tmp, path)
-
-
-def _json_text(doc):
-    return json.dumps(doc, indent=2) + "\n"
-
-
 def save(out, record, scores, feedback):
     """Results first, the record last: a record on disk means the submission is fully written."""
     sub_id = record["id"]
-    _write_atomic(os.path.join(out, "results", sub_id + ".json"), _json_text(scores))
-    _write_atomic(os.path.join(out, "feedback", sub_id + ".md"), feedback)
-    _write_atomic(os.path.join(out, "records", sub_id + ".json"), _json_text(record))
+    report.write_json(os.path.join(out, "results", sub_id + ".json"), scores)
+    report.write_text(os.path.join(out, "feedback", sub_id + ".md"), feedback)
+    report.write_json(os.path.join(out, "records", sub_id + ".json"), record)
 
 
 def load_records(out):
@@ -421,9 +409,9 @@ def summary_text(lab, records, expected_ids, seconds=None, graded_now=0):
 
 
 def write_sheets(out, lab, records, expected_ids, seconds=None, graded_now=0):
-    _write_atomic(os.path.join(out, "scores.csv"), scores_csv(lab, records, expected_ids))
+    report.write_text(os.path.join(out, "scores.csv"), scores_csv(lab, records, expected_ids))
     text = summary_text(lab, records, expected_ids, seconds, graded_now)
-    _write_atomic(os.path.join(out, "summary.txt"), text)
+    report.write_text(os.path.join(out, "summary.txt"), text)
     return text
 
 
@@ -513,7 +501,7 @@ def run_batch(argv):
             "shard": "%d/%d" % args.shard if args.shard else None,
             "all_ids": [i for i, _ in everything], "ids": [i for i, _ in mine],
             "submissions": os.path.abspath(args.submissions)}
-    _write_atomic(meta_path, _json_text(meta))
+    report.write_json(meta_path, meta)
 
     gpu = gpu_mod.detect()
     print("%s: %d submissions%s in %s, batch seed %d%s, kit version %s" % (
@@ -613,9 +601,9 @@ def run_merge(argv):
                 os.makedirs(os.path.dirname(target), exist_ok=True)
                 shutil.copyfile(source, target)
     merged = {sub_id: rec for sub_id, (rec, _) in records.items()}
-    _write_atomic(os.path.join(out, "batch.json"), _json_text({
+    report.write_json(os.path.join(out, "batch.json"), {
         "lab": lab.name, "seed": metas[0]["seed"], "kit_version": metas[0]["kit_version"], "shard": None,
-        "all_ids": expected, "ids": expected, "merged_from": [os.path.abspath(d) for d in args.shards]}))
+        "all_ids": expected, "ids": expected, "merged_from": [os.path.abspath(d) for d in args.shards]})
     text = write_sheets(out, lab, merged, expected)
     print(text, end="")
     print("wrote %s from %d shard folders" % (paths.relative(out), len(args.shards)))

@@ -1,5 +1,6 @@
 """Reports: text for people, the grader's JSON document, and Gradescope's results.json."""
 import json
+import os
 
 from . import checks as chk
 
@@ -105,7 +106,15 @@ def gradescope(reports, seed, gpu):
     }
 
 
+def write_text(path, text):
+    """Write a file whole or not at all (a temporary name, then a rename), making its folder."""
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    tmp = "%s.%d.tmp" % (path, os.getpid())
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
 def write_json(path, doc):
-    with open(path, "w") as f:
-        json.dump(doc, f, indent=2)
-        f.write("\n")
+    write_text(path, json.dumps(doc, indent=2) + "\n")
