@@ -296,11 +296,12 @@ def _feedback(lab, sub_id, record, text):
     return "\n".join(lines)
 
 
-def grade_submission(lab, sub_id, path, batch_seed, version, gpu, timeout, runtime_lock, scratch_root):
-    """Grade one submission; return (record, gradescope document, feedback text). Never raises."""
+def grade_submission(lab, sub_id, path, files, batch_seed, version, gpu, timeout, runtime_lock, scratch_root):
+    """Grade one submission; return (record, gradescope document, feedback text). Never raises.
+    files: the submission's fingerprint, kept in the record so that a re-run can skip it."""
     record = {"id": sub_id, "source": os.path.basename(path), "lab": lab.name,
               "seed": submission_seed(batch_seed, sub_id), "batch_seed": batch_seed,
-              "kit_version": version, "fingerprint": fingerprint(path),
+              "kit_version": version, "fingerprint": files,
               "salted": bool(paths.instructor_salt()),
               "gpu": gpu.name if gpu.available else "no GPU (%s)" % gpu.reason.splitlines()[0],
               "graded_at": time.strftime("%Y-%m-%dT%H:%M:%S"), "checks": {}}
@@ -513,11 +514,12 @@ def run_batch(argv):
     records = load_records(out)
     todo = []
     for sub_id, path in mine:
-        old = records.get(sub_id)
-        if (not args.regrade and old and old.get("kit_version") == version and old.get("fingerprint") == fingerprint(path)
+        old = records.get(sub_id) or {}
+        files = fingerprint(path)
+        if (not args.regrade and old.get("kit_version") == version and old.get("fingerprint") == files
                 and old.get("seed") == submission_seed(batch_seed, sub_id)):
             continue
-        todo.append((sub_id, path))
+        todo.append((sub_id, path, files))
     skipped = len(mine) - len(todo)
     if skipped:
         print("%d already graded with this kit version, seed and files (--regrade grades them again)" % skipped)
@@ -530,8 +532,8 @@ def run_batch(argv):
     pool = ThreadPoolExecutor(max_workers=args.jobs)
     futures = {}
     try:
-        futures = {pool.submit(grade_submission, lab, sub_id, path, batch_seed, version, gpu, args.timeout,
-                               lock, scratch_root): sub_id for sub_id, path in todo}
+        futures = {pool.submit(grade_submission, lab, sub_id, path, files, batch_seed, version, gpu, args.timeout,
+                               lock, scratch_root): sub_id for sub_id, path, files in todo}
         for future in as_completed(futures):
             record, scores, feedback = future.result()
             save(out, record, scores, feedback)
