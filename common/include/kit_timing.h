@@ -12,6 +12,15 @@
 #include <stdlib.h>
 #include "kit_check.h"
 
+/* Device side: the GPU's global timer in nanoseconds, the same clock on every SM, for stamping when
+ * kit-owned code ran (its resolution is about a microsecond on some GPUs). */
+static __device__ __forceinline__ unsigned long long kit_globaltimer(void)
+{
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
 typedef void (*kit_step_fn)(void *ctx);
 
 typedef struct {

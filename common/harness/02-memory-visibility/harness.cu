@@ -16,6 +16,7 @@
 #include "kit_args.h"
 #include "kit_check.h"
 #include "kit_result.h"
+#include "kit_timing.h"
 #include "memory_visibility.h"
 
 #define RACE_THREADS 128              /* parents per block in Part A */
@@ -24,13 +25,6 @@
 #define PRODUCE_DELAY_NS 50000ULL     /* produce() outside warp 0 */
 
 /* ---- kit-owned device code ---- */
-
-static __device__ unsigned long long globaltimer_ns(void)
-{
-    unsigned long long t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
 
 /* Part A's time stamps (first trial only; NULL otherwise): set by the host before race_parent. */
 __device__ int *kit_race_seen;                  /* the seen array of the timed trial */
@@ -42,7 +36,7 @@ __device__ unsigned long long *kit_store_ns;    /* [i]: when a store_value_kerne
 __global__ void observe_kernel(const int *slot, int *seen)
 {
     *seen = *(const volatile int *)slot;
-    unsigned long long now = globaltimer_ns();
+    unsigned long long now = kit_globaltimer();
     if (kit_read_ns != NULL && seen >= kit_race_seen && seen < kit_race_seen + kit_race_parents)
         kit_read_ns[seen - kit_race_seen] = now;
 }
@@ -50,7 +44,7 @@ __global__ void observe_kernel(const int *slot, int *seen)
 __global__ void store_value_kernel(int *slot, int value)
 {
     *slot = value;
-    unsigned long long now = globaltimer_ns();
+    unsigned long long now = kit_globaltimer();
     if (kit_store_ns != NULL && slot >= kit_race_slots && slot < kit_race_slots + kit_race_parents)
         kit_store_ns[slot - kit_race_slots] = now;
 }
@@ -59,7 +53,7 @@ __global__ void store_value_kernel(int *slot, int value)
  * in the same stream, so it brackets the whole launch tree, tail launches included. */
 __global__ void kit_stamp_kernel(unsigned long long *stamp)
 {
-    *stamp = globaltimer_ns();
+    *stamp = kit_globaltimer();
 }
 
 /* The probe: the race as the starter writes it, but kit-owned, so the parent's own steps can be
@@ -69,27 +63,27 @@ __global__ void kit_stamp_kernel(unsigned long long *stamp)
 __global__ void kit_probe_observe(const int *slot, int *seen, unsigned long long *read_stamp)
 {
     *seen = *(const volatile int *)slot;
-    *read_stamp = globaltimer_ns();
+    *read_stamp = kit_globaltimer();
 }
 
 __global__ void kit_probe_parent(int *slots, int *seen, unsigned long long *stamps, int *failed)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
-    stamps[4 * i + 0] = globaltimer_ns();
+    stamps[4 * i + 0] = kit_globaltimer();
     slots[i] = FIRST_VALUE;
     kit_probe_observe<<<1, 1>>>(slots + i, seen + i, stamps + 4 * i + 3);
     if (cudaGetLastError() != cudaSuccess)
         atomicAdd(failed, 1);
-    stamps[4 * i + 1] = globaltimer_ns();
+    stamps[4 * i + 1] = kit_globaltimer();
     slots[i] = SECOND_VALUE;
-    stamps[4 * i + 2] = globaltimer_ns();
+    stamps[4 * i + 2] = kit_globaltimer();
 }
 
 __device__ int produce(int i)
 {
     if (threadIdx.x >= 32) {
-        unsigned long long start = globaltimer_ns();
-        while (globaltimer_ns() - start < PRODUCE_DELAY_NS) {
+        unsigned long long start = kit_globaltimer();
+        while (kit_globaltimer() - start < PRODUCE_DELAY_NS) {
         }
     }
     return i;

@@ -19,6 +19,7 @@
 #define DEFAULT_STREAMS_H
 
 #include "kit_check.h"
+#include "kit_timing.h"
 
 #define WORKER_THREADS 64 /* threads per block of kit_worker_kernel (one block per launch) */
 #define MAX_STREAMS 32    /* Part A: at most this many streams */
@@ -46,13 +47,6 @@ typedef struct {
     long long spin_ns; /* (thread_index + 1) x the base length: every thread's kernel differs */
     kit_stamp_t *stamp; /* device memory: this thread's kernel writes it */
 } thread_job_t;
-
-static __device__ __forceinline__ unsigned long long kit_globaltimer(void)
-{
-    unsigned long long t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
 
 static __device__ __forceinline__ unsigned int kit_smid(void)
 {
