@@ -104,3 +104,103 @@ def reachable_text(defined, name):
         parts.append(defined[mangled])
         todo += [f for f in called_functions(defined[mangled]) if f in defined]
     return "\n".join(parts)
+
+
+# ---- control flow inside one function: order, not only counts ----------------------------------
+
+DEVICE_PEEK_AT_LAST_ERROR = "__cudaCDP2PeekAtLastError"
+ERROR_QUERIES = (DEVICE_GET_LAST_ERROR, DEVICE_PEEK_AT_LAST_ERROR)
+_LABEL = re.compile(r"^\s*([$\w]+):")
+_PREDICATE = re.compile(r"^@!?%\w+\s+")
+_BRANCH = re.compile(r"^bra(?:\.uni)?\s+([$\w]+)\s*$")
+_BARRIER = re.compile(r"^(?:bar|barrier)(?:\.cta)?\.(?:sync|red)\b")
+
+
+class Flow:
+    """The statements of one function's PTX body and where control can go after each.
+
+    statements[i] is one instruction (comments and call-sequence braces removed); successors[i]
+    lists the statements that can run next, END where the function can end there (ret, exit, a
+    predicated ret, or the last statement)."""
+
+    END = -1
+
+    def __init__(self, function_text):
+        text = re.sub(r"//[^\n]*", "", function_text)
+        start, end = text.find("{"), text.rfind("}")
+        body = "\n".join(l for l in text[start + 1:end].splitlines() if l.strip() not in ("{", "}"))
+        self.statements, labels = [], {}
+        for chunk in body.split(";"):
+            m = _LABEL.match(chunk)
+            while m:
+                labels[m.group(1)] = len(self.statements)
+                chunk = chunk[m.end():]
+                m = _LABEL.match(chunk)
+            if chunk.strip():
+                self.statements.append(" ".join(chunk.split()))
+        n = len(self.statements)
+        self.successors = []
+        for i, s in enumerate(self.statements):
+            predicated = bool(_PREDICATE.match(s))
+            op = _PREDICATE.sub("", s)
+            after = [i + 1] if i + 1 < n else [self.END]
+            if op.startswith(("ret", "exit")):
+                nxt = [self.END] + (after if predicated else [])
+            elif _BRANCH.match(op):
+                target = labels.get(_BRANCH.match(op).group(1), n)
+                nxt = ([target] if target < n else [self.END]) + (after if predicated else [])
+            elif op.startswith("brx.idx"):  # a jump table: any label
+                nxt = sorted(set(t for t in labels.values() if t < n)) + (after if predicated else [])
+            else:
+                nxt = after
+            self.successors.append(nxt)
+
+    def call(self, i):
+        """The function statement i calls, or None."""
+        m = _CALL.match(_PREDICATE.sub("", self.statements[i]))
+        return m.group(1) if m else None
+
+    def is_barrier(self, i):
+        return bool(_BARRIER.match(_PREDICATE.sub("", self.statements[i])))
+
+    def reaches_end_avoiding(self, start, stop, bad=lambda i: False):
+        """Whether some path from statement start reaches the function's end, or a statement for
+        which bad(i) holds, without passing a statement for which stop(i) holds."""
+        todo, seen = [start], set()
+        while todo:
+            i = todo.pop()
+            if i == self.END:
+                return True
+            if i in seen or stop(i):
+                continue
+            seen.add(i)
+            if bad(i):
+                return True
+            todo += self.successors[i]
+        return False
+
+
+def unchecked_launches(function_text):
+    """How many device launches in one function have a path to the function's end, or to another
+    launch, on which no cudaGetLastError() (or cudaPeekAtLastError()) comes first: a check before
+    the launch, or on one branch only, does not count."""
+    flow = Flow(function_text)
+    launches = [i for i in range(len(flow.statements)) if flow.call(i) == DEVICE_LAUNCH]
+    count = 0
+    for i in launches:
+        following = flow.successors[i]
+        if any(flow.reaches_end_avoiding(
+                j, stop=lambda k: flow.call(k) in ERROR_QUERIES, bad=lambda k: flow.call(k) == DEVICE_LAUNCH)
+                for j in following):
+            count += 1
+    return count
+
+
+def barrier_can_be_skipped(function_text):
+    """Whether a thread can leave the function without passing a barrier (bar.sync, from
+    __syncthreads()) although the function has one; None when it has none."""
+    flow = Flow(function_text)
+    if not any(flow.is_barrier(i) for i in range(len(flow.statements))):
+        return None
+    return bool(flow.statements) and flow.reaches_end_avoiding(0, stop=flow.is_barrier)
+

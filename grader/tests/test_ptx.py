@@ -65,3 +65,48 @@ class CalledFunctionsTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class ControlFlowTest(unittest.TestCase):
+    """Order, not only counts: recorded PTX of Lab 01's solution and of two of its mutants."""
+
+    def kernel(self, name):
+        with open(os.path.join(DATA, name)) as f:
+            return ptx.kernel_text(f.read(), "diverge_cta")
+
+    def test_solution_checks_its_launch_and_reaches_the_barrier(self):
+        body = self.kernel("lab01-solution.ptx")
+        self.assertEqual(ptx.unchecked_launches(body), 0)
+        self.assertIs(ptx.barrier_can_be_skipped(body), False)
+
+    def test_a_check_before_the_launch_checks_nothing(self):
+        body = self.kernel("lab01-check-before-launch.ptx")
+        self.assertEqual(ptx.count_calls(body, ptx.DEVICE_GET_LAST_ERROR), 1)  # the count alone looks fine
+        self.assertEqual(ptx.unchecked_launches(body), 1)
+
+    def test_a_return_before_the_barrier_is_found(self):
+        body = self.kernel("lab01-return-before-barrier.ptx")
+        self.assertIs(ptx.barrier_can_be_skipped(body), True)
+        self.assertEqual(ptx.unchecked_launches(body), 0)
+
+    def test_one_check_for_two_launches(self):
+        with open(os.path.join(DATA, "launch_and_tail_launch.ptx")) as f:
+            parent = ptx.kernel_text(f.read(), "parent")
+        self.assertEqual(ptx.unchecked_launches(parent), 1)  # the tail launch after the check
+        self.assertIsNone(ptx.barrier_can_be_skipped(parent))  # no barrier at all
+
+    def test_branches_and_predicated_returns(self):
+        text = """.visible .entry k()
+{
+	setp.ne.s32 	%p1, %r1, 0;
+	@%p1 ret;
+	bar.sync 	0;
+	@%p1 bra 	$L__BB0_2;
+	call.uni (retval0), __cudaCDP2LaunchDeviceV2, (param0, param1);
+	@%p1 bra 	$L__BB0_2;
+	call.uni (retval0), __cudaCDP2GetLastError, ();
+$L__BB0_2:
+	ret;
+}"""
+        self.assertIs(ptx.barrier_can_be_skipped(text), True)  # the predicated ret before bar.sync
+        self.assertEqual(ptx.unchecked_launches(text), 1)  # the branch around the check
