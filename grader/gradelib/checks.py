@@ -40,7 +40,10 @@ def skipped(reason):
 
 
 class Check:
-    def __init__(self, name, points, kind, func, parent=None, hint=""):
+    """timing: the check compares times measured in the run (a ratio against a kit baseline, a
+    timeline), and reads only the cases whose parameters have "timing" set."""
+
+    def __init__(self, name, points, kind, func, parent=None, hint="", timing=False):
         if kind not in KINDS:
             raise ValueError("check %r: kind must be one of %s" % (name, KINDS))
         self.name = name
@@ -49,6 +52,7 @@ class Check:
         self.func = func
         self.parent = parent
         self.hint = hint
+        self.timing = timing
 
 
 class CheckResult:

@@ -61,6 +61,16 @@ class Context:
     def ptx_call_count(self, name):
         return sum(ptx.count_calls(text, name) for text in self.ptx.values())
 
+    def unchecked_launches(self, function_name=None):
+        """Device launches in the student's PTX (of one function, or of all) with a path on which no
+        cudaGetLastError() follows them (ptx.unchecked_launches)."""
+        count = 0
+        for text in self.ptx.values():
+            for mangled, body in ptx.definitions(text).items():
+                if function_name is None or ptx.names(mangled, function_name):
+                    count += ptx.unchecked_launches(body)
+        return count
+
     def kernel_ptx(self, kernel_name):
         """The PTX of one kernel of the student's files (ptx.kernel_text), or None."""
         for text in self.ptx.values():
@@ -125,7 +135,7 @@ def _diagnose(lab, params, result, doc, no_doc_reason=None):
         return "the harness " + result.describe()
     if doc is None:
         return "the harness finished without a valid result: %s" % (no_doc_reason or "none was written")
-    problem = launch_log_problem(doc.get("launch_log") or {})
+    problem = None if params.get(FAULT) else launch_log_problem(doc.get("launch_log") or {})
     if problem:
         return problem
     if lab.run_problem is not None:
@@ -142,6 +152,22 @@ def launch_log_problem(log):
         return ("%d device runtime call(s) failed (first: %s, at line %s of your file)"
                 % (log["calls_failed"], log.get("first_call_error"), log.get("first_call_error_line")))
     return None
+
+
+# A case whose parameters set this key makes device launches fail on purpose (a pending-launch pool
+# too small for its launches): its failed launches are what its checks look at, not a run problem.
+FAULT = "fault"
+
+
+def launched_grids_problem(log, grids):
+    """Whether every device launch was checked, from the launch log and the number of child grids the
+    kit saw start (every grid of a kit-owned child kernel counts itself): each launch either ran or
+    failed, so a launch checked once, right after it, gives checked == grids + failed. None when so."""
+    if log.get("checked") == grids + log.get("failed", 0):
+        return None
+    return ("expected one KIT_CHECK_LAUNCH() right after every device launch: %d child grid(s) ran and %d "
+            "launch(es) failed, so %d checks; the launch log counted %s"
+            % (grids, log.get("failed", 0), grids + log.get("failed", 0), log.get("checked")))
 
 
 NONCE_LINE = b"kit-nonce "  # the first line a harness writes on the channel (kit_result.h)
