@@ -2,10 +2,13 @@
 
 The harness runs diverge_cta<<<K, 32*M>>>(foo, N). Expected, computed here from the parameters:
 foo == K * (N*M + 5*(M-1)); exactly K child grids of entry_kernel, each 1 block of M threads.
+One case injects launch failures (a pending-launch pool far smaller than K, children that stay
+pending): every failed launch must be seen by the check right after it, and foo must hold exactly
+the work of the child grids that ran.
 """
 from gradelib import checks as chk
 from gradelib import ptx
-from gradelib.grading import per_case
+from gradelib.grading import FAULT, launched_grids_problem, per_case
 from gradelib.labs import COMPILES, RUNS_CLEANLY, Lab, hint
 
 HANDOUT = "handouts/01-divergent-counter.md"
@@ -18,21 +21,32 @@ def expected_foo(k, m, n):
     return k * (n * m + 5 * (m - 1))
 
 
+FAULT_K = 512              # the fault case: this many blocks launch ...
+FAULT_PENDING_LIMIT = 32   # ... into a pending-launch pool this small ...
+FAULT_CHILD_SPIN_US = 2000  # ... while every child grid stays pending this long
+
+
 def make_cases(rng):
-    """Edge cases (M=1, M=32, K=1, large N, many blocks) plus three seeded random draws."""
+    """Edge cases (M=1, M=32, K=1, K at the harness's limit, large N), three seeded random draws, and
+    the fault case: most of its launches fail, and the checks see whether the student's code saw that."""
     cases = [
         {"K": 1, "M": 1, "N": 1},
         {"K": 1, "M": 32, "N": 1000},
         {"K": 3, "M": 32, "N": LARGE_N},
-        {"K": 1000, "M": 17, "N": 64},
+        {"K": MAX_K, "M": 17, "N": 64},
     ]
     for _ in range(3):
         cases.append({"K": rng.randint(1, 1000), "M": rng.randint(1, 32), "N": rng.randint(1, 2000)})
+    cases.append({"K": FAULT_K, "M": rng.randint(1, 32), "N": rng.randint(1, 64), FAULT: True,
+                  "pending_limit": FAULT_PENDING_LIMIT, "child_spin_us": FAULT_CHILD_SPIN_US})
     return cases
 
 
 def harness_args(p):
-    return ["--K", str(p["K"]), "--M", str(p["M"]), "--N", str(p["N"]), "--repeats", "0"]
+    args = ["--K", str(p["K"]), "--M", str(p["M"]), "--N", str(p["N"]), "--repeats", "0"]
+    if p.get(FAULT):
+        args += ["--pending-limit", str(p["pending_limit"]), "--child-spin-us", str(p["child_spin_us"])]
+    return args
 
 
 def reference_problem(p, doc):
@@ -54,11 +68,30 @@ def check_device_launch(ctx):
 
 def check_launch_checked(ctx):
     launches = ctx.ptx_call_count(ptx.DEVICE_LAUNCH)
-    queries = ctx.ptx_call_count(ptx.DEVICE_GET_LAST_ERROR)
-    if launches and queries >= launches:
+    unchecked = ctx.unchecked_launches()
+    if launches and not unchecked:
         return chk.passed()
-    return chk.failed("expected: cudaGetLastError() after every device-side launch, e.g. KIT_CHECK_LAUNCH()\n"
-                      "actual:   %d launch(es), %d cudaGetLastError() call(s) in the PTX" % (launches, queries))
+    return chk.failed("expected: cudaGetLastError() right after every device-side launch, on every path, e.g. "
+                      "KIT_CHECK_LAUNCH() as the next statement\n"
+                      "actual:   %d launch(es) in the PTX, %d with a path on which no check follows it (a check "
+                      "placed before the launch, or on one branch only, does not count)" % (launches, unchecked))
+
+
+def check_barrier_reached(ctx):
+    body = ctx.kernel_ptx("diverge_cta")
+    skippable = None if body is None else ptx.barrier_can_be_skipped(body)
+    if skippable is False:
+        return chk.passed()
+    if skippable is None:
+        return chk.failed("expected: __syncthreads() in diverge_cta: the other leaders read x, which thread 0 "
+                          "writes\nactual:   no barrier in the PTX of diverge_cta")
+    return chk.failed("expected: every thread of the block reaches __syncthreads()\n"
+                      "actual:   a thread can leave diverge_cta without reaching it (a return before the "
+                      "barrier, or a barrier on one branch only): undefined behaviour, even where it seems to work")
+
+
+def _clean_runs(ctx):
+    return [r for r in ctx.runs if not r.params.get(FAULT)]
 
 
 def check_counter(ctx):
@@ -69,7 +102,7 @@ def check_counter(ctx):
         if got != want:
             return "expected foo = K*(N*M+5*(M-1)) = %d, got %s" % (want, got)
         return None
-    return per_case(ctx, evaluate)
+    return per_case(ctx, evaluate, runs=_clean_runs(ctx))
 
 
 def check_grid_count(ctx):
@@ -77,6 +110,29 @@ def check_grid_count(ctx):
         want, got = run.params["K"], run.doc.get("child_grids")
         if got != want:
             return "expected %d child grids of entry_kernel (one per block), %s ran" % (want, got)
+        return None
+    return per_case(ctx, evaluate, runs=_clean_runs(ctx))
+
+
+def check_failures_seen(ctx):
+    """Every launch is checked once, right after it (every case); in the fault case, the failed
+    launches are exactly those whose grids never ran, and foo holds only the work of the grids that did."""
+    def evaluate(run):
+        p, doc = run.params, run.doc
+        log, grids = doc["launch_log"], doc["child_grids"]
+        problem = launched_grids_problem(log, grids)
+        if problem or not p.get(FAULT):
+            return problem
+        limit = doc["pending_launch_limit"]
+        if log["failed"] == 0 and grids == p["K"]:
+            return None  # every launch fitted after all (a very fast GPU): nothing to see in this case
+        # Either the failed blocks' work is lost, or the code did it another way (a fallback), once.
+        lost = grids * p["N"] * p["M"] + 5 * p["K"] * (p["M"] - 1)
+        whole = expected_foo(p["K"], p["M"], p["N"])
+        if doc["student_foo"] not in (lost, whole):
+            return ("with a pending-launch limit of %d, %d of %d launches failed and %d child grids ran: expected "
+                    "foo = grids*N*M + K*5*(M-1) = %d (the failed blocks' work lost), or %d (done another way, "
+                    "once), got %d" % (limit, log["failed"], p["K"], grids, lost, whole, doc["student_foo"]))
         return None
     return per_case(ctx, evaluate)
 
@@ -117,11 +173,15 @@ LAB = Lab(
                   hint=hint(HANDOUT, "2.2 (the launch statement) and 3 (the lab, step by step)")),
         chk.Check("launch errors checked", 1, chk.STATIC, check_launch_checked, parent=COMPILES,
                   hint=hint(HANDOUT, "2.4 (errors are per thread)")),
+        chk.Check("every thread reaches the barrier", 1, chk.STATIC, check_barrier_reached, parent=COMPILES,
+                  hint=hint(HANDOUT, "2.6 (the divergence the lab removes)")),
         chk.Check("counter value", 4, chk.RUNTIME, check_counter, parent=RUNS_CLEANLY,
                   hint=hint(HANDOUT, "2.5 (nesting and implicit completion)")),
         chk.Check("one child grid per block", 2, chk.RUNTIME, check_grid_count, parent=RUNS_CLEANLY,
                   hint=hint(HANDOUT, "3 (the lab, step by step)")),
         chk.Check("child grid shape", 2, chk.RUNTIME, check_grid_shape, parent=RUNS_CLEANLY,
                   hint=hint(HANDOUT, "2.2 (the launch statement)")),
+        chk.Check("failed launches seen by the launching thread", 2, chk.RUNTIME, check_failures_seen,
+                  parent=RUNS_CLEANLY, hint=hint(HANDOUT, "2.4 (errors are per thread)")),
     ],
 )

@@ -3,6 +3,7 @@ import random
 import unittest
 
 from gradelib import checks as chk
+from gradelib import grading, process
 from gradelib.grading import CaseRun
 from labs import lab01
 
@@ -33,6 +34,10 @@ def good_doc(p):
         "child_grids_other_shapes": 0,
         "launch_log": {"checked": p["K"], "failed": 0, "first_error": "", "first_error_line": 0},
     }
+
+
+class FakeResult:
+    verdict, returncode, ok, output = process.OK, 0, True, ""
 
 
 class FakeContext:
@@ -102,6 +107,39 @@ class Lab01Test(unittest.TestCase):
             d["child_grids"], d["child_shapes"] = 0, []
         self.assertEqual(self.run_check(lab01.check_grid_shape, none).status, chk.FAILED)
         self.assertEqual(self.run_check(lab01.check_grid_count, none).fraction, 0.0)
+
+    def fault_run(self, checked, failed, grids, foo_shift=0):
+        p = [c for c in self.cases if c.get("fault")][0]
+        d = good_doc(p)
+        d.update(child_grids=grids, pending_launch_limit=p["pending_limit"],
+                 student_foo=grids * p["N"] * p["M"] + 5 * p["K"] * (p["M"] - 1) + foo_shift)
+        d["launch_log"] = {"checked": checked, "failed": failed, "first_error": "", "first_error_line": 0}
+        return FakeContext([(p, d)])
+
+    def test_fault_case_every_failure_seen(self):
+        k = lab01.FAULT_K
+        self.assertEqual(lab01.check_failures_seen(self.fault_run(k, k - 40, 40)).status, chk.PASSED)
+        # The check placed before the launch: every launch "checked", none seen to fail.
+        outcome = lab01.check_failures_seen(self.fault_run(k, 0, 40))
+        self.assertEqual(outcome.status, chk.FAILED)
+        self.assertIn("40 child grid(s) ran and 0 launch(es) failed", outcome.message)
+        # No check at all.
+        self.assertEqual(lab01.check_failures_seen(self.fault_run(0, 0, 40)).status, chk.FAILED)
+        # A block whose launch failed did the work itself.
+        outcome = lab01.check_failures_seen(self.fault_run(k, k - 40, 40, foo_shift=7))
+        self.assertEqual(outcome.status, chk.FAILED)
+        self.assertIn("the failed blocks' work lost", outcome.message)
+        # A fallback that does a failed block's work in the parent, once, is right too.
+        p = self.fault_run(k, k - 40, 40).runs[0].params
+        fallback = (k - 40) * p["N"] * p["M"]
+        self.assertEqual(lab01.check_failures_seen(self.fault_run(k, k - 40, 40, foo_shift=fallback)).status,
+                         chk.PASSED)
+
+    def test_fault_case_is_left_out_of_the_exact_counts(self):
+        ctx = self.fault_run(lab01.FAULT_K, lab01.FAULT_K - 40, 40)
+        self.assertEqual(lab01.check_counter(ctx).message, "0 cases")
+        self.assertEqual(lab01.check_grid_count(ctx).status, chk.PASSED)
+        self.assertIsNone(grading._diagnose(lab01.LAB, ctx.runs[0].params, FakeResult(), ctx.runs[0].doc))
 
     def test_reference_mismatch_blames_the_machine(self):
         p = {"K": 2, "M": 32, "N": 128}

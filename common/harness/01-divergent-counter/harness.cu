@@ -3,6 +3,12 @@
  * document the grader reads.
  *
  *   ./divergent_counter --K 2 --M 32 --N 128 [--repeats 5] [--json result.json]
+ *                       [--pending-limit L] [--child-spin-us S]
+ *
+ * --pending-limit L sets the device runtime's pending-launch limit to L before any launch, and
+ * --child-spin-us S keeps every grid of entry_kernel busy for S microseconds before its work: with
+ * K well above L, launches fail (cudaErrorLaunchPendingCountExceeded), and only a check in the
+ * launching thread, right after its launch, can see it. The grader's fault-injection case.
  */
 #include <stdio.h>
 #include <string.h>
@@ -17,6 +23,7 @@
 #define MAX_N (1L << 24)
 #define MAX_LOGGED_GRIDS 4096
 #define MAX_SHAPES 16
+#define MAX_CHILD_SPIN_US 100000
 
 typedef struct {
     unsigned int grid[3];
@@ -26,6 +33,7 @@ typedef struct {
 /* Instrumentation, written only by entry_kernel. */
 __device__ unsigned int child_grids_started;
 __device__ grid_shape_t child_grid_log[MAX_LOGGED_GRIDS];
+__device__ unsigned long long kit_child_spin_ns; /* set by --child-spin-us */
 
 __device__ void entry_work(unsigned long long *foo, int n)
 {
@@ -42,6 +50,11 @@ __global__ void entry_kernel(unsigned long long *foo, int n)
         if (ticket < MAX_LOGGED_GRIDS) {
             grid_shape_t s = {{gridDim.x, gridDim.y, gridDim.z}, {blockDim.x, blockDim.y, blockDim.z}};
             child_grid_log[ticket] = s;
+        }
+    }
+    if (kit_child_spin_ns > 0) { /* stay pending a while, so that later launches find the pool full */
+        unsigned long long start = kit_globaltimer();
+        while (kit_globaltimer() - start < kit_child_spin_ns) {
         }
     }
     entry_work(foo, n);
@@ -144,19 +157,33 @@ static void json_dim3(kit_json_t *j, const char *key, const unsigned int *d)
 
 int main(int argc, char **argv)
 {
-    static const char *const options[] = {"--K", "--M", "--N", "--repeats", "--json", "--nonce-fd", NULL};
+    static const char *const options[] = {"--K", "--M", "--N", "--repeats", "--pending-limit", "--child-spin-us",
+                                          "--json", "--nonce-fd", NULL};
     kit_args_require_known(argc, argv, options);
     kit_result_take_nonce(argc, argv); /* before any student code runs */
     int k = (int)kit_arg_long(argc, argv, "--K", 2, 1, MAX_K);
     int m = (int)kit_arg_long(argc, argv, "--M", 32, 1, 32);
     int n = (int)kit_arg_long(argc, argv, "--N", 128, 1, MAX_N);
     int repeats = (int)kit_arg_long(argc, argv, "--repeats", 5, 0, 1000);
+    long pending_limit = kit_arg_long(argc, argv, "--pending-limit", 0, 0, 1 << 20);
+    long child_spin_us = kit_arg_long(argc, argv, "--child-spin-us", 0, 0, MAX_CHILD_SPIN_US);
     const char *json_path = kit_arg_string(argc, argv, "--json", NULL);
+
+    /* Limits are read when the device runtime first launches: set before any kernel runs. */
+    if (pending_limit > 0)
+        KIT_CHECK(cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, (size_t)pending_limit));
+    size_t pending = 0;
+    KIT_CHECK(cudaDeviceGetLimit(&pending, cudaLimitDevRuntimePendingLaunchCount));
+    unsigned long long spin_ns = (unsigned long long)child_spin_us * 1000ULL;
+    KIT_CHECK(cudaMemcpyToSymbol(kit_child_spin_ns, &spin_ns, sizeof spin_ns));
 
     struct cudaDeviceProp prop;
     KIT_CHECK(cudaGetDeviceProperties(&prop, 0));
     printf("device: %s (compute capability %d.%d)\n", prop.name, prop.major, prop.minor);
-    printf("K=%d blocks of 32*M=%d threads, N=%d\n", k, 32 * m, n);
+    printf("K=%d blocks of 32*M=%d threads, N=%d; pending-launch limit %zu", k, 32 * m, n, pending);
+    if (child_spin_us > 0)
+        printf("; every child grid waits %ld us first", child_spin_us);
+    printf("\n");
 
     unsigned long long *d_foo = NULL;
     KIT_CHECK(cudaMalloc((void **)&d_foo, sizeof *d_foo));
@@ -208,7 +235,9 @@ int main(int argc, char **argv)
         kit_json_int(&j, "K", k);
         kit_json_int(&j, "M", m);
         kit_json_int(&j, "N", n);
+        kit_json_int(&j, "child_spin_us", child_spin_us);
         kit_json_end_object(&j);
+        kit_json_uint(&j, "pending_launch_limit", pending);
         kit_json_uint(&j, "reference_foo", reference_foo);
         kit_json_uint(&j, "student_foo", student_foo);
         kit_json_uint(&j, "child_grids", grids);
