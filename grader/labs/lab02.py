@@ -3,32 +3,35 @@
 Part A: race_parent writes FIRST_VALUE, launches a child that records what it sees, and must end
 with SECOND_VALUE; every child must see FIRST_VALUE. Part B: consume_parent's children add 1 to
 data produced by the whole block; every element must be used with the child's result, i + 1.
-Expected sums are computed here from n.
+Expected sums are computed here from n. In some cases every Part A child waits before it reads its
+slot (a late start): a second write that is not ordered after the child then lands first every time.
 """
 from gradelib import checks as chk
 from gradelib import ptx
-from gradelib.grading import per_case
+from gradelib.grading import launched_grids_problem, per_case
 from gradelib.labs import COMPILES, RUNS_CLEANLY, Lab, hint
 
 HANDOUT = "handouts/02-memory-visibility.md"
 RACE_THREADS = 128  # parents per block, fixed by the harness
 FIRST_VALUE, SECOND_VALUE = 1, 2
 THREAD_CHOICES = (64, 96, 128, 160, 256, 500, 1024)
+OBSERVE_DELAY_US = 200  # a late child: far longer than a parent takes to make its second write
 
 
 def make_cases(rng):
-    """Part A: 16 blocks x 128 parents x 2 trials = 4,096 parents per case. Part B: sizes that are
-    and are not multiples of 32, edge sizes, and three seeded random draws."""
+    """Part A: 16 blocks x 128 parents x 2 trials = 4,096 parents per case; in every other case the
+    children start late. Part B: sizes that are and are not multiples of 32 or of the block size, edge
+    sizes (1, one thread per block, the harness's largest n), and three seeded random draws."""
     race = {"blocks": 16, "trials": 2}
-    sizes = [(1, 32), (33, 32), (1000, 100), (4097, 256)]
+    sizes = [(1, 32), (33, 32), (1000, 100), (4097, 256), (1 << 20, 1024), (77, 1)]
     for _ in range(3):
         sizes.append((rng.randint(1, 200000), rng.choice(THREAD_CHOICES)))
-    return [dict(race, n=n, threads=t) for n, t in sizes]
+    return [dict(race, n=n, threads=t, observe_delay_us=OBSERVE_DELAY_US * (k % 2)) for k, (n, t) in enumerate(sizes)]
 
 
 def harness_args(p):
     return ["--blocks", str(p["blocks"]), "--trials", str(p["trials"]), "--n", str(p["n"]),
-            "--threads", str(p["threads"])]
+            "--threads", str(p["threads"]), "--observe-delay-us", str(p.get("observe_delay_us", 0))]
 
 
 def expected_sums(n):
@@ -62,6 +65,38 @@ def check_tail_launches(ctx):
     return chk.passed()
 
 
+def check_launches_checked_in_order(ctx):
+    problems = []
+    for kernel in ("race_parent", "consume_parent"):
+        unchecked = ctx.unchecked_launches(kernel)
+        if unchecked:
+            problems.append("%s: %d launch(es) with a path on which no cudaGetLastError() follows" % (kernel, unchecked))
+    if problems:
+        return chk.failed("expected: KIT_CHECK_LAUNCH() right after every device launch, on every path (a check "
+                          "placed before the launch checks nothing)\nactual:   %s" % "; ".join(problems))
+    return chk.passed()
+
+
+def check_barrier_reached(ctx):
+    body = ctx.kernel_ptx("consume_parent")
+    skippable = None if body is None else ptx.barrier_can_be_skipped(body)
+    if skippable is False:
+        return chk.passed()
+    if skippable is None:
+        return chk.failed("expected: a __syncthreads() in consume_parent, reached by every thread before thread 0 "
+                          "launches the child\nactual:   no barrier in its PTX")
+    return chk.failed("expected: every thread of the block reaches the __syncthreads() in consume_parent\n"
+                      "actual:   a thread can leave it without reaching the barrier (a return before it, or the "
+                      "barrier on one branch only): undefined behaviour, even where it seems to work")
+
+
+def check_every_launch_checked(ctx):
+    def evaluate(run):
+        grids = run.doc["child_grids"]
+        return launched_grids_problem(run.doc["launch_log"], sum(grids.values()))
+    return per_case(ctx, evaluate)
+
+
 def check_no_device_sync(ctx):
     synced = sorted(f for f in ctx.ptx_calls() if "DeviceSynchronize" in f)
     if synced:
@@ -91,21 +126,35 @@ def check_second_write(ctx):
     return per_case(ctx, evaluate)
 
 
-def _array_check(key, what):
+def _array_problem(run, key, what):
+    n = run.params["n"]
+    got = run.doc[key]
+    if (got["sum"], got["weighted"]) != expected_sums(n):
+        detail = ""
+        if got["bad"]:
+            detail = "; first: element %d is %d" % (got["first_bad_index"], got["first_bad_value"])
+        return "expected %s == i + 1 for all %d elements; %d differ%s" % (what, n, got["bad"], detail)
+    return None
+
+
+def check_child_saw_block(ctx):
+    return per_case(ctx, lambda run: _array_problem(run, "data", "data[i] after the children"))
+
+
+def check_continuation(ctx):
+    """The value each element was used with, and that each was used exactly once, none outside [0, n)."""
     def evaluate(run):
-        n = run.params["n"]
-        got = run.doc[key]
-        if (got["sum"], got["weighted"]) != expected_sums(n):
-            detail = ""
-            if got["bad"]:
-                detail = "; first: element %d is %d" % (got["first_bad_index"], got["first_bad_value"])
-            return "expected %s == i + 1 for all %d elements; %d differ%s" % (what, n, got["bad"], detail)
-        return None
-    return lambda ctx: per_case(ctx, evaluate)
-
-
-check_child_saw_block = _array_check("data", "data[i] after the children")
-check_continuation = _array_check("used", "the value used for element i")
+        problems = [p for p in (_array_problem(run, "used", "the value used for element i"),) if p]
+        uses = run.doc["uses"]
+        if uses["unused"] or uses["used_more_than_once"]:
+            problems.append("expected every element used exactly once; %d never used (first: %d), %d used more "
+                            "than once (first: %d)" % (uses["unused"], uses["first_unused"],
+                                                        uses["used_more_than_once"], uses["first_used_more_than_once"]))
+        if uses["out_of_range"]:
+            problems.append("%d use(s) of elements outside [0, %d): a continuation ran past the end of its block's "
+                            "part" % (uses["out_of_range"], run.params["n"]))
+        return "; ".join(problems) or None
+    return per_case(ctx, evaluate)
 
 
 LAB = Lab(
@@ -122,6 +171,10 @@ LAB = Lab(
                   hint=hint(HANDOUT, "2.4 (tail launch and fire-and-forget)")),
         chk.Check("no device-side cudaDeviceSynchronize", 1, chk.STATIC, check_no_device_sync, parent=COMPILES,
                   hint=hint(HANDOUT, "2.6 (then and now: the legacy API)")),
+        chk.Check("launches checked right after them", 1, chk.STATIC, check_launches_checked_in_order,
+                  parent=COMPILES, hint=hint(HANDOUT, "3 (the lab, step by step)")),
+        chk.Check("every thread reaches the barrier", 1, chk.STATIC, check_barrier_reached, parent=COMPILES,
+                  hint=hint(HANDOUT, "2.3 (writes by other threads: __syncthreads() before the launch)")),
         chk.Check("child saw only the pre-launch value", 3, chk.RUNTIME, check_child_saw_first,
                   parent=RUNS_CLEANLY, hint=hint(HANDOUT, "2.2 (the race, on a timeline)")),
         chk.Check("second write happened", 1, chk.RUNTIME, check_second_write, parent=RUNS_CLEANLY,
@@ -130,5 +183,7 @@ LAB = Lab(
                   hint=hint(HANDOUT, "2.3 (writes by other threads: __syncthreads() before the launch)")),
         chk.Check("continuation saw every child write", 3, chk.RUNTIME, check_continuation, parent=RUNS_CLEANLY,
                   hint=hint(HANDOUT, "2.4 (tail launch and fire-and-forget)")),
+        chk.Check("every launch checked", 1, chk.RUNTIME, check_every_launch_checked, parent=RUNS_CLEANLY,
+                  hint=hint(HANDOUT, "3 (the lab, step by step)")),
     ],
 )

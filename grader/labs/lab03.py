@@ -8,11 +8,12 @@ import re
 from gradelib import checks as chk
 from gradelib import ptx
 from gradelib.diff import multiset_diff
-from gradelib.grading import per_case
+from gradelib.grading import launched_grids_problem, per_case
 from gradelib.labs import COMPILES, RUNS_CLEANLY, Lab, hint
 
 HANDOUT = "handouts/03-nested-recursion.md"
 MIN_EXPLANATION_WORDS = 12
+MAX_DEPTH = 100000  # the harness's largest --depth: one case goes there
 
 
 def expected_records(blocks, threads):
@@ -34,14 +35,16 @@ def record_text(record):
 
 
 def make_cases(rng):
-    """Sizes that are and are not powers of two (1, odd, 1024), one and several blocks, and a deep
-    chain past the default pending-launch limit of 2,048 in every case."""
+    """Sizes that are and are not powers of two (1, odd, 1024), one and several blocks up to the
+    harness's 16, and a deep chain past the default pending-launch limit of 2,048 in every case, one
+    of them as deep as the harness allows."""
     cases = [{"blocks": 1, "threads": 1}, {"blocks": 1, "threads": 8}, {"blocks": 3, "threads": 7},
-             {"blocks": 2, "threads": 1024}]
+             {"blocks": 2, "threads": 1024}, {"blocks": 16, "threads": 1023}]
     for _ in range(3):
         cases.append({"blocks": rng.randint(1, 8), "threads": rng.randint(2, 1000)})
     for c in cases:
         c["depth"] = rng.randint(3000, 6000)
+    cases[1]["depth"] = MAX_DEPTH
     return cases
 
 
@@ -87,6 +90,32 @@ def check_hello_records(ctx):
     return per_case(ctx, evaluate, limit=2)
 
 
+def check_launches_checked_in_order(ctx):
+    problems = []
+    for kernel in ("nested_hello", "deep_chain"):
+        unchecked = ctx.unchecked_launches(kernel)
+        if unchecked:
+            problems.append("%s: %d launch(es) with a path on which no cudaGetLastError() follows" % (kernel, unchecked))
+    if problems:
+        return chk.failed("expected: KIT_CHECK_LAUNCH() right after every device launch, on every path (a check "
+                          "placed before the launch checks nothing)\nactual:   %s" % "; ".join(problems))
+    return chk.passed()
+
+
+def check_every_launch_checked(ctx):
+    """Part A: one check per grid below depth 0; Part B: one per level after the first."""
+    def evaluate(run):
+        hello, deep = run.doc["hello"], run.doc["deep"]
+        problems = []
+        for part, log, grids in (("Part A", run.doc["launch_log"], hello["child_grids"]),
+                                 ("Part B", deep["launch_log"], max(deep["levels_ran"] - 1, 0))):
+            problem = launched_grids_problem(log, grids)
+            if problem:
+                problems.append("%s: %s" % (part, problem))
+        return "; ".join(problems) or None
+    return per_case(ctx, evaluate)
+
+
 def check_deep(ctx):
     def evaluate(run):
         d = run.params["depth"]
@@ -116,9 +145,13 @@ LAB = Lab(
                   hint=hint(HANDOUT, "2.2 (recursion from the device: the nested hello world)")),
         chk.Check("Part B fix explained", 1, chk.STATIC, check_explanation, parent=COMPILES,
                   hint=hint(HANDOUT, "2.5 (deep recursion: two fixes)")),
+        chk.Check("launches checked right after them", 1, chk.STATIC, check_launches_checked_in_order,
+                  parent=COMPILES, hint=hint(HANDOUT, "3 (the lab, step by step)")),
         chk.Check("hello records", 4, chk.RUNTIME, check_hello_records, parent=RUNS_CLEANLY,
                   hint=hint(HANDOUT, "2.3 (the expected tree)")),
         chk.Check("deep recursion completes", 3, chk.RUNTIME, check_deep, parent=RUNS_CLEANLY,
                   hint=hint(HANDOUT, "2.5 (deep recursion: two fixes)")),
+        chk.Check("every launch checked", 1, chk.RUNTIME, check_every_launch_checked, parent=RUNS_CLEANLY,
+                  hint=hint(HANDOUT, "3 (the lab, step by step)")),
     ],
 )

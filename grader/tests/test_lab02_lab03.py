@@ -47,7 +47,11 @@ class Lab02Test(unittest.TestCase):
                 "data": {"sum": s + data_shift, "weighted": w, "bad": 1 if data_shift else 0,
                          "first_bad_index": 5, "first_bad_value": 5},
                 "used": {"sum": s + used_shift, "weighted": w, "bad": 1 if used_shift else 0,
-                         "first_bad_index": 7, "first_bad_value": -1000000}}
+                         "first_bad_index": 7, "first_bad_value": -1000000},
+                "uses": {"unused": 0, "first_unused": -1, "used_more_than_once": 0, "first_used_more_than_once": -1,
+                         "out_of_range": 0},
+                "child_grids": {"observe": 4096, "store": 4096, "add_one": 4, "use_result": 4},
+                "launch_log": {"checked": 8200, "failed": 0}}
 
     def test_race_counts(self):
         good = FakeContext([({"n": 10}, self.doc(10))])
@@ -67,6 +71,32 @@ class Lab02Test(unittest.TestCase):
         outcome = lab02.check_continuation(ctx)
         self.assertEqual(outcome.status, chk.FAILED)
         self.assertIn("element 7 is -1000000", outcome.message)
+
+
+    def test_each_element_used_once_and_none_outside(self):
+        twice = self.doc(100)
+        twice["uses"].update(used_more_than_once=3, first_used_more_than_once=64)
+        outcome = lab02.check_continuation(FakeContext([({"n": 100}, twice)]))
+        self.assertEqual(outcome.status, chk.FAILED)
+        self.assertIn("3 used more than once (first: 64)", outcome.message)
+        outside = self.doc(100)
+        outside["uses"]["out_of_range"] = 28
+        self.assertIn("28 use(s) of elements outside [0, 100)",
+                      lab02.check_continuation(FakeContext([({"n": 100}, outside)])).message)
+
+    def test_every_launch_checked(self):
+        self.assertEqual(lab02.check_every_launch_checked(FakeContext([({"n": 10}, self.doc(10))])).status,
+                         chk.PASSED)
+        unchecked = self.doc(10)
+        unchecked["launch_log"]["checked"] = 4104  # the tail launches went unchecked
+        outcome = lab02.check_every_launch_checked(FakeContext([({"n": 10}, unchecked)]))
+        self.assertEqual(outcome.status, chk.FAILED)
+        self.assertIn("8200 child grid(s) ran", outcome.message)
+
+    def test_cases_delay_the_children(self):
+        delays = [c["observe_delay_us"] for c in lab02.make_cases(random.Random(3))]
+        self.assertIn(0, delays)
+        self.assertIn(lab02.OBSERVE_DELAY_US, delays)
 
 
 class Lab03Test(unittest.TestCase):
@@ -93,6 +123,20 @@ class Lab03Test(unittest.TestCase):
         self.assertIn("BAD     Recursion=0: Hello World from thread 0 block 0  (x2)", outcome.message)
         self.assertIn("BAD     Recursion=0: Hello World from thread 1 block 0\n", outcome.message)
         self.assertIn("MISSING Recursion=2: Hello World from thread 0 block 0", outcome.message)
+
+    def test_every_launch_checked(self):
+        p = {"blocks": 2, "threads": 6, "depth": 3000}
+        doc = {"hello": {"child_grids": 4}, "launch_log": {"checked": 4, "failed": 0},
+               "deep": {"levels_ran": 3001, "launch_log": {"checked": 3000, "failed": 0}}}
+        self.assertEqual(lab03.check_every_launch_checked(FakeContext([(p, doc)])).status, chk.PASSED)
+        doc["deep"]["launch_log"]["checked"] = 0
+        outcome = lab03.check_every_launch_checked(FakeContext([(p, doc)]))
+        self.assertEqual(outcome.status, chk.FAILED)
+        self.assertIn("Part B: expected one KIT_CHECK_LAUNCH()", outcome.message)
+        self.assertNotIn("Part A", outcome.message)
+
+    def test_one_case_as_deep_as_the_harness_allows(self):
+        self.assertIn(lab03.MAX_DEPTH, [c["depth"] for c in lab03.make_cases(random.Random(4))])
 
     def test_deep_chain(self):
         p = {"blocks": 1, "threads": 1, "depth": 3000}

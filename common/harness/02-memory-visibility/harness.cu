@@ -1,7 +1,12 @@
 /* Lab 02 harness (kit-owned): runs the student's race_parent (Part A) and consume_parent (Part B),
  * counts what the children saw and what the continuations used, and writes the result document.
  *
- *   ./memory_visibility [--blocks 16] [--trials 2] [--n 1000] [--threads 128] [--json result.json]
+ *   ./memory_visibility [--blocks 16] [--trials 2] [--n 1000] [--threads 128] [--observe-delay-us 0]
+ *                       [--json result.json]
+ *
+ * --observe-delay-us D: every child of Part A waits D microseconds before it reads its slot, as a
+ * child that starts late would. A write the parent makes after the launch, or a store that is not
+ * ordered after the child, then lands before the read every time instead of sometimes.
  *
  * The result document also holds "timeline": %globaltimer stamps, taken in kit-owned code only, that
  * put Part A in time order for the handout's figure (tools/draw_figures.py). "submission": when the
@@ -23,6 +28,7 @@
 #define MAX_N (1 << 20)
 #define POISON (-1000000)             /* what data and the use log hold before a run */
 #define PRODUCE_DELAY_NS 50000ULL     /* produce() outside warp 0 */
+#define MAX_OBSERVE_DELAY_US 100000
 
 /* ---- kit-owned device code ---- */
 
@@ -33,8 +39,33 @@ __device__ int kit_race_parents;
 __device__ unsigned long long *kit_read_ns;     /* [i]: when the child of parent i read its slot */
 __device__ unsigned long long *kit_store_ns;    /* [i]: when a store_value_kernel wrote slot i */
 
+/* Grids of the kit's children that ran, each counted by its first thread: with the launch log's
+ * counts, they tell whether every launch was checked. */
+typedef struct {
+    unsigned int observe, store, add_one, use_result;
+} child_grids_t;
+__device__ child_grids_t kit_child_grids;
+__device__ unsigned long long kit_observe_delay_ns;
+
+static __device__ int first_thread_of_grid(void)
+{
+    return threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0 && blockIdx.x == 0 && blockIdx.y == 0 &&
+           blockIdx.z == 0;
+}
+
+static __device__ void wait_ns(unsigned long long ns)
+{
+    unsigned long long start = kit_globaltimer();
+    while (kit_globaltimer() - start < ns) {
+    }
+}
+
 __global__ void observe_kernel(const int *slot, int *seen)
 {
+    if (first_thread_of_grid())
+        atomicAdd(&kit_child_grids.observe, 1u);
+    if (kit_observe_delay_ns > 0)
+        wait_ns(kit_observe_delay_ns);
     *seen = *(const volatile int *)slot;
     unsigned long long now = kit_globaltimer();
     if (kit_read_ns != NULL && seen >= kit_race_seen && seen < kit_race_seen + kit_race_parents)
@@ -43,6 +74,8 @@ __global__ void observe_kernel(const int *slot, int *seen)
 
 __global__ void store_value_kernel(int *slot, int value)
 {
+    if (first_thread_of_grid())
+        atomicAdd(&kit_child_grids.store, 1u);
     *slot = value;
     unsigned long long now = kit_globaltimer();
     if (kit_store_ns != NULL && slot >= kit_race_slots && slot < kit_race_slots + kit_race_parents)
@@ -91,20 +124,32 @@ __device__ int produce(int i)
 
 __global__ void add_one_kernel(int *data, int count)
 {
+    if (first_thread_of_grid())
+        atomicAdd(&kit_child_grids.add_one, 1u);
     int j = blockIdx.x * blockDim.x + threadIdx.x;
     if (j < count)
         data[j] += 1;
 }
 
-__device__ int *kit_used; /* kit_used[i]: the value element i was used with */
+__device__ int *kit_used;            /* kit_used[i]: the value element i was used with */
+__device__ unsigned int *kit_use_count; /* kit_use_count[i]: how many times element i was used */
+__device__ int kit_used_n;              /* n: uses of other elements are counted, not stored */
+__device__ unsigned int kit_uses_out_of_range;
 
 __device__ void use_result(int i, int value)
 {
+    if (i < 0 || i >= kit_used_n) {
+        atomicAdd(&kit_uses_out_of_range, 1u);
+        return;
+    }
     kit_used[i] = value;
+    atomicAdd(&kit_use_count[i], 1u);
 }
 
 __global__ void use_result_kernel(const int *data, int base, int count)
 {
+    if (first_thread_of_grid())
+        atomicAdd(&kit_child_grids.use_result, 1u);
     int j = blockIdx.x * blockDim.x + threadIdx.x;
     if (j < count)
         use_result(base + j, data[j]);
@@ -379,14 +424,39 @@ static array_summary_t summarize(const int *v, int n)
     return s;
 }
 
-static void run_consume(int n, int threads, array_summary_t *data_out, array_summary_t *used_out)
+/* How often each element was used: every element exactly once is right. */
+typedef struct {
+    int unused, used_more_than_once, first_unused, first_used_more_than_once;
+    unsigned int out_of_range; /* uses of an element outside [0, n) */
+} use_counts_t;
+
+static use_counts_t summarize_uses(const unsigned int *counts, int n, unsigned int out_of_range)
+{
+    use_counts_t u = {0, 0, -1, -1, out_of_range};
+    for (int i = 0; i < n; i++) {
+        if (counts[i] == 0 && u.unused++ == 0)
+            u.first_unused = i;
+        if (counts[i] > 1 && u.used_more_than_once++ == 0)
+            u.first_used_more_than_once = i;
+    }
+    return u;
+}
+
+static void run_consume(int n, int threads, array_summary_t *data_out, array_summary_t *used_out,
+                        use_counts_t *uses_out)
 {
     int *data, *used;
+    unsigned int *use_count, zero = 0;
     KIT_CHECK(cudaMalloc((void **)&data, sizeof(int) * (size_t)n));
     KIT_CHECK(cudaMalloc((void **)&used, sizeof(int) * (size_t)n));
+    KIT_CHECK(cudaMalloc((void **)&use_count, sizeof(unsigned int) * (size_t)n));
+    KIT_CHECK(cudaMemset(use_count, 0, sizeof(unsigned int) * (size_t)n));
     fill(data, n, POISON);
     fill(used, n, POISON);
     KIT_CHECK(cudaMemcpyToSymbol(kit_used, &used, sizeof used));
+    KIT_CHECK(cudaMemcpyToSymbol(kit_use_count, &use_count, sizeof use_count));
+    KIT_CHECK(cudaMemcpyToSymbol(kit_used_n, &n, sizeof n));
+    KIT_CHECK(cudaMemcpyToSymbol(kit_uses_out_of_range, &zero, sizeof zero));
     int blocks = (n + threads - 1) / threads;
     consume_parent<<<blocks, threads>>>(data, n);
     KIT_CHECK_KERNEL();
@@ -394,10 +464,17 @@ static void run_consume(int n, int threads, array_summary_t *data_out, array_sum
     int *h_used = copy_to_host(used, n);
     *data_out = summarize(h_data, n);
     *used_out = summarize(h_used, n);
+    unsigned int *h_counts = (unsigned int *)kit_host_alloc(sizeof(unsigned int) * (size_t)n);
+    unsigned int out_of_range = 0;
+    KIT_CHECK(cudaMemcpy(h_counts, use_count, sizeof(unsigned int) * (size_t)n, cudaMemcpyDeviceToHost));
+    KIT_CHECK(cudaMemcpyFromSymbol(&out_of_range, kit_uses_out_of_range, sizeof out_of_range));
+    *uses_out = summarize_uses(h_counts, n, out_of_range);
+    free(h_counts);
     free(h_data);
     free(h_used);
     KIT_CHECK(cudaFree(data));
     KIT_CHECK(cudaFree(used));
+    KIT_CHECK(cudaFree(use_count));
 }
 
 static void json_summary(kit_json_t *j, const char *key, array_summary_t s)
@@ -423,13 +500,15 @@ static void print_summary(const char *what, array_summary_t s, int n)
 
 int main(int argc, char **argv)
 {
-    static const char *const options[] = {"--blocks", "--trials", "--n", "--threads", "--json", "--nonce-fd", NULL};
+    static const char *const options[] = {"--blocks", "--trials", "--n", "--threads", "--observe-delay-us", "--json",
+                                          "--nonce-fd", NULL};
     kit_args_require_known(argc, argv, options);
     kit_result_take_nonce(argc, argv); /* before any student code runs */
     int blocks = (int)kit_arg_long(argc, argv, "--blocks", 16, 1, 128);
     int trials = (int)kit_arg_long(argc, argv, "--trials", 2, 1, 100);
     int n = (int)kit_arg_long(argc, argv, "--n", 1000, 1, MAX_N);
     int threads = (int)kit_arg_long(argc, argv, "--threads", 128, 1, 1024);
+    long observe_delay_us = kit_arg_long(argc, argv, "--observe-delay-us", 0, 0, MAX_OBSERVE_DELAY_US);
     const char *json_path = kit_arg_string(argc, argv, "--json", NULL);
 
     /* Every parent of Part A makes two launches, every block of Part B two more. The kit sizes the
@@ -445,10 +524,17 @@ int main(int argc, char **argv)
     KIT_CHECK(cudaGetDeviceProperties(&prop, 0));
     printf("device: %s (compute capability %d.%d)\n", prop.name, prop.major, prop.minor);
 
+    unsigned long long observe_delay_ns = (unsigned long long)observe_delay_us * 1000ULL;
+    KIT_CHECK(cudaMemcpyToSymbol(kit_observe_delay_ns, &observe_delay_ns, sizeof observe_delay_ns));
+    child_grids_t no_grids = {0, 0, 0, 0};
+    KIT_CHECK(cudaMemcpyToSymbol(kit_child_grids, &no_grids, sizeof no_grids));
     kit_launch_log_reset();
     race_counts_t race = run_race(blocks, trials);
     long long observations = (long long)blocks * RACE_THREADS * trials;
-    printf("Part A: %lld parents (%d trials of %d blocks x %d)\n", observations, trials, blocks, RACE_THREADS);
+    printf("Part A: %lld parents (%d trials of %d blocks x %d)", observations, trials, blocks, RACE_THREADS);
+    if (observe_delay_us > 0)
+        printf("; every child waits %ld us before it reads", observe_delay_us);
+    printf("\n");
     printf("  the child saw the value written before the launch (%d): %lld times\n", FIRST_VALUE, race.saw_first);
     printf("  the child saw the value written after the launch  (%d): %lld times\n", SECOND_VALUE, race.saw_second);
     if (race.saw_other)
@@ -456,13 +542,22 @@ int main(int argc, char **argv)
     printf("  slots holding %d at the end: %lld\n", SECOND_VALUE, race.ended_second);
 
     array_summary_t data_summary, used_summary;
-    run_consume(n, threads, &data_summary, &used_summary);
+    use_counts_t uses;
+    run_consume(n, threads, &data_summary, &used_summary, &uses);
     printf("Part B: n = %d, %d blocks of %d threads\n", n, part_b_blocks, threads);
     print_summary("data after the children (data[i] == i + 1)", data_summary, n);
     print_summary("values used (use_result(i, v) with v == i + 1)", used_summary, n);
+    if (uses.unused || uses.used_more_than_once || uses.out_of_range)
+        printf("  uses: %d elements never used (first: %d), %d used more than once (first: %d), %u uses of "
+               "elements outside [0, n)\n", uses.unused, uses.first_unused, uses.used_more_than_once,
+               uses.first_used_more_than_once, uses.out_of_range);
 
     kit_launch_log_t launches = kit_launch_log_read();
+    child_grids_t grids;
+    KIT_CHECK(cudaMemcpyFromSymbol(&grids, kit_child_grids, sizeof grids));
     kit_print_launch_log("", launches);
+    printf("child grids that ran: %u observe, %u store, %u add_one, %u use_result\n", grids.observe, grids.store,
+           grids.add_one, grids.use_result);
 
     /* After the launch log is read: the probe's launches are the kit's, not the submission's. */
     probe_timeline_t probe = run_probe(blocks);
@@ -491,6 +586,7 @@ int main(int argc, char **argv)
         kit_json_int(&j, "trials", trials);
         kit_json_int(&j, "n", n);
         kit_json_int(&j, "threads", threads);
+        kit_json_int(&j, "observe_delay_us", observe_delay_us);
         kit_json_end_object(&j);
         kit_json_begin_object(&j, "race");
         kit_json_int(&j, "parents", observations);
@@ -501,7 +597,20 @@ int main(int argc, char **argv)
         kit_json_end_object(&j);
         json_summary(&j, "data", data_summary);
         json_summary(&j, "used", used_summary);
+        kit_json_begin_object(&j, "uses");
+        kit_json_int(&j, "unused", uses.unused);
+        kit_json_int(&j, "first_unused", uses.first_unused);
+        kit_json_int(&j, "used_more_than_once", uses.used_more_than_once);
+        kit_json_int(&j, "first_used_more_than_once", uses.first_used_more_than_once);
+        kit_json_uint(&j, "out_of_range", uses.out_of_range);
+        kit_json_end_object(&j);
         kit_json_launch_log(&j, "launch_log", launches);
+        kit_json_begin_object(&j, "child_grids");
+        kit_json_uint(&j, "observe", grids.observe);
+        kit_json_uint(&j, "store", grids.store);
+        kit_json_uint(&j, "add_one", grids.add_one);
+        kit_json_uint(&j, "use_result", grids.use_result);
+        kit_json_end_object(&j);
         kit_json_begin_object(&j, "timeline");
         kit_json_string(&j, "clock", "globaltimer_ns");
         kit_json_begin_object(&j, "submission");
