@@ -15,12 +15,13 @@
 # For instructors (not in the student kit):
 #   make dist           the student kit: build/dist/cdp-labs-student.tar.gz (no solutions, no salt)
 #   make gradescope LAB=01   a Gradescope autograder zip for one lab, in build/dist/
+#   make mutants LAB=01      mutation testing of the grader on one lab (GPU; tools/mutants.py)
 #   python3 grader/grade.py batch SUBMISSIONS_DIR --lab 01   grade a class (README, "For instructors")
 PYTHON ?= python3
 LAB    ?=
 LAB_MAKEFILES := $(wildcard labs/*/Makefile)
 
-.PHONY: all grade test run legacy bench handouts figures doctor starters clean dist gradescope
+.PHONY: all grade test run legacy bench handouts figures doctor starters clean dist gradescope mutants
 
 all:
 	@set -e; for mk in $(LAB_MAKEFILES); do $(MAKE) --no-print-directory -f $$mk all; done
@@ -69,3 +70,9 @@ gradescope:
 	$(KIT_ONLY)
 	@test -n "$(LAB)" || { echo "usage: make gradescope LAB=NN"; exit 2; }
 	$(PYTHON) tools/dist.py gradescope $(LAB) build/dist
+
+# Mutation testing of the grader (GPU): every mutant of a lab's solution graded (tools/mutants.py).
+mutants:
+	$(KIT_ONLY)
+	@test -n "$(LAB)" || { echo "usage: make mutants LAB=NN [MUTANT_ARGS='--jobs 8']"; exit 2; }
+	$(PYTHON) tools/mutants.py $(LAB) $(MUTANT_ARGS)

@@ -2,11 +2,13 @@
 # The kit on a machine with a GPU, in one call: build everything, run the whole test suite
 # (CPU and GPU tests), the timing figures, and print a short table last.
 #
-#   tools/gpu-suite.sh [all|tests|figures|throughput]
+#   tools/gpu-suite.sh [all|tests|figures|throughput|mutants]
 #     tests:      make all, make doctor, make test (every CPU and GPU test)
 #     figures:    timing and race figures, the solutions graded, what a student sees, recorded
 #                 harness documents and the kit-drawn figures
 #     throughput: batch-grade a class of 200 Lab 01 submissions (tools/batch_throughput.py)
+#     mutants:    mutation testing of the grader (tools/mutants.py) on the labs in MUTANT_LABS
+#                 (default: every lab), the solution and alternatives first on 10 seeds each
 # CTEST_FILTER="-R ^0[1-4]-" runs part of the tests, for machines where one command may not run
 # longer than about 10 minutes (the whole test phase takes longer on one GPU).
 # Logs go to build/gpu-suite/; with $OUT set, they are also packed into $OUT/suite.tar.gz.
@@ -19,6 +21,7 @@ rm -rf "$LOGS"
 mkdir -p "$LOGS/recorded"
 export PYTHONUNBUFFERED=1
 build_status=- test_status=- figures_status=- grade_status=- run_status=- starter_grade_status=- throughput_status=-
+mutants_status=-
 
 { nvidia-smi --query-gpu=name,compute_cap,driver_version,memory.total --format=csv; nvcc --version | tail -n 2; } \
     > "$LOGS/machine.txt" 2>&1
@@ -74,6 +77,14 @@ if [ "$PHASE" = throughput ]; then
 timeout 560 python3 tools/batch_throughput.py "$LOGS" 200 > "$LOGS/throughput.log" 2>&1; throughput_status=$?
 fi
 
+if [ "$PHASE" = mutants ]; then
+mutants_status=0
+for lab in ${MUTANT_LABS:-01 02 03 04 05 06}; do
+    timeout "${MUTANT_TIMEOUT:-560}" python3 tools/mutants.py "$lab" --baseline-seeds "${BASELINE_SEEDS:-10}" \
+        --out "$LOGS/mutants/$lab" > "$LOGS/mutants-$lab.log" 2>&1 || mutants_status=1
+done
+fi
+
 echo "================ GPU suite ($PHASE) ================"
 cat "$LOGS/machine.txt"
 echo
@@ -85,11 +96,14 @@ echo
 case $PHASE in
     all|figures) cat "$LOGS/figures.md" 2>/dev/null || tail -n 20 "$LOGS/figures.log" ;;
     throughput) head -n 20 "$LOGS/throughput.log" ;;
+    mutants) for f in "$LOGS"/mutants-*.log; do grep -E '^(baseline .*LOST|operator|all \(|PROBLEM|[a-z-]+ +[0-9])' "$f"; done ;;
 esac
 echo
 printf '%-30s %s\n' "make all" "$build_status" "make test" "$test_status" "figures" "$figures_status" \
     "grade solutions (exit)" "$grade_status" "make run LAB=01" "$run_status" \
-    "make grade LAB=01, starter (2)" "$starter_grade_status" "batch throughput" "$throughput_status"
+    "make grade LAB=01, starter (2)" "$starter_grade_status" "batch throughput" "$throughput_status" \
+    "mutants" "$mutants_status"
 [ -n "${OUT:-}" ] && tar -czf "$OUT/suite.tar.gz" -C build gpu-suite
 ok() { [ "$1" = 0 ] || [ "$1" = - ]; }
-ok "$build_status" && ok "$test_status" && ok "$figures_status" && ok "$grade_status" && ok "$throughput_status"
+ok "$build_status" && ok "$test_status" && ok "$figures_status" && ok "$grade_status" && ok "$throughput_status" &&
+    ok "$mutants_status"
