@@ -1,12 +1,12 @@
 """Lab 04: Bezier tessellation with streams and pool limits (grading rules).
 
 The harness generates the lines from a seed the grader draws, checks every vertex of the flat and
-the dynamic version against a double-precision reference, and reports what was allocated and
-freed. Two timing cases compare, in the same run, the student's version against kit-owned
-versions: named streams against the NULL stream, and CDP against flat on a heavy-tailed workload.
+the dynamic version against a double-precision reference, counts the calls of the kit's
+bezier_point, reports the limits prepare_cdp left in effect and the heap the worst case needs, and
+what was allocated and freed. Two timing cases compare, in the same run, the student's version
+against kit-owned versions: named streams against the NULL stream, and CDP against flat on a
+heavy-tailed workload.
 """
-import re
-
 from gradelib import checks as chk
 from gradelib import ptx
 from gradelib.grading import launch_log_problem, per_case
@@ -14,6 +14,8 @@ from gradelib.labs import COMPILES, RUNS_CLEANLY, Lab, hint
 
 HANDOUT = "handouts/04-bezier-streams.md"
 DEFAULT_PENDING_LIMIT = 2048
+HARNESS_MAX_LINES = 100000  # MAX_LINES in common/harness/04-bezier-streams/bezier_lines.h
+KIT_ALLOC_OVERHEAD = 1024   # bytes of kit header and fence per heap block (bezier.h)
 TIMING_REPEATS = 7
 # Thresholds on ratios of medians measured in the same run. On an H200 (RESULTS.md, 10 runs of each
 # side): kit NULL-stream / solution 3.12-3.98 on the streams case, 0.80-1.21 for the NULL-stream
@@ -31,9 +33,15 @@ TIMING_CASES = {
 }
 
 
+# The work compute_vertices takes over from the parent (tools/mutants.py adds it back to the parent,
+# after its launch check, as a mutant that "each vertex computed once" must reject).
+PARENT_WORK = {"tessellate_cdp": "for (int k = 0; k < n; k++) line->vertices[k] = bezier_point(line, k, n);"}
+
+
 def make_cases(rng):
     """The textbook's sizes, more lines than the default pending-launch limit, a case whose worst case
-    outgrows the default 8 MiB heap, a heavy-tailed case, seeded random sizes, and the two timing cases."""
+    outgrows the default 8 MiB heap, a heavy-tailed case, seeded random sizes, two cases at the edges
+    of prepare_cdp's arithmetic, and the timing cases."""
     def case(lines, workload="chained", factor=16, max_vertices=32, repeats=0):
         return {"lines": lines, "workload": workload, "factor": factor, "max": max_vertices,
                 "seed": rng.randint(1, 10 ** 9), "repeats": repeats}
@@ -42,9 +50,24 @@ def make_cases(rng):
     for _ in range(2):
         cases.append(case(rng.randint(1, 5000), factor=rng.choice((16, 256, 1024)),
                           max_vertices=rng.choice((32, 64, 1024))))
-    for name, cfg in TIMING_CASES.items():
-        cases.append(dict(cfg, seed=rng.randint(1, 10 ** 9), repeats=TIMING_REPEATS, timing=name))
-    return cases
+    timing = [dict(cfg, seed=rng.randint(1, 10 ** 9), repeats=TIMING_REPEATS, timing=name)
+              for name, cfg in TIMING_CASES.items()]
+    # Drawn after the others, so that a seed keeps the cases it had before these were added.
+    edges = [
+        # as many lines as the harness takes, each short: the kit's KIT_ALLOC_OVERHEAD per block
+        # outweighs the vertices 16 to 32 times, and a child per line may be pending at once
+        case(HARNESS_MAX_LINES, max_vertices=rng.choice((4, 8))),
+        # a worst case just past 4 GiB (2^32 bytes of vertices and 1 MiB of overhead): a heap size
+        # computed in 32 bits wraps around to a few MiB
+        case(1024, max_vertices=1 << 19),
+    ]
+    return cases + edges + timing
+
+
+def _ran(ctx):
+    """The runs the harness did not leave out for lack of device memory (a case too large for a small
+    GPU is left out, never failed: the solution needs memory for it that such a GPU does not have)."""
+    return [r for r in ctx.runs if not r.doc.get("not_run")]
 
 
 def harness_args(p):  # "timing" names a timing case for the checks; the harness does not need it
@@ -52,31 +75,77 @@ def harness_args(p):  # "timing" names a timing case for the checks; the harness
             "--max", str(p["max"]), "--seed", str(p["seed"]), "--repeats", str(p["repeats"])]
 
 
-def _kernel_calls(ctx, kernel):
-    body = ctx.kernel_ptx(kernel)
-    return set() if body is None else ptx.called_functions(body)
+_CONSTANT_STREAMS = {ptx.NULL_STREAM: "the NULL stream (0)", ptx.TAIL_LAUNCH_STREAM: "cudaStreamTailLaunch",
+                     ptx.FIRE_AND_FORGET_STREAM: "cudaStreamFireAndForget"}
 
 
 def check_launch_and_streams(ctx):
-    calls = _kernel_calls(ctx, "tessellate_cdp")
-    missing = [what for name, what in ((ptx.DEVICE_LAUNCH, "a device-side launch"),
-                                       (ptx.DEVICE_STREAM_CREATE, "cudaStreamCreateWithFlags"))
-               if name not in calls]
-    if missing:
-        return chk.failed("expected: tessellate_cdp launches its child into a stream it creates\n"
-                          "actual:   no %s in the PTX of tessellate_cdp" % " and no ".join(missing),
-                          fraction=0.5 if len(missing) == 1 else 0.0)
+    """Every device launch of tessellate_cdp takes its stream from a register (a stream the code
+    made), none a constant special stream, and the kernel creates streams. Half the point for a
+    launch that is not into a created stream; none without a launch."""
+    body = ctx.kernel_ptx("tessellate_cdp") or ""
+    calls = ptx.called_functions(body)
+    launches = ptx.launch_streams(body)
+    problems = []
+    if ptx.DEVICE_LAUNCH not in calls:
+        problems.append("no device-side launch")
+    if ptx.DEVICE_STREAM_CREATE not in calls:
+        problems.append("no cudaStreamCreateWithFlags")
+    constant = sorted({s for s in launches if s is not None})
+    if constant:
+        problems.append("a device launch into %s" % " and ".join(_CONSTANT_STREAMS.get(s, "stream %d" % s)
+                                                                 for s in constant))
+    if not problems:
+        return chk.passed()
+    launched = ptx.DEVICE_LAUNCH in calls
+    return chk.failed("expected: tessellate_cdp launches its child into a stream it creates "
+                      "(cudaStreamCreateWithFlags, one per parent thread)\n"
+                      "actual:   %s in the PTX of tessellate_cdp" % "; ".join(problems),
+                      fraction=0.5 if launched or len(problems) == 1 else 0.0)
+
+
+def check_launch_checked_after(ctx):
+    """KIT_CHECK_LAUNCH() reads cudaGetLastError(): only a read after the launch, on every path from
+    it, can see the launch's error (ptx.unchecked_launches follows the kernel's branches)."""
+    launches = ptx.count_calls(ctx.kernel_ptx("tessellate_cdp") or "", ptx.DEVICE_LAUNCH)
+    unchecked = ctx.unchecked_launches("tessellate_cdp")
+    if launches == 0:
+        return chk.failed("expected: tessellate_cdp checks its device launch with KIT_CHECK_LAUNCH() right after it\n"
+                          "actual:   no device-side launch in the PTX of tessellate_cdp")
+    if unchecked:
+        return chk.failed("expected: KIT_CHECK_LAUNCH() right after each device launch of tessellate_cdp (its "
+                          "cudaGetLastError() sees the launch's error only if it comes after the launch)\n"
+                          "actual:   %d of %d device launches in its PTX can reach the end of the kernel with no "
+                          "cudaGetLastError() after them"
+                          % (unchecked, launches))
     return chk.passed()
 
 
-_SET_PENDING = re.compile(r"cudaDeviceSetLimit\s*\(\s*cudaLimitDevRuntimePendingLaunchCount\b")
+def check_pending_limit_covers_lines(ctx):
+    """A child per line may be pending at once: the limit in effect after prepare_cdp must count every line."""
+    def evaluate(run):
+        limit, lines = run.doc["pending_launch_limit"], run.params["lines"]
+        if limit < lines:
+            return ("expected a pending-launch limit of at least %d (a child per line may be pending at once); "
+                    "after prepare_cdp it was %d%s" % (lines, limit, " (the default: never raised)"
+                                                       if limit == DEFAULT_PENDING_LIMIT else ""))
+        return None
+    return per_case(ctx, evaluate, runs=_ran(ctx))
 
 
-def check_pending_limit_raised(ctx):
-    if _SET_PENDING.search(ctx.student_code()):  # comments do not count
-        return chk.passed()
-    return chk.failed("expected: host code that calls cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, ...)\n"
-                      "actual:   no such call outside comments")
+def check_heap_covers_worst_case(ctx):
+    """The heap in effect after prepare_cdp must hold the worst case the harness announced: every
+    vertex of max_total_vertices and a KIT_ALLOC_OVERHEAD per line (the allocator's own margin on top)."""
+    def evaluate(run):
+        doc = run.doc
+        have, need = doc["heap_bytes"], doc["heap_need_bytes"]
+        if have < need:
+            return ("expected a device heap of at least %d bytes (%.1f MiB: %d vertices x 8 bytes + %d lines x "
+                    "KIT_ALLOC_OVERHEAD %d), before any margin; after prepare_cdp it was %d bytes (%.1f MiB)"
+                    % (need, need / 1048576.0, doc["max_total_vertices"], run.params["lines"], KIT_ALLOC_OVERHEAD,
+                       have, have / 1048576.0))
+        return None
+    return per_case(ctx, evaluate, runs=_ran(ctx))
 
 
 def _lines_message(result, n):
@@ -102,7 +171,7 @@ def check_flat(ctx):
     def evaluate(run):
         flat = run.doc["flat"]
         return _lines_message(flat, run.params["lines"]) if flat["lines_bad"] else None
-    return per_case(ctx, evaluate)
+    return per_case(ctx, evaluate, runs=_ran(ctx))
 
 
 def check_dynamic(ctx):
@@ -111,7 +180,7 @@ def check_dynamic(ctx):
         if cdp["missing"] or cdp["count_wrong"] or cdp["vertices_wrong"]:
             return _lines_message(cdp, run.params["lines"])
         return None
-    return per_case(ctx, evaluate)
+    return per_case(ctx, evaluate, runs=_ran(ctx))
 
 
 def check_no_line_lost(ctx):
@@ -125,7 +194,47 @@ def check_no_line_lost(ctx):
         if doc["cdp"]["missing"]:
             problems.append("%d of %d lines got no vertices" % (doc["cdp"]["missing"], run.params["lines"]))
         return "; ".join(problems) or None
-    return per_case(ctx, evaluate)
+    return per_case(ctx, evaluate, runs=_ran(ctx))
+
+
+def check_each_launch_checked(ctx):
+    """Each line that got its vertex block launches one child (after its stream, whose failure the log
+    counts) and checks that launch once: the log's checked launches equal those lines."""
+    def evaluate(run):
+        log, blocks = run.doc["cdp_log"], run.doc["heap"]["allocations"]
+        checked, failed_calls = log["checked"], log["calls_failed"]
+        low = max(0, blocks - failed_calls)  # a line whose stream could not be made launches nothing
+        if low <= checked <= blocks:
+            return None
+        expected = "%d" % blocks if low == blocks else "%d to %d" % (low, blocks)
+        return ("expected %s launches checked with KIT_CHECK_LAUNCH() (one per line that got its vertex block%s); "
+                "the launch log counted %d: %s" % (
+                    expected, ", less those whose stream failed" if low != blocks else "", checked,
+                    "a launch left unchecked, or a line without its child" if checked < low
+                    else "more checks than children: a child launched twice, or one launch checked twice"))
+    return per_case(ctx, evaluate, runs=_ran(ctx))
+
+
+def check_each_vertex_once(ctx):
+    """The kit counts every bezier_point call in the flat run (where it ran) and the dynamic one: one
+    per vertex, none for an index outside [0, n). More calls: a parent that loops over its vertices
+    beside its child, a child launched twice, a thread past the end computing. Fewer: vertices never
+    computed, unless lines were lost, which "no line lost" reports."""
+    def evaluate(run):
+        doc, total = run.doc, run.doc["total_vertices"]
+        problems = []
+        for key, what, ran, lost in (("flat_point_calls", "flat", doc["flat_ran"], 0),
+                                     ("cdp_point_calls", "dynamic", True, doc["cdp"]["missing"])):
+            if not ran:
+                continue
+            calls, outside = doc[key]["calls"], doc[key]["out_of_range"]
+            if calls > total or outside or (calls < total and not lost):
+                problems.append("%s: %d bezier_point calls for %d vertices%s" % (
+                    what, calls, total, ", %d of them for an index outside [0, n)" % outside if outside else ""))
+        if problems:
+            return "expected one bezier_point call per vertex, each index in [0, n); " + "; ".join(problems)
+        return None
+    return per_case(ctx, evaluate, runs=_ran(ctx))
 
 
 def check_inside_block(ctx):
@@ -133,7 +242,7 @@ def check_inside_block(ctx):
         n = run.doc["cdp"]["overruns"]
         return ("%d lines were written past the end of their vertex block: a child thread with i >= n wrote" % n
                 if n else None)
-    return per_case(ctx, evaluate)
+    return per_case(ctx, evaluate, runs=_ran(ctx))
 
 
 def check_exact_allocation(ctx):
@@ -144,7 +253,7 @@ def check_exact_allocation(ctx):
             return ("expected exactly %d bytes of vertices (the flat worst case is %d); %d were asked for"
                     % (exact, doc["worst_case_bytes"], asked))
         return None
-    return per_case(ctx, evaluate)
+    return per_case(ctx, evaluate, runs=_ran(ctx))
 
 
 def check_freed(ctx):
@@ -154,7 +263,7 @@ def check_freed(ctx):
             return ("expected all %d blocks freed by free_vertices; %d were (%d frees of other pointers, %d failed)"
                     % (heap["allocations"], heap["frees"], heap["bad_frees"], heap["free_failures"]))
         return None
-    return per_case(ctx, evaluate)
+    return per_case(ctx, evaluate, runs=_ran(ctx))
 
 
 def _timing(ctx, name):
@@ -197,18 +306,26 @@ LAB = Lab(
     harness_args=harness_args,
     build_hint=hint(HANDOUT, "3 (the lab, step by step)"),
     run_hint=hint(HANDOUT, "3 (the lab, step by step)"),
-    starter_must_fail=("device launch into a created stream", "pending-launch limit raised on the host"),
+    starter_must_fail=("device launch into a created stream", "launch checked after it is made"),
     checks=[
         chk.Check("device launch into a created stream", 1, chk.STATIC, check_launch_and_streams, parent=COMPILES,
                   hint=hint(HANDOUT, "2.5 (streams: why the NULL stream serializes)")),
-        chk.Check("pending-launch limit raised on the host", 1, chk.STATIC, check_pending_limit_raised,
-                  parent=COMPILES, hint=hint(HANDOUT, "2.6 (the pending-launch pool and the device heap)")),
+        chk.Check("launch checked after it is made", 1, chk.STATIC, check_launch_checked_after, parent=COMPILES,
+                  hint=hint(HANDOUT, "2.4 (dynamic: a thread per line, a child grid per line)")),
+        chk.Check("pending-launch limit covers every line", 1, chk.RUNTIME, check_pending_limit_covers_lines,
+                  parent=RUNS_CLEANLY, hint=hint(HANDOUT, "2.6 (the pending-launch pool and the device heap)")),
+        chk.Check("device heap covers the worst case", 1, chk.RUNTIME, check_heap_covers_worst_case,
+                  parent=RUNS_CLEANLY, hint=hint(HANDOUT, "2.6 (the pending-launch pool and the device heap)")),
         chk.Check("flat vertices", 2, chk.RUNTIME, check_flat, parent=RUNS_CLEANLY,
                   hint=hint(HANDOUT, "2.3 (flat: a block per line)")),
         chk.Check("dynamic vertices", 3, chk.RUNTIME, check_dynamic, parent=RUNS_CLEANLY,
                   hint=hint(HANDOUT, "2.4 (dynamic: a thread per line, a child grid per line)")),
         chk.Check("no line lost", 2, chk.RUNTIME, check_no_line_lost, parent=RUNS_CLEANLY,
                   hint=hint(HANDOUT, "2.6 (the pending-launch pool and the device heap)")),
+        chk.Check("every child launch checked", 1, chk.RUNTIME, check_each_launch_checked, parent=RUNS_CLEANLY,
+                  hint=hint(HANDOUT, "2.4 (dynamic: a thread per line, a child grid per line)")),
+        chk.Check("each vertex computed once", 1, chk.RUNTIME, check_each_vertex_once, parent=RUNS_CLEANLY,
+                  hint=hint(HANDOUT, "2.4 (dynamic: a thread per line, a child grid per line)")),
         chk.Check("child stays inside its block", 1, chk.RUNTIME, check_inside_block, parent=RUNS_CLEANLY,
                   hint=hint(HANDOUT, "2.4 (dynamic: a thread per line, a child grid per line)")),
         chk.Check("exact allocation", 1, chk.RUNTIME, check_exact_allocation, parent=RUNS_CLEANLY,
@@ -216,8 +333,9 @@ LAB = Lab(
         chk.Check("heap freed", 1, chk.RUNTIME, check_freed, parent=RUNS_CLEANLY,
                   hint=hint(HANDOUT, "2.7 (memory: exact, and freed on the device)")),
         chk.Check("named streams beat the NULL stream", 2, chk.RUNTIME, check_streams_beat_null,
-                  parent=RUNS_CLEANLY, hint=hint(HANDOUT, "2.5 (streams: why the NULL stream serializes)")),
+                  parent=RUNS_CLEANLY, hint=hint(HANDOUT, "2.5 (streams: why the NULL stream serializes)"),
+                  timing=True),
         chk.Check("CDP beats flat on the heavy tail", 2, chk.RUNTIME, check_cdp_beats_flat_on_heavy_tail,
-                  parent=RUNS_CLEANLY, hint=hint(HANDOUT, "2.8 (when dynamic parallelism pays)")),
+                  parent=RUNS_CLEANLY, hint=hint(HANDOUT, "2.8 (when dynamic parallelism pays)"), timing=True),
     ],
 )

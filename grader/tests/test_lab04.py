@@ -1,22 +1,22 @@
-"""Lab 04's grading rules on constructed harness documents (no GPU needed)."""
+"""Lab 04's grading rules on constructed harness documents and PTX (no GPU needed)."""
+import os
 import random
+import re
 import unittest
 
 from gradelib import checks as chk
-from gradelib import grading
+from gradelib import grading, paths
 from gradelib.grading import CaseRun
 from labs import lab04
 
 
 class FakeContext:
-    def __init__(self, runs, source=""):
+    def __init__(self, runs, ptx_text=""):
         self.runs = [CaseRun(p, None, d, None) for p, d in runs]
-        self.source = source
+        self.ptx = {"bezier.cu": ptx_text}
 
-    def student_sources(self):
-        return self.source
-
-    student_code = grading.Context.student_code  # the real stripping of comments and starter branches
+    kernel_ptx = grading.Context.kernel_ptx  # the real PTX readers
+    unchecked_launches = grading.Context.unchecked_launches
 
 
 def lines_ok():
@@ -25,14 +25,95 @@ def lines_ok():
 
 
 def good_doc(p, timing=None):
+    """What the reference solution's run reports: 100 vertices per case, every limit as the solution sets it."""
+    lines, bound = p["lines"], p["lines"] * p["max"]
+    need = bound * 8 + lines * lab04.KIT_ALLOC_OVERHEAD
     doc = {"flat": lines_ok(), "cdp": lines_ok(), "flat_ran": True,
-           "cdp_log": {"checked": p["lines"], "failed": 0, "calls_checked": 2 * p["lines"], "calls_failed": 0},
-           "heap": {"allocations": p["lines"], "alloc_failures": 0, "bytes_requested": 800, "frees": p["lines"],
+           "cdp_log": {"checked": lines, "failed": 0, "calls_checked": 2 * lines, "calls_failed": 0},
+           "heap": {"allocations": lines, "alloc_failures": 0, "bytes_requested": 800, "frees": lines,
                     "bad_frees": 0, "free_failures": 0},
-           "exact_bytes": 800, "worst_case_bytes": 2560, "heap_bytes": 8 << 20}
+           "total_vertices": 100, "exact_bytes": 800, "worst_case_bytes": 2560,
+           "pending_launch_limit": max(2048, lines + 64), "max_total_vertices": bound, "heap_need_bytes": need,
+           "heap_bytes": 2 * need + (32 << 20),
+           "flat_point_calls": {"calls": 100, "out_of_range": 0}, "cdp_point_calls": {"calls": 100, "out_of_range": 0}}
     if timing:
         doc["timing_ms"] = timing
     return doc
+
+
+# The PTX of tessellate_cdp as nvcc writes it (CUDA 13.0), cut to its device runtime calls: a stream
+# created, the child launched into STREAM, the launch checked (CHECK_AFTER), the stream destroyed.
+CDP_PTX = """
+.visible .entry _Z14tessellate_cdpP13bezier_line_tifi(
+	.param .u64 _Z14tessellate_cdpP13bezier_line_tifi_param_0
+)
+{
+	setp.ge.s32 	%p1, %r1, %r4;
+	@%p1 bra 	$L__BB2_6;
+CREATE
+CHECK_BEFORE
+	{ // callseq 8, 0
+	.param .b64 param0;
+	st.param.b64 	[param0+0], %rd4;
+	.param .b64 param1;
+	st.param.b64 	[param1+0], STREAM;
+	.param .b32 retval0;
+	call.uni (retval0), 
+	__cudaCDP2LaunchDeviceV2, 
+	(
+	param0, 
+	param1
+	);
+	ld.param.b32 	%r15, [retval0+0];
+	} // callseq 8
+CHECK_AFTER
+	{ // callseq 11, 0
+	.param .b64 param0;
+	st.param.b64 	[param0+0], %rd13;
+	.param .b32 retval0;
+	call.uni (retval0), 
+	__cudaCDP2StreamDestroy, 
+	(
+	param0
+	);
+	} // callseq 11
+$L__BB2_6:
+	ret;
+
+}
+"""
+CREATE_STREAM = """	{ // callseq 5, 0
+	.param .b64 param0;
+	st.param.b64 	[param0+0], %rd6;
+	.param .b32 param1;
+	st.param.b32 	[param1+0], 1;
+	.param .b32 retval0;
+	call.uni (retval0), 
+	__cudaCDP2StreamCreateWithFlags, 
+	(
+	param0, 
+	param1
+	);
+	} // callseq 5
+"""
+GET_LAST_ERROR = """	{ // callseq 9, 0
+	.param .b32 retval0;
+	call.uni (retval0), 
+	__cudaCDP2GetLastError, 
+	(
+	);
+	ld.param.b32 	%r16, [retval0+0];
+	} // callseq 9
+"""
+
+
+def cdp_ptx(stream="%rd3", create=True, check="after", launch=True):
+    text = CDP_PTX.replace("STREAM", stream).replace("CREATE\n", CREATE_STREAM if create else "")
+    text = text.replace("CHECK_BEFORE\n", GET_LAST_ERROR if check == "before" else "")
+    text = text.replace("CHECK_AFTER\n", GET_LAST_ERROR if check == "after" else "")
+    if not launch:
+        text = re.sub(r"\t\{ // callseq 8, 0.*?\} // callseq 8\n", "", text, flags=re.S)
+    return text
 
 
 class Lab04Test(unittest.TestCase):
@@ -45,7 +126,28 @@ class Lab04Test(unittest.TestCase):
         self.assertEqual(sorted(c["timing"] for c in self.cases if "timing" in c), ["heavy", "short", "streams"])
         self.assertEqual(self.cases, lab04.make_cases(random.Random(9)))
 
-    def ctx(self, mutate=None, timing=None, source=""):
+    def test_edge_cases_of_prepare_cdp(self):
+        with open(os.path.join(paths.KIT_ROOT, "common", "harness", "04-bezier-streams", "bezier_lines.h")) as f:
+            max_lines = int(re.search(r"#define MAX_LINES (\d+)", f.read()).group(1))
+        self.assertEqual(lab04.HARNESS_MAX_LINES, max_lines)
+        with open(os.path.join(paths.KIT_ROOT, "common", "harness", "04-bezier-streams", "bezier.h")) as f:
+            overhead = int(re.search(r"#define KIT_ALLOC_OVERHEAD (\d+)", f.read()).group(1))
+        self.assertEqual(lab04.KIT_ALLOC_OVERHEAD, overhead)
+        for seed in range(20):
+            cases = lab04.make_cases(random.Random(seed))
+            many = [c for c in cases if c["lines"] == max_lines]
+            self.assertEqual(len(many), 1, "as many lines as the harness takes")
+            c = many[0]
+            # a heap of twice the vertices plus 32 MiB, without the per-block overhead, is too small
+            self.assertLess(2 * c["lines"] * c["max"] * 8 + (32 << 20),
+                            c["lines"] * (c["max"] * 8 + overhead), "the overhead must decide")
+            past_4gib = [c for c in cases if c["lines"] * (c["max"] * 8 + overhead) > 1 << 32
+                         and c["workload"] == "chained"]
+            self.assertEqual(len(past_4gib), 1, "a worst case past 4 GiB")
+            self.assertLess(past_4gib[0]["lines"] * (past_4gib[0]["max"] * 8 + overhead) % (1 << 32), 8 << 20,
+                            "computed in 32 bits, the need wraps to a few MiB")
+
+    def ctx(self, mutate=None, timing=None):
         runs = []
         for p in self.cases:
             t = timing.get(p.get("timing")) if timing else None
@@ -53,7 +155,7 @@ class Lab04Test(unittest.TestCase):
             if mutate:
                 mutate(p, d)
             runs.append((p, d))
-        return FakeContext(runs, source)
+        return FakeContext(runs)
 
     def test_good_documents_pass(self):
         timing = {"streams": {"flat": 0.56, "cdp_null": 0.7, "cdp_student": 0.2, "cdp_fire_and_forget": 0.15},
@@ -103,11 +205,150 @@ class Lab04Test(unittest.TestCase):
         self.assertEqual(lab04.check_inside_block(self.ctx(overrun)).status, chk.FAILED)
         self.assertEqual(lab04.check_dynamic(self.ctx(overrun)).status, chk.PASSED)
 
-    def test_pending_limit_in_a_comment_does_not_count(self):
-        ctx = FakeContext([], "/* cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, n) */")
-        self.assertEqual(lab04.check_pending_limit_raised(ctx).status, chk.FAILED)
-        ctx = FakeContext([], "KIT_CHECK(cudaDeviceSetLimit( cudaLimitDevRuntimePendingLaunchCount, n));")
-        self.assertEqual(lab04.check_pending_limit_raised(ctx).status, chk.PASSED)
+    def test_pending_limit_must_cover_every_line(self):
+        self.assertEqual(lab04.check_pending_limit_covers_lines(self.ctx()).status, chk.PASSED)
+
+        def default_limit(p, d):  # limit-not-raised, and pending-limit-past-2048-blocks
+            d["pending_launch_limit"] = 2048
+        outcome = lab04.check_pending_limit_covers_lines(self.ctx(default_limit))
+        self.assertEqual(outcome.status, chk.FAILED)
+        self.assertIn("expected a pending-launch limit of at least 12000", outcome.message)
+        self.assertIn("it was 2048 (the default: never raised)", outcome.message)
+        self.assertIn("at least 100000", outcome.message)
+        past_default = sum(1 for c in self.cases if c["lines"] > 2048)
+        self.assertIn("%d of %d cases wrong" % (past_default, len(self.cases)), outcome.message)
+
+        def one_short(p, d):
+            d["pending_launch_limit"] = max(2048, p["lines"] - 1)
+        outcome = lab04.check_pending_limit_covers_lines(self.ctx(one_short))
+        self.assertIn("at least 100000 (a child per line may be pending at once); after prepare_cdp it was 99999",
+                      outcome.message)
+
+        def exactly(p, d):
+            d["pending_launch_limit"] = p["lines"]
+        self.assertEqual(lab04.check_pending_limit_covers_lines(self.ctx(exactly)).status, chk.PASSED)
+
+    def test_heap_must_cover_the_worst_case_with_its_overhead(self):
+        self.assertEqual(lab04.check_heap_covers_worst_case(self.ctx()).status, chk.PASSED)
+
+        def without_overhead(p, d):  # heap-without-overhead: twice the vertices plus 32 MiB
+            d["heap_bytes"] = 2 * d["max_total_vertices"] * 8 + (32 << 20)
+        outcome = lab04.check_heap_covers_worst_case(self.ctx(without_overhead))
+        self.assertEqual(outcome.status, chk.FAILED)
+        self.assertEqual(outcome.message.count("lines=100000"), 1)
+        self.assertIn("1 of %d cases wrong" % len(self.cases), outcome.message)
+        many = [c for c in self.cases if c["lines"] == 100000][0]
+        need = many["lines"] * (many["max"] * 8 + 1024)
+        self.assertIn("expected a device heap of at least %d bytes" % need, outcome.message)
+        self.assertIn("%d lines x KIT_ALLOC_OVERHEAD 1024" % many["lines"], outcome.message)
+
+        def thirty_two_bits(p, d):  # size_t -> unsigned int: the heap wraps around past 4 GiB
+            d["heap_bytes"] = (2 * d["heap_need_bytes"] + (32 << 20)) % (1 << 32)
+        outcome = lab04.check_heap_covers_worst_case(self.ctx(thirty_two_bits))
+        self.assertEqual(outcome.status, chk.FAILED)
+        self.assertIn("lines=1024 workload=chained factor=16 max=524288", outcome.message)
+
+        def exactly(p, d):
+            d["heap_bytes"] = d["heap_need_bytes"]
+        self.assertEqual(lab04.check_heap_covers_worst_case(self.ctx(exactly)).status, chk.PASSED)
+
+    def test_each_launch_checked(self):
+        self.assertEqual(lab04.check_each_launch_checked(self.ctx()).status, chk.PASSED)
+
+        def unchecked(p, d):  # KIT_CHECK_LAUNCH() deleted
+            d["cdp_log"]["checked"] = 0
+        outcome = lab04.check_each_launch_checked(self.ctx(unchecked))
+        self.assertEqual(outcome.status, chk.FAILED)
+        self.assertIn("expected 1000 launches checked with KIT_CHECK_LAUNCH() (one per line that got its vertex "
+                      "block); the launch log counted 0: a launch left unchecked", outcome.message)
+
+        def twice(p, d):
+            d["cdp_log"]["checked"] = 2 * p["lines"]
+        self.assertIn("a child launched twice", lab04.check_each_launch_checked(self.ctx(twice)).message)
+
+        def heap_full(p, d):  # lines without a block launch nothing: not this check's business
+            d["heap"].update(allocations=p["lines"] - 7, alloc_failures=7)
+            d["cdp_log"]["checked"] = p["lines"] - 7
+        self.assertEqual(lab04.check_each_launch_checked(self.ctx(heap_full)).status, chk.PASSED)
+
+        def streams_failed(p, d):  # a line whose stream failed launches nothing
+            d["cdp_log"].update(checked=p["lines"] - 3, calls_failed=3)
+        self.assertEqual(lab04.check_each_launch_checked(self.ctx(streams_failed)).status, chk.PASSED)
+
+        def streams_failed_and_unchecked(p, d):
+            d["cdp_log"].update(checked=p["lines"] - 4, calls_failed=3)
+        outcome = lab04.check_each_launch_checked(self.ctx(streams_failed_and_unchecked))
+        self.assertIn("expected 997 to 1000 launches checked", outcome.message)
+
+    def test_each_vertex_computed_once(self):
+        self.assertEqual(lab04.check_each_vertex_once(self.ctx()).status, chk.PASSED)
+
+        def parent_loop(p, d):  # the parent computes its vertices beside its child
+            d["cdp_point_calls"]["calls"] = 200
+        outcome = lab04.check_each_vertex_once(self.ctx(parent_loop))
+        self.assertEqual(outcome.status, chk.FAILED)
+        self.assertIn("expected one bezier_point call per vertex, each index in [0, n); dynamic: 200 bezier_point "
+                      "calls for 100 vertices", outcome.message)
+
+        def past_the_end(p, d):  # a child without its bound check
+            d["cdp_point_calls"].update(calls=130, out_of_range=30)
+        self.assertIn("130 bezier_point calls for 100 vertices, 30 of them for an index outside [0, n)",
+                      lab04.check_each_vertex_once(self.ctx(past_the_end)).message)
+
+        def flat_past_the_end(p, d):  # i <= n in the flat loop: inside the worst-case array, so unseen otherwise
+            d["flat_point_calls"].update(calls=101, out_of_range=1)
+        self.assertIn("flat: 101 bezier_point calls", lab04.check_each_vertex_once(self.ctx(flat_past_the_end)).message)
+
+        def flat_not_run(p, d):
+            d["flat_ran"] = False
+            d["flat_point_calls"]["calls"] = 0
+        self.assertEqual(lab04.check_each_vertex_once(self.ctx(flat_not_run)).status, chk.PASSED)
+
+        def vertices_not_computed(p, d):  # computed some other way, or not at all
+            d["cdp_point_calls"]["calls"] = 0
+        self.assertEqual(lab04.check_each_vertex_once(self.ctx(vertices_not_computed)).status, chk.FAILED)
+
+        def lines_lost(p, d):  # fewer calls because lines were lost: "no line lost" reports it
+            d["cdp"].update(missing=3, lines_bad=3)
+            d["cdp_point_calls"]["calls"] = 88
+        self.assertEqual(lab04.check_each_vertex_once(self.ctx(lines_lost)).status, chk.PASSED)
+
+        def lost_and_twice(p, d):
+            d["cdp"].update(missing=3, lines_bad=3)
+            d["cdp_point_calls"]["calls"] = 176
+        self.assertEqual(lab04.check_each_vertex_once(self.ctx(lost_and_twice)).status, chk.FAILED)
+
+    def static(self, check, text):
+        return check(FakeContext([], text))
+
+    def test_launch_into_a_created_stream(self):
+        self.assertEqual(self.static(lab04.check_launch_and_streams, cdp_ptx()).status, chk.PASSED)
+        for stream, what in (("0", "the NULL stream (0)"), ("3", "cudaStreamTailLaunch"),
+                             ("4", "cudaStreamFireAndForget")):
+            outcome = self.static(lab04.check_launch_and_streams, cdp_ptx(stream=stream))
+            self.assertEqual(outcome.status, chk.FAILED, stream)
+            self.assertIn("actual:   a device launch into %s in the PTX of tessellate_cdp" % what, outcome.message)
+            self.assertEqual(outcome.fraction, 0.5)
+        outcome = self.static(lab04.check_launch_and_streams, cdp_ptx(stream="0", create=False))  # null-stream
+        self.assertIn("no cudaStreamCreateWithFlags; a device launch into the NULL stream (0)", outcome.message)
+        self.assertEqual(outcome.fraction, 0.5)
+        outcome = self.static(lab04.check_launch_and_streams, cdp_ptx(create=False, launch=False))  # the starter
+        self.assertIn("no device-side launch; no cudaStreamCreateWithFlags", outcome.message)
+        self.assertEqual(outcome.fraction, 0.0)
+
+    def test_launch_checked_after_it_is_made(self):
+        self.assertEqual(self.static(lab04.check_launch_checked_after, cdp_ptx()).status, chk.PASSED)
+        for check in ("before", None):
+            outcome = self.static(lab04.check_launch_checked_after, cdp_ptx(check=check))
+            self.assertEqual(outcome.status, chk.FAILED, check)
+            self.assertIn("actual:   1 of 1 device launches in its PTX can reach the end of the kernel with no "
+                          "cudaGetLastError() after them", outcome.message)
+        outcome = self.static(lab04.check_launch_checked_after, cdp_ptx(launch=False))
+        self.assertIn("no device-side launch", outcome.message)
+
+    def test_timing_checks_are_marked(self):
+        timing = {c.name for c in lab04.LAB.lab_checks if c.timing}
+        self.assertEqual(timing, {"named streams beat the NULL stream", "CDP beats flat on the heavy tail"})
 
 
 if __name__ == "__main__":
@@ -120,22 +361,24 @@ class RecordedDocumentsTest(unittest.TestCase):
     EXPECTED_FAILURES = {
         "solution": set(),
         "null-stream": set(),        # only its speed is wrong; no timing in these runs
-        "limit-not-raised": set(),   # 300 lines fit the default pool; caught statically
+        "limit-not-raised": set(),   # 300 lines fit the default pool of 2,048
         "no-bound-check": {"child stays inside its block"},
         "no-free": {"heap freed"},
         "worst-case-allocation": {"exact allocation"},
     }
-    CHECKS = {"flat vertices": lab04.check_flat, "dynamic vertices": lab04.check_dynamic,
-              "no line lost": lab04.check_no_line_lost, "child stays inside its block": lab04.check_inside_block,
-              "exact allocation": lab04.check_exact_allocation, "heap freed": lab04.check_freed}
+    # The recorded documents predate these checks' keys (heap_need_bytes, max_total_vertices,
+    # flat_point_calls, cdp_point_calls): skipped until the documents are recorded again.
+    PREDATE_RECORDINGS = {"device heap covers the worst case", "each vertex computed once"}
 
     def test_each_recorded_submission_fails_exactly_its_checks(self):
         import json
-        import os
         data = os.path.join(os.path.dirname(__file__), "data", "recorded")
+        checks = [c for c in lab04.LAB.lab_checks
+                  if c.kind == chk.RUNTIME and not c.timing and c.name not in self.PREDATE_RECORDINGS]
+        self.assertIn("every child launch checked", [c.name for c in checks])
         for case, expected in self.EXPECTED_FAILURES.items():
             with open(os.path.join(data, "lab04-%s.json" % case)) as f:
                 doc = json.load(f)
             ctx = FakeContext([(doc["params"], doc)])
-            failed = {name for name, func in self.CHECKS.items() if func(ctx).status == chk.FAILED}
+            failed = {c.name for c in checks if c.func(ctx).status == chk.FAILED}
             self.assertEqual(failed, expected, case)

@@ -11,7 +11,8 @@ __global__ void tessellate_flat(bezier_line_t *lines, int n_lines, float factor,
 {
 #ifdef KIT_STARTER
     /* TODO (step 1): line blockIdx.x (if < n_lines): n = vertex_count(...); thread 0 stores n in
-     * n_vertices; threads fill vertices[i] = bezier_point(line, i, n) for i = threadIdx.x, +blockDim.x, ... */
+     * n_vertices; threads fill vertices[i] = bezier_point(line, i, n) for i = threadIdx.x, +blockDim.x, ...
+     * while i < n: each vertex once (the kit counts bezier_point calls). */
     (void)lines; (void)n_lines; (void)factor; (void)max_vertices;
 #else
     if ((int)blockIdx.x >= n_lines)
@@ -48,8 +49,10 @@ __global__ void tessellate_cdp(bezier_line_t *lines, int n_lines, float factor, 
      *  - vertices = kit_malloc_vertices(n): exactly n, never max_vertices; give up on NULL (counted);
      *  - create a non-blocking stream (cudaStreamCreateWithFlags, checked with KIT_CHECK_DEVICE):
      *    every launch of a block into the NULL stream runs one after another (handout section 2.5);
-     *  - launch compute_vertices with ceil(n / 32) blocks of 32 into it, check the launch;
-     *  - destroy the stream (its work still runs to completion). */
+     *  - launch compute_vertices with ceil(n / 32) blocks of 32 into it, and check the launch right
+     *    after it with KIT_CHECK_LAUNCH();
+     *  - destroy the stream (its work still runs to completion).
+     * The parent computes no vertex itself: its child computes each one, once. */
     (void)lines; (void)n_lines; (void)factor; (void)max_vertices;
 #else
     int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -89,10 +92,11 @@ __global__ void free_vertices(bezier_line_t *lines, int n_lines)
 void prepare_cdp(int n_lines, long long max_total_vertices)
 {
 #ifdef KIT_STARTER
-    /* TODO (step 4): raise cudaLimitDevRuntimePendingLaunchCount above n_lines (a child per line
+    /* TODO (step 4): raise cudaLimitDevRuntimePendingLaunchCount to at least n_lines (a child per line
      * may be pending at once; the default is 2,048), and cudaLimitMallocHeapSize to the worst case:
      * max_total_vertices float2 plus KIT_ALLOC_OVERHEAD per line, with a generous margin: the
-     * device allocator has its own overhead (the default heap is 8 MiB). Check both with KIT_CHECK. */
+     * device allocator has its own overhead (the default heap is 8 MiB). Compute sizes in size_t: the
+     * worst case can pass 4 GiB. Check both with KIT_CHECK. */
     (void)n_lines; (void)max_total_vertices;
 #else
     size_t pending = (size_t)n_lines + 64;

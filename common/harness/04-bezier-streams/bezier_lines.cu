@@ -36,8 +36,19 @@ __device__ int vertex_count(const bezier_line_t *line, float factor, int max_ver
     return n < MIN_VERTICES ? MIN_VERTICES : n;
 }
 
+/* While counting (point_calls_start .. point_calls_stop), every call of bezier_point is counted, and
+ * so is every call for a vertex outside the line (i < 0 or i >= n): a vertex computed twice, or by
+ * both a parent and its child, shows as more calls than vertices. Off while timing. */
+__device__ int kit_counting_points;
+__device__ point_calls_t kit_point_calls;
+
 __device__ float2 bezier_point(const bezier_line_t *line, int i, int n)
 {
+    if (kit_counting_points) {
+        atomicAdd(&kit_point_calls.calls, 1ULL);
+        if (i < 0 || i >= n)
+            atomicAdd(&kit_point_calls.out_of_range, 1ULL);
+    }
     float u = (float)i / (float)(n - 1);
     float a = (1.0f - u) * (1.0f - u), b = 2.0f * u * (1.0f - u), c = u * u;
     float2 p;
@@ -292,7 +303,21 @@ void workload_init(workload_t *w, int n, int heavy, int max_vertices, float fact
     w->h_offsets = (long long *)kit_host_alloc(sizeof(long long) * (size_t)n);
     w->h_status = (int *)kit_host_alloc(sizeof(int) * (size_t)n);
     generate(w->h_lines, n, heavy, factor, seed);
-    KIT_CHECK(cudaMalloc((void **)&w->d_lines, sizeof(bezier_line_t) * (size_t)n));
+    /* The guard line past the end: straight (MIN_VERTICES vertices), its vertices in a zeroed kit
+     * buffer whose header lacks ALLOC_MAGIC, so kit_free_vertices counts freeing it as a bad free. */
+    bezier_line_t guard;
+    memset(&guard, 0, sizeof guard);
+    guard.cp[1] = make_point(0.5, 0.5);
+    guard.cp[2] = make_point(1.0, 1.0);
+    guard.n_vertices = -1;
+    size_t guard_bytes = sizeof(alloc_header_t) + MIN_VERTICES * sizeof(float2);
+    char *guard_raw = NULL;
+    KIT_CHECK(cudaMalloc((void **)&guard_raw, guard_bytes));
+    KIT_CHECK(cudaMemset(guard_raw, 0, guard_bytes));
+    w->d_guard_block = (float2 *)(guard_raw + sizeof(alloc_header_t));
+    guard.vertices = w->d_guard_block;
+    KIT_CHECK(cudaMalloc((void **)&w->d_lines, sizeof(bezier_line_t) * ((size_t)n + 1)));
+    KIT_CHECK(cudaMemcpy(w->d_lines + n, &guard, sizeof guard, cudaMemcpyHostToDevice));
     KIT_CHECK(cudaMalloc((void **)&w->d_counts, sizeof(int) * (size_t)n));
     KIT_CHECK(cudaMalloc((void **)&w->d_status, sizeof(int) * (size_t)n));
     KIT_CHECK(cudaMemcpy(w->d_lines, w->h_lines, sizeof(bezier_line_t) * (size_t)n, cudaMemcpyHostToDevice));
@@ -315,6 +340,7 @@ void workload_init(workload_t *w, int n, int heavy, int max_vertices, float fact
 void workload_free(workload_t *w)
 {
     KIT_CHECK(cudaFree(w->d_lines));
+    KIT_CHECK(cudaFree((char *)w->d_guard_block - sizeof(alloc_header_t)));
     KIT_CHECK(cudaFree(w->d_counts));
     KIT_CHECK(cudaFree(w->d_status));
     KIT_CHECK(cudaFree(w->d_offsets));
@@ -451,4 +477,22 @@ void set_pool(char *base, unsigned long long size)
 {
     pool_t p = {base, size, 0};
     KIT_CHECK(cudaMemcpyToSymbol(kit_pool, &p, sizeof p));
+}
+
+void point_calls_start(void)
+{
+    point_calls_t zero = {0, 0};
+    int on = 1;
+    KIT_CHECK(cudaMemcpyToSymbol(kit_point_calls, &zero, sizeof zero));
+    KIT_CHECK(cudaMemcpyToSymbol(kit_counting_points, &on, sizeof on));
+}
+
+point_calls_t point_calls_stop(void)
+{
+    point_calls_t counted;
+    int off = 0;
+    KIT_CHECK(cudaDeviceSynchronize());
+    KIT_CHECK(cudaMemcpyToSymbol(kit_counting_points, &off, sizeof off));
+    KIT_CHECK(cudaMemcpyFromSymbol(&counted, kit_point_calls, sizeof counted));
+    return counted;
 }

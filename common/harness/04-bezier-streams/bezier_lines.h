@@ -30,6 +30,7 @@ typedef struct {
     float2 *d_out, *h_out;
     int *d_status, *h_status;
     float2 *d_worst; /* flat: n_lines * max_vertices */
+    float2 *d_guard_block; /* the vertices of the guard line past the end (workload_init) */
 } workload_t;
 
 /* What check_lines found: lines without vertices, with a wrong count, written past the end of a kit
@@ -40,6 +41,12 @@ typedef struct {
     int first_bad_line, first_bad_index, first_bad_status;
     double first_got_x, first_got_y, first_want_x, first_want_y, max_error;
 } check_t;
+
+/* Calls of the kit's bezier_point while counting: all of them, and those for a vertex index outside
+ * [0, n). Each vertex of a correct run is computed exactly once. */
+typedef struct {
+    unsigned long long calls, out_of_range;
+} point_calls_t;
 
 /* ---- kit versions, for the timing comparisons (device code) ---- */
 
@@ -59,7 +66,10 @@ __global__ void kit_free_all(bezier_line_t *lines, int n_lines);
 
 /* The most vertices the workload can need, all lines together (prepare_cdp's bound). */
 long long max_total_vertices(int n, int heavy, int max_vertices);
-/* heavy: 1 for the heavy-tail workload, 0 for chained. flat_arrays: allocate d_worst too. */
+/* heavy: 1 for the heavy-tail workload, 0 for chained. flat_arrays: allocate d_worst too.
+ * d_lines holds one guard line past the last, which no correct kernel touches: a straight line
+ * whose vertices point at a kit buffer that kit_malloc_vertices never handed out, so a kernel that
+ * runs one line too far tessellates it (one block, one child too many) or frees it (a bad free). */
 void workload_init(workload_t *w, int n, int heavy, int max_vertices, float factor, unsigned long long seed,
                    int flat_arrays);
 void workload_free(workload_t *w);
@@ -74,5 +84,9 @@ void reset_heap(void);
 /* While base is not NULL, kit_malloc_vertices carves blocks from [base, base + size) instead of the
  * device heap (timing runs). */
 void set_pool(char *base, unsigned long long size);
+/* Zero the counts and count bezier_point calls from now on; stop (after a device synchronize) and
+ * return the counts. Never while timing: counting costs an atomic per vertex. */
+void point_calls_start(void);
+point_calls_t point_calls_stop(void);
 
 #endif /* BEZIER_LINES_H */

@@ -1,5 +1,5 @@
 /* Known wrong: the heap is sized, but the pending-launch limit is left at 2,048: with more lines
- * than that, launches fail and those lines never get their vertices. */
+ * than that, launches can fail and those lines never get their vertices. */
 #include "bezier.h"
 
 /* 1. Flat: one block per line; the block's threads fill the line's vertices in a block-stride loop.
