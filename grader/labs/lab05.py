@@ -3,7 +3,13 @@
 The harness runs both parts twice in one process, the kit's legacy way and the student's way, and
 reports every kernel's %globaltimer interval. Part A: worker kernels in N streams with a tiny kernel
 on the default stream after each. Part B: T host threads, thread i's kernel spinning (i + 1) x base,
-each thread's wait timed on the host. The checks compare the two timelines of the same run.
+each thread's wait timed on the host; when many_streams returned, timed the same way. The checks
+compare the two timelines of the same run.
+
+One case turns on the kit's hidden delays (harness --delay-us): kernels that run longer than their
+job says, and tiny kernels that make the default stream finish last in some rounds. The student's
+code cannot see them, so only real waits return after every kernel there; the concurrency checks
+leave that case out, since its kernels' lengths are no longer those their thresholds were set for.
 """
 import math
 import os
@@ -35,27 +41,70 @@ MIN_CONCURRENT_FRACTION = 0.5  # median over rounds of the most workers at once 
 MIN_SPAN_RATIO_A = 2.0         # Part A: legacy span / student span, medians of the same run
 MIN_SPAN_RATIO_B = 2.0         # Part B: the same for the threads
 MAX_LATE_FRACTION = 0.5        # Part B: a wait may return at most this share of the base length late
-MAX_EARLY_FRACTION = 0.1       # ... and at most this share early (before its kernel ended: no wait at all)
+MAX_EARLY_FRACTION = 0.1       # ... and at most this share early, in any round (before its kernel ended)
+# Part A: many_streams may return at most this much before the last of its kernels ended, in any round.
+# Host times are placed on %globaltimer by the smallest of 7 (host time after a wait - kernel's end
+# stamp) before each round, so a real wait's own latency is subtracted once; what remains is that
+# latency's spread (a few us) and one %globaltimer tick (about 1 us on H100). 50 us is 10x that, and
+# a tenth of how early the known wrong waits return: a skipped wait for the workers about spin_us
+# (>= 500 us) early, a skipped wait for the default stream (streams - 1) x D - spin_us early in the
+# delayed case's even rounds (DELAY_FACTOR below).
+RETURN_EARLY_TOLERANCE_US = 50.0
+# Part A: ... and at most this much after it, median over the rounds. A real wait returns microseconds
+# after its stream's last kernel; after the last kernel ends the reference solution has only its
+# remaining cudaStreamSynchronize/cudaStreamDestroy calls left (16 streams at most in the graded
+# cases, microseconds each), so it is expected at tens of microseconds (the harness prints every
+# round's figure). A wait replaced by a sleep long enough never to return early (1 ms per stream,
+# say) returns 3,000 us or more late in at least 3 of the 5 rounds of every case: its median is beyond.
+MAX_RETURN_LATE_US = 1000.0
+# The delayed case's scale D, in units of its longest base length: about half the kernels of each part
+# (at least one per round) run D/2..D longer than their job says, and in even rounds every tiny kernel
+# runs D, so there the default stream ends about (streams - 1) x D - spin_us after the last worker:
+# at least 9 x spin_us (6 or more streams, D >= 2 x spin_us). D/2 >= each part's base length, so a
+# sleep of the job's length plus a margin under D/2 - MAX_EARLY_FRACTION x base returns early.
+DELAY_FACTOR = 2
 
 
 def make_cases(rng):
     """The seed's sizes (8 streams, 8 threads), then seeded stream and thread counts and lengths.
-    Threads from 8 up keep Part B's ideal ratio (T + 1) / 2 at 4.5 or more."""
+    Threads from 8 up keep Part B's ideal ratio (T + 1) / 2 at 4.5 or more. Last, the delayed case:
+    seeded sizes with the kit's hidden delays (DELAY_FACTOR), drawn from a seeded delay seed. Every
+    case is a timed timeline ("timing")."""
     cases = [{"streams": 8, "threads": 8, "spin_us": 1000, "thread_spin_us": 1000}]
     cases.append({"streams": rng.randint(6, 16), "threads": rng.randint(8, 12),
                   "spin_us": rng.choice((500, 1000, 2000)), "thread_spin_us": rng.choice((500, 1000))})
+    delayed = {"streams": rng.randint(6, 12), "threads": rng.randint(8, 12),
+               "spin_us": rng.choice((500, 1000)), "thread_spin_us": rng.choice((500, 1000))}
+    delayed["delay_us"] = DELAY_FACTOR * max(delayed["spin_us"], delayed["thread_spin_us"])
+    delayed["delay_seed"] = rng.randint(1, 2 ** 31 - 1)
+    cases.append(delayed)
     for c in cases:
         c["repeats"] = REPEATS
+        c["timing"] = True
     return cases
 
 
 def harness_args(p):
-    return ["--streams", str(p["streams"]), "--threads", str(p["threads"]), "--spin-us", str(p["spin_us"]),
+    args = ["--streams", str(p["streams"]), "--threads", str(p["threads"]), "--spin-us", str(p["spin_us"]),
             "--thread-spin-us", str(p["thread_spin_us"]), "--repeats", str(p["repeats"])]
+    if p.get("delay_us"):
+        args += ["--delay-us", str(p["delay_us"]), "--delay-seed", str(p["delay_seed"])]
+    return args
+
+
+def timed_runs(ctx):
+    """The runs of timed timeline cases: what every runtime check of this lab reads."""
+    return [r for r in ctx.runs if r.params.get("timing")]
+
+
+def undisturbed_runs(ctx):
+    """The timed runs without the kit's delays: the concurrency thresholds were set on these."""
+    return [r for r in timed_runs(ctx) if not r.params.get("delay_us")]
 
 
 def run_problem(params, doc):
-    """Every kernel of the student's side must have run exactly once in every round."""
+    """Every kernel of the student's side must have run exactly once in every round, launched in the
+    shape default_streams.h names (kit_worker_kernel<<<1, WORKER_THREADS>>>, kit_tiny_kernel<<<1, 1>>>)."""
     problems = []
     for part, what in (("part_a", "Part A"), ("part_b", "Part B")):
         for side, whose in (("student", "your"), ("legacy", "the kit's legacy")):
@@ -64,6 +113,10 @@ def run_problem(params, doc):
                 problems.append("%s, %s version: %d kernel(s) never ran and %d ran more than once over %d rounds "
                                 "(each worker and each tiny kernel is launched exactly once)"
                                 % (what, whose, s["missing"], s["duplicated"], params["repeats"]))
+            if s.get("misshapen"):
+                problems.append("%s, %s version: %d kernel(s) launched in another shape than default_streams.h "
+                                "names over %d rounds (kit_worker_kernel<<<1, WORKER_THREADS, 0, stream>>>, "
+                                "kit_tiny_kernel<<<1, 1>>>)" % (what, whose, s["misshapen"], params["repeats"]))
     return "; ".join(problems) or None
 
 
@@ -152,7 +205,7 @@ def check_legacy_serializes(ctx):
                 "streams, blocking streams, launches between them on the legacy default stream) should run one "
                 "kernel at a time, but %s. The concurrency checks compare against it; please report this to the "
                 "kit's maintainers with the output of `make run LAB=05`" % "; ".join(bad))
-    return per_case(ctx, evaluate)
+    return per_case(ctx, evaluate, runs=timed_runs(ctx))
 
 
 def _concurrency(run, part, n, min_ratio, what):
@@ -171,12 +224,56 @@ def _concurrency(run, part, n, min_ratio, what):
 
 def check_part_a_concurrent(ctx):
     return per_case(ctx, lambda run: _concurrency(run, "part_a", run.params["streams"], MIN_SPAN_RATIO_A,
-                                                  "streams' workers"))
+                                                  "streams' workers"), runs=undisturbed_runs(ctx))
 
 
 def check_part_b_concurrent(ctx):
     return per_case(ctx, lambda run: _concurrency(run, "part_b", run.params["threads"], MIN_SPAN_RATIO_B,
-                                                  "threads' kernels"))
+                                                  "threads' kernels"), runs=undisturbed_runs(ctx))
+
+
+def _last_kernel(entry):
+    if entry["last_kind"] == "default":
+        return "tiny kernel %d on the default stream" % entry["last_row"]
+    return "the worker in stream %d" % entry["last_row"]
+
+
+def check_part_a_returns(ctx):
+    """many_streams returns once every kernel it launched has finished: in every round, not before the
+    last of them (workers and tiny kernels) ended. The delayed case makes the default stream finish
+    last in some rounds and a worker in others, with kernels longer than the job says."""
+    def evaluate(run):
+        rounds = run.doc["part_a"]["student"]["return_runs"]
+        early = [e for e in rounds if e["lateness_us"] < -RETURN_EARLY_TOLERANCE_US]
+        if not early:
+            return None
+        worst = min(early, key=lambda e: e["lateness_us"])
+        missed = []
+        if any(e["last_kind"] == "worker" for e in early):
+            missed.append("every stream it launched a worker into")
+        if any(e["last_kind"] == "default" for e in early):
+            missed.append("the default stream, where the tiny kernels run")
+        return ("in %d of %d rounds many_streams returned before every kernel it launched had finished; worst, "
+                "round %d: %.0f us before the last one, %s, ended (at most %.0f us early allowed, for the clock "
+                "calibration): it must wait for %s"
+                % (len(early), len(rounds), worst["round"], -worst["lateness_us"], _last_kernel(worst),
+                   RETURN_EARLY_TOLERANCE_US, " and for ".join(missed)))
+    return per_case(ctx, evaluate, runs=timed_runs(ctx))
+
+
+def check_part_a_returns_soon(ctx):
+    """... and soon after the last of them ended: a wait, not a sleep long enough to outlast any kernel
+    (median over the rounds, so one round's slow host does not count)."""
+    def evaluate(run):
+        student = run.doc["part_a"]["student"]
+        late = student["return_lateness_us"]
+        if late <= MAX_RETURN_LATE_US:
+            return None
+        rounds = " ".join("%.0f" % e["lateness_us"] for e in student["return_runs"])
+        return ("many_streams returned %.0f us after the last kernel it launched had ended (median of %d rounds: "
+                "%s; at most %.0f us wanted): it should wait for its streams (cudaStreamSynchronize), not for "
+                "a set time" % (late, len(student["return_runs"]), rounds, MAX_RETURN_LATE_US))
+    return per_case(ctx, evaluate, runs=timed_runs(ctx))
 
 
 def _kernel_ends(side_doc):
@@ -186,7 +283,9 @@ def _kernel_ends(side_doc):
 
 def check_waits_own_stream(ctx):
     """Each thread's wait returns soon after its own kernel ends: not when the last thread's kernel
-    ends (a wait for the whole device), and not before its own kernel ends (no wait)."""
+    ends (a wait for the whole device; median over rounds), and in no round before its own kernel
+    ends (no wait, or a sleep of about the job's length, which the delayed case's longer kernels
+    outlast)."""
     def evaluate(run):
         base = run.params["thread_spin_us"]
         student = run.doc["part_b"]["student"]
@@ -194,7 +293,7 @@ def check_waits_own_stream(ctx):
         ends = _kernel_ends(student)
         last_end = max(ends.values()) if ends else 0.0
         late = [(i, l) for i, l in enumerate(lateness) if l > MAX_LATE_FRACTION * base]
-        early = [(i, l) for i, l in enumerate(lateness) if l < -MAX_EARLY_FRACTION * base]
+        early = [(i, l) for i, l in enumerate(student["earliest_lateness_us"]) if l < -MAX_EARLY_FRACTION * base]
         problems = []
         if late:
             i, l = max(late, key=lambda x: x[1])
@@ -205,10 +304,11 @@ def check_waits_own_stream(ctx):
                                last_end - ends.get(i, last_end)))
         if early:
             i, l = min(early, key=lambda x: x[1])
-            problems.append("%d thread(s) returned before their own kernel ended (thread %d, %.0f us early): "
-                            "a thread must wait for its kernel" % (len(early), i, -l))
+            problems.append("%d thread(s) returned before their own kernel ended (worst, thread %d, %.0f us early "
+                            "in one round; at most %.0f us allowed): a thread must wait for its kernel, whose "
+                            "length is not always the job's" % (len(early), i, -l, MAX_EARLY_FRACTION * base))
         return "; ".join(problems) or None
-    return per_case(ctx, evaluate)
+    return per_case(ctx, evaluate, runs=timed_runs(ctx))
 
 
 def _hint(*sections):
@@ -239,12 +339,16 @@ LAB = Lab(
         chk.Check("fix explained", 1, chk.STATIC, check_explanation, parent=COMPILES,
                   hint=_hint(S_NON_BLOCKING, S_PER_THREAD)),
         chk.Check("legacy build serializes", 1, chk.RUNTIME, check_legacy_serializes, parent=RUNS_CLEANLY,
-                  hint=_hint(S_LEGACY)),
+                  hint=_hint(S_LEGACY), timing=True),
         chk.Check("Part A runs concurrently", 3, chk.RUNTIME, check_part_a_concurrent, parent=RUNS_CLEANLY,
-                  hint=_hint(S_NON_BLOCKING, S_PER_THREAD)),
+                  hint=_hint(S_NON_BLOCKING, S_PER_THREAD), timing=True),
+        chk.Check("Part A returns after its kernels", 2, chk.RUNTIME, check_part_a_returns, parent=RUNS_CLEANLY,
+                  hint=_hint(S_WAIT, S_MEASURE), timing=True),
+        chk.Check("Part A returns soon after its kernels", 1, chk.RUNTIME, check_part_a_returns_soon,
+                  parent=RUNS_CLEANLY, hint=_hint(S_WAIT, S_MEASURE), timing=True),
         chk.Check("Part B runs concurrently", 3, chk.RUNTIME, check_part_b_concurrent, parent=RUNS_CLEANLY,
-                  hint=_hint(S_PER_THREAD)),
+                  hint=_hint(S_PER_THREAD), timing=True),
         chk.Check("Part B waits only for its own stream", 2, chk.RUNTIME, check_waits_own_stream,
-                  parent=RUNS_CLEANLY, hint=_hint(S_WAIT)),
+                  parent=RUNS_CLEANLY, hint=_hint(S_WAIT), timing=True),
     ],
 )

@@ -36,29 +36,52 @@ def together(n, lengths, skew=3.0):
     return [(i * skew, i * skew + lengths[i]) for i in range(n)]
 
 
-def side(intervals, n_default=0, lateness=None, concurrent=None):
-    """A side's summary as the harness writes it, from the workers' (start, end) intervals."""
-    kernels = [{"kind": "worker", "row": i, "runs": 1, "start_us": s, "end_us": e, "sm": i}
-               for i, (s, e) in enumerate(intervals)]
+def side(intervals, n_default=0, lateness=None, concurrent=None, returns=None, earliest=None):
+    """A side's summary as the harness writes it, from the workers' (start, end) intervals. returns
+    (Part A): [(lateness_us, last kind)] per round; earliest (Part B): per thread, its earliest round."""
+    kernels = [{"kind": "worker", "row": i, "runs": 1, "start_us": s, "end_us": e, "sm": i, "threads": 64,
+                "blocks": 1, "extra_us": 0.0} for i, (s, e) in enumerate(intervals)]
     last = max(e for _, e in intervals)
     for i in range(n_default):  # tiny kernels right after their worker, or all at once
         kernels.append({"kind": "default", "row": i, "runs": 1, "start_us": intervals[i][1] + 1,
-                        "end_us": intervals[i][1] + 1, "sm": 0})
+                        "end_us": intervals[i][1] + 1, "sm": 0, "threads": 1, "blocks": 1, "extra_us": 0.0})
     span = last - min(s for s, _ in intervals)
     at_once = concurrent if concurrent is not None else max(
         sum(1 for s2, e2 in intervals if s2 <= s < e2) for s, _ in intervals)
     doc = {"span_us": span, "max_concurrent": at_once, "overlapping_pairs": 0 if at_once == 1 else 28,
-           "missing": 0, "duplicated": 0, "spans_us": [span] * 5, "max_concurrent_runs": [at_once] * 5,
-           "median_round": 2, "kernels": kernels}
+           "missing": 0, "duplicated": 0, "misshapen": 0, "spans_us": [span] * 5,
+           "max_concurrent_runs": [at_once] * 5, "median_round": 2, "kernels": kernels}
+    if n_default:
+        returns = returns or [(8.0, "worker")] * 5
+        doc["return_runs"] = [{"round": k + 1, "lateness_us": l, "last_kind": kind, "last_row": 3,
+                               "last_end_us": last} for k, (l, kind) in enumerate(returns)]
+        doc["return_lateness_us"] = sorted(l for l, _ in returns)[len(returns) // 2]
+        doc["return_lateness_min_us"] = min(l for l, _ in returns)
     if lateness is not None:
         doc["lateness_us"] = lateness
+        doc["earliest_lateness_us"] = earliest if earliest is not None else [l - 3.0 for l in lateness]
         doc["worst_lateness_runs_us"] = [max(lateness)] * 5
         for k in kernels:
             k["wait_returned_us"] = k["end_us"] + lateness[k["row"]]
     return doc
 
 
-def make_doc(p, student_a="concurrent", student_b="concurrent", waits="own"):
+# Part A's return, per round: (lateness_us, the kind of kernel that ended last).
+RETURNS = {
+    "waits": [(8.0, "worker"), (6.0, "default"), (9.0, "worker"), (7.0, "default"), (8.0, "worker")],
+    # the final cudaStreamSynchronize(0) dropped: early only where the kit's long tiny kernels end last
+    "no-default-sync": [(9.0, "worker"), (-4100.0, "default"), (7.0, "worker"), (-3900.0, "default"),
+                        (8.0, "worker")],
+    # only the default stream waited for: early by about a worker's length when a worker ends last
+    "default-only": [(-985.0, "worker"), (6.0, "default"), (-990.0, "worker"), (5.0, "default"),
+                     (-980.0, "worker")],
+    # a 1 ms sleep per stream instead of its wait: never early, thousands of us late where workers end last
+    "sleeps": [(4300.0, "worker"), (40.0, "default"), (4100.0, "worker"), (30.0, "default"),
+               (4200.0, "worker")],
+}
+
+
+def make_doc(p, student_a="concurrent", student_b="concurrent", waits="own", returns="waits", earliest=None):
     n, t = p["streams"], p["threads"]
     spin, base = float(p["spin_us"]), float(p["thread_spin_us"])
     a_len = [spin] * n
@@ -77,9 +100,9 @@ def make_doc(p, student_a="concurrent", student_b="concurrent", waits="own"):
         "params": dict(p),
         "max_connections": "32",
         "part_a": {"legacy": side(serial(n, a_len), n_default=n),
-                   "student": side(a_student, n_default=n)},
+                   "student": side(a_student, n_default=n, returns=RETURNS[returns])},
         "part_b": {"legacy": side(serial(t, b_len), lateness=[10.0] * t),
-                   "student": side(b_student, lateness=lateness)},
+                   "student": side(b_student, lateness=lateness, earliest=earliest)},
     }
 
 
@@ -107,6 +130,11 @@ class Lab05Test(unittest.TestCase):
     def ctx(self, source=SOLUTION_SOURCE, **kinds):
         return FakeContext([(p, make_doc(p, **kinds)) for p in self.cases], source)
 
+    def ctx_delayed(self, **kinds):
+        """The documents of the solution, but for the delayed case, made with kinds."""
+        return FakeContext([(p, make_doc(p, **(kinds if p.get("delay_us") else {}))) for p in self.cases],
+                           SOLUTION_SOURCE)
+
     def run_check(self, name, ctx):
         return lab05.LAB.check_named(name).func(ctx)
 
@@ -118,12 +146,47 @@ class Lab05Test(unittest.TestCase):
             self.assertIn("--streams", args)
             self.assertIn("--thread-spin-us", args)
             self.assertGreaterEqual(c["threads"], 8)
+            self.assertIs(c["timing"], True, "every case is a timed timeline")
+            self.assertNotIn("--timing", args)
+            self.assertNotIn("True", args)
         seeds = {(c["streams"], c["threads"]) for s in range(20) for c in lab05.make_cases(random.Random(s))[1:]}
         self.assertGreater(len(seeds), 5, "the drawn sizes vary with the seed")
 
+    def test_delayed_case(self):
+        """One case, the last, turns on the kit's hidden delays, scaled so that a skipped wait or a sleep
+        of the job's length is visibly early (see DELAY_FACTOR); the others have none."""
+        self.assertEqual([bool(c.get("delay_us")) for c in self.cases], [False, False, True])
+        for s in range(30):
+            d = lab05.make_cases(random.Random(s))[-1]
+            args = lab05.harness_args(d)
+            self.assertEqual(args[args.index("--delay-us") + 1], str(d["delay_us"]))
+            self.assertEqual(args[args.index("--delay-seed") + 1], str(d["delay_seed"]))
+            self.assertGreaterEqual(d["streams"], 6)
+            self.assertGreaterEqual(d["delay_us"], 2 * d["spin_us"], "tiny kernels outlast the workers")
+            self.assertGreaterEqual(d["delay_us"] / 2, d["thread_spin_us"], "a Part B delay is a base length or more")
+            self.assertGreaterEqual(d["repeats"], 2, "both shapes of Part A's delays need a round")
+        self.assertGreater(len({lab05.make_cases(random.Random(s))[-1]["delay_seed"] for s in range(10)}), 5)
+        self.assertNotIn("--delay-us", lab05.harness_args(self.cases[0]))
+        # tools that build a case by hand (no delay keys) still get valid arguments
+        self.assertNotIn("--delay-us", lab05.harness_args({"streams": 8, "threads": 8, "spin_us": 1000,
+                                                           "thread_spin_us": 1000, "repeats": 5}))
+
+    def test_timing_checks(self):
+        """Every runtime check of this lab reads timelines: marked timing, and it reads only the timing
+        cases (a case without the key is not looked at)."""
+        for c in lab05.LAB.lab_checks:
+            self.assertEqual(c.timing, c.kind == chk.RUNTIME, c.name)
+        ctx = self.ctx()
+        ctx.runs.append(CaseRun({"streams": 8, "threads": 8, "spin_us": 1000, "thread_spin_us": 1000,
+                                 "repeats": 5}, None, {}, None))
+        for c in lab05.LAB.lab_checks:
+            if c.timing:
+                self.assertEqual(c.func(ctx).status, chk.PASSED, c.name)
+
     def test_solution_documents_pass(self):
         ctx = self.ctx()
-        for name in ("legacy build serializes", "Part A runs concurrently", "Part B runs concurrently",
+        for name in ("legacy build serializes", "Part A runs concurrently", "Part A returns after its kernels",
+                     "Part A returns soon after its kernels", "Part B runs concurrently",
                      "Part B waits only for its own stream", "Part B waits without cudaDeviceSynchronize",
                      "fix explained"):
             self.assertEqual(self.run_check(name, ctx).status, chk.PASSED, name)
@@ -164,6 +227,101 @@ class Lab05Test(unittest.TestCase):
         out = self.run_check("Part B waits only for its own stream", self.ctx(waits="none"))
         self.assertEqual(out.status, chk.FAILED)
         self.assertIn("before their own kernel ended", out.message)
+
+    def test_no_default_stream_sync_fails(self):
+        """no-default-stream-sync: early only where the kit's long tiny kernels end last (the delayed
+        case's even rounds); the message names the default stream."""
+        ctx = self.ctx_delayed(returns="no-default-sync")
+        out = self.run_check("Part A returns after its kernels", ctx)
+        self.assertEqual(out.status, chk.FAILED)
+        self.assertIn("1 of 3 cases wrong", out.message)
+        self.assertIn("in 2 of 5 rounds many_streams returned before every kernel it launched had finished", out.message)
+        self.assertIn("round 2: 4100 us before the last one, tiny kernel 3 on the default stream, ended", out.message)
+        self.assertIn("it must wait for the default stream", out.message)
+        self.assertNotIn("worker into", out.message)
+        self.assertAlmostEqual(out.fraction, 2 / 3)
+        self.assertEqual(self.run_check("Part A returns soon after its kernels", ctx).status, chk.PASSED)
+
+    def test_default_stream_only_fails(self):
+        """syncs-default-stream-only: early wherever a worker ends last, in every case."""
+        out = self.run_check("Part A returns after its kernels", self.ctx(returns="default-only"))
+        self.assertEqual(out.status, chk.FAILED)
+        self.assertIn("3 of 3 cases wrong", out.message)
+        self.assertIn("in 3 of 5 rounds", out.message)
+        self.assertIn("990 us before the last one, the worker in stream 3, ended", out.message)
+        self.assertIn("it must wait for every stream it launched a worker into", out.message)
+
+    def test_return_tolerance(self):
+        """Up to RETURN_EARLY_TOLERANCE_US early (clock calibration) passes; more fails, in any one round."""
+        edge = lab05.RETURN_EARLY_TOLERANCE_US
+        RETURNS["edge"] = [(-edge + 1.0, "worker")] + RETURNS["waits"][1:]
+        RETURNS["over"] = [(-edge - 1.0, "default")] + RETURNS["waits"][1:]
+        try:
+            self.assertEqual(self.run_check("Part A returns after its kernels", self.ctx(returns="edge")).status,
+                             chk.PASSED)
+            out = self.run_check("Part A returns after its kernels", self.ctx(returns="over"))
+            self.assertEqual(out.status, chk.FAILED)
+            self.assertIn("in 1 of 5 rounds", out.message)
+        finally:
+            del RETURNS["edge"], RETURNS["over"]
+
+    def test_part_a_sleep_fails_returns_soon(self):
+        """A sleep long enough never to return early is late by thousands of us in most rounds."""
+        ctx = self.ctx_delayed(returns="sleeps")
+        self.assertEqual(self.run_check("Part A returns after its kernels", ctx).status, chk.PASSED)
+        out = self.run_check("Part A returns soon after its kernels", ctx)
+        self.assertEqual(out.status, chk.FAILED)
+        self.assertIn("many_streams returned 4100 us after the last kernel it launched had ended", out.message)
+        self.assertIn("4300 40 4100 30 4200", out.message)
+        self.assertIn("not for a set time", out.message)
+        # one slow round (the host busy) does not count: the median does
+        RETURNS["one-slow"] = [(9000.0, "worker")] + RETURNS["waits"][1:]
+        try:
+            self.assertEqual(self.run_check("Part A returns soon after its kernels", self.ctx(returns="one-slow")).status,
+                             chk.PASSED)
+        finally:
+            del RETURNS["one-slow"]
+
+    def test_part_b_sleep_fails(self):
+        """sleeps-instead-of-waiting: in the undisturbed cases a sleep of the job's length plus a margin
+        looks like a slow wait; in the delayed case, threads whose kernel the kit lengthened return before
+        it ends in some round, although every median is positive."""
+        t = self.cases[-1]["threads"]
+        ctx = FakeContext([(p, make_doc(p)) for p in self.cases], SOLUTION_SOURCE)
+        for run in ctx.runs:
+            b = run.doc["part_b"]["student"]
+            b["lateness_us"] = [80.0] * len(b["lateness_us"])
+            b["earliest_lateness_us"] = [60.0] * len(b["lateness_us"])
+            if run.params.get("delay_us"):
+                b["earliest_lateness_us"] = [60.0 if i % 2 else -450.0 - i for i in range(t)]
+        out = self.run_check("Part B waits only for its own stream", ctx)
+        self.assertEqual(out.status, chk.FAILED)
+        self.assertIn("1 of 3 cases wrong", out.message)
+        self.assertIn("thread(s) returned before their own kernel ended (worst, thread", out.message)
+        self.assertIn("whose length is not always the job's", out.message)
+        self.assertNotIn("returned late", out.message)
+        self.assertTrue(all(l > 0 for r in ctx.runs for l in r.doc["part_b"]["student"]["lateness_us"]),
+                        "the medians alone would not show it")
+        self.assertEqual(self.run_check("Part B runs concurrently", ctx).status, chk.PASSED)
+
+    def test_concurrency_leaves_out_the_delayed_case(self):
+        """The delayed case's kernels are not the lengths the thresholds were set for: its spans and
+        counts do not count, even when they would fail."""
+        ctx = self.ctx_delayed(student_a="serial", student_b="serial")
+        for name in ("Part A runs concurrently", "Part B runs concurrently"):
+            out = self.run_check(name, ctx)
+            self.assertEqual(out.status, chk.PASSED, name)
+            self.assertEqual(out.message, "2 cases", name)
+        self.assertEqual(self.run_check("legacy build serializes", ctx).message, "3 cases")
+
+    def test_misshapen_launches_are_not_clean(self):
+        p = self.cases[0]
+        d = make_doc(p)
+        self.assertIsNone(lab05.run_problem(p, d))
+        d["part_a"]["student"]["misshapen"] = 40
+        problem = lab05.run_problem(p, d)
+        self.assertIn("Part A, your version: 40 kernel(s) launched in another shape", problem)
+        self.assertIn("kit_worker_kernel<<<1, WORKER_THREADS, 0, stream>>>", problem)
 
     def test_legacy_premise(self):
         ctx = self.ctx()

@@ -1,8 +1,11 @@
 /* default_streams.h - Lab 05's contract between the kit and the student's file.
  *
  * The kit owns the kernels: kit_worker_kernel spins for a set time measured on %globaltimer and
- * stamps its start and end; kit_tiny_kernel only stamps. The student owns the host side: which
- * streams the kernels go to, and what each host thread waits for. The harness calls
+ * stamps its start and end; kit_tiny_kernel does no work of its own and stamps. The student owns the host side: which
+ * streams the kernels go to, and what each host thread waits for. In some of the grader's cases the
+ * kit makes kernels run longer than their arguments say (kit_stamp_t.extra_ns, set by the harness
+ * before each call): a real wait still returns after them, a sleep of about the job's length does
+ * not. The harness calls
  *
  *     many_streams(&streams_job)                        Part A, from one host thread
  *     thread_launch_and_wait(&thread_jobs[i])           Part B, from each of the kit's threads
@@ -31,6 +34,9 @@ typedef struct {
     unsigned long long end_ns;
     unsigned int runs; /* how many times a kernel wrote this record: exactly 1 when all is well */
     unsigned int sm;   /* the SM that ran it, for the curious */
+    unsigned int threads, blocks; /* the launch's block and grid size: the kit checks the shapes below */
+    long long extra_ns; /* set by the harness before the call, read by the kernel: how much longer
+                           than asked it spins (0 unless the case asks for the kit's delays) */
 } kit_stamp_t;
 
 /* Part A: one worker kernel per stream, a tiny kernel on the default stream after each. */
@@ -56,29 +62,39 @@ static __device__ __forceinline__ unsigned int kit_smid(void)
 }
 
 /* Kit-owned. Launch as kit_worker_kernel<<<1, WORKER_THREADS, 0, stream>>>(stamp, spin_ns).
- * Thread 0 spins for spin_ns on the global timer (not on clock cycles, so the length does not
- * depend on the GPU's clock) and stamps start and end; the other threads leave at once. */
+ * Thread 0 spins for spin_ns plus the kit's stamp->extra_ns on the global timer (not on clock
+ * cycles, so the length does not depend on the GPU's clock) and stamps start and end; the other
+ * threads leave at once. */
 static __global__ void kit_worker_kernel(kit_stamp_t *stamp, long long spin_ns)
 {
     if (threadIdx.x != 0)
         return;
+    long long length = spin_ns + stamp->extra_ns; /* read before the start stamp: not part of the length */
     unsigned long long start = kit_globaltimer(), now = start;
-    while ((long long)(now - start) < spin_ns)
+    while ((long long)(now - start) < length)
         now = kit_globaltimer();
     stamp->start_ns = start;
     stamp->end_ns = now;
     stamp->sm = kit_smid();
+    stamp->threads = blockDim.x;
+    stamp->blocks = gridDim.x;
     atomicAdd(&stamp->runs, 1u);
 }
 
 /* Kit-owned. Launch as kit_tiny_kernel<<<1, 1>>>(stamp): the seed's "dummy" kernel on the default
- * stream, which does no work but stamps when it ran. */
+ * stream, which does no work but stamps when it ran (and spins for the kit's stamp->extra_ns, 0
+ * unless the case asks for the kit's delays). */
 static __global__ void kit_tiny_kernel(kit_stamp_t *stamp)
 {
-    unsigned long long t = kit_globaltimer();
-    stamp->start_ns = t;
+    long long extra = stamp->extra_ns; /* before the start stamp: with no delay, start to end stays tiny */
+    unsigned long long start = kit_globaltimer(), now = start;
+    while ((long long)(now - start) < extra)
+        now = kit_globaltimer();
+    stamp->start_ns = start;
     stamp->end_ns = kit_globaltimer();
     stamp->sm = kit_smid();
+    stamp->threads = blockDim.x;
+    stamp->blocks = gridDim.x;
     atomicAdd(&stamp->runs, 1u);
 }
 
