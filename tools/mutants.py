@@ -33,7 +33,7 @@ import sys
 import tempfile
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 
 KIT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, os.path.join(KIT, "grader"))
@@ -42,10 +42,11 @@ from gradelib import build, paths, report  # noqa: E402
 from gradelib import checks as chk  # noqa: E402
 from gradelib import gpu as gpu_mod  # noqa: E402
 from gradelib import labs as lab_registry  # noqa: E402
-from gradelib.grading import DEFAULT_TIMEOUT, grade_lab  # noqa: E402
+from gradelib.grading import grade_lab  # noqa: E402
 from gradelib.labs import Lab  # noqa: E402
 
 EQUIVALENT_DIR = os.path.join(paths.SOLUTIONS_DIR, "equivalent-mutants")
+MUTANT_TIMEOUT = 30
 
 KILLED, SURVIVED, EQUIVALENT, STILLBORN, NOT_RUN = "killed", "survived", "equivalent", "stillborn", "not run"
 
@@ -654,7 +655,9 @@ def main(argv=None):
     p.add_argument("--seed", type=int, default=1, help="the seed of the mutants' test cases (default 1)")
     p.add_argument("--baseline-seeds", type=int, default=1, metavar="N",
                    help="grade the solution and the alternatives on seeds 1..N first (default 1)")
-    p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds per harness run")
+    p.add_argument("--timeout", type=float, default=MUTANT_TIMEOUT,
+                   help="seconds per harness run (default %(default)s: every solution case takes a few; a mutant "
+                        "that recurses without end should not cost a minute)")
     p.add_argument("--out", metavar="DIR", help="where mutants.json and mutants.md go")
     p.add_argument("--only", nargs="+", metavar="ID", help="grade only these mutants")
     args = p.parse_args(argv)
@@ -700,13 +703,14 @@ def main(argv=None):
         with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
             futures = {m.id: pool.submit(grade_mutant, lab, m, args.seed, args.timeout, gpu, lock, scratch)
                        for m in mutants}
-            for done, m in enumerate(mutants, 1):
-                results[m.id] = futures[m.id].result()
-                r = results[m.id]
-                print("[%d/%d] %-36s %-10s %s" % (done, len(mutants), m.id, r["status"],
-                                                  ", ".join(r["killed_by"]) if r["status"] == KILLED else
-                                                  (equivalent.get(m.id, m.what) if r["status"] == SURVIVED else "")),
-                      flush=True)
+            by_future = {f: m for m, f in zip(mutants, (futures[m.id] for m in mutants))}
+            for done, future in enumerate(as_completed(by_future), 1):
+                m = by_future[future]
+                results[m.id] = r = future.result()
+                print("[%d/%d] %-36s %-10s %5.1fs %s" % (
+                    done, len(mutants), m.id, r["status"], r["seconds"],
+                    ", ".join(r["killed_by"]) if r["status"] == KILLED else
+                    (equivalent.get(m.id, m.what) if r["status"] == SURVIVED else "")), flush=True)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     seconds = time.monotonic() - started

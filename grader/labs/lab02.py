@@ -138,7 +138,13 @@ def _array_problem(run, key, what):
 
 
 def check_child_saw_block(ctx):
-    return per_case(ctx, lambda run: _array_problem(run, "data", "data[i] after the children"))
+    def evaluate(run):
+        problems = [p for p in (_array_problem(run, "data", "data[i] after the children"),) if p]
+        if run.doc["data"]["past_end"]:
+            problems.append("%d element(s) after data[n - 1] were written: a thread with i >= n wrote"
+                            % run.doc["data"]["past_end"])
+        return "; ".join(problems) or None
+    return per_case(ctx, evaluate)
 
 
 def check_continuation(ctx):

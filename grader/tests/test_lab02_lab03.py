@@ -45,7 +45,7 @@ class Lab02Test(unittest.TestCase):
         race = race or {"parents": 4096, "saw_first": 4096, "saw_second": 0, "saw_other": 0, "ended_second": 4096}
         return {"race": race,
                 "data": {"sum": s + data_shift, "weighted": w, "bad": 1 if data_shift else 0,
-                         "first_bad_index": 5, "first_bad_value": 5},
+                         "first_bad_index": 5, "first_bad_value": 5, "past_end": 0},
                 "used": {"sum": s + used_shift, "weighted": w, "bad": 1 if used_shift else 0,
                          "first_bad_index": 7, "first_bad_value": -1000000},
                 "uses": {"unused": 0, "first_unused": -1, "used_more_than_once": 0, "first_used_more_than_once": -1,
@@ -72,6 +72,13 @@ class Lab02Test(unittest.TestCase):
         self.assertEqual(outcome.status, chk.FAILED)
         self.assertIn("element 7 is -1000000", outcome.message)
 
+
+    def test_writes_past_the_end_of_data(self):
+        past = self.doc(100)
+        past["data"]["past_end"] = 1
+        outcome = lab02.check_child_saw_block(FakeContext([({"n": 100}, past)]))
+        self.assertEqual(outcome.status, chk.FAILED)
+        self.assertIn("a thread with i >= n wrote", outcome.message)
 
     def test_each_element_used_once_and_none_outside(self):
         twice = self.doc(100)

@@ -29,6 +29,7 @@
 #define POISON (-1000000)             /* what data and the use log hold before a run */
 #define PRODUCE_DELAY_NS 50000ULL     /* produce() outside warp 0 */
 #define MAX_OBSERVE_DELAY_US 100000
+#define DATA_GUARD 64                 /* elements after data[n - 1] that nothing may write */
 
 /* ---- kit-owned device code ---- */
 
@@ -404,13 +405,14 @@ static void print_times(const char *what, time_summary_t s)
 typedef struct {
     long long sum, weighted; /* sum of v[i], sum of i * v[i] */
     int bad, first_bad_index, first_bad_value;
+    int past_end; /* data only: elements written in the guard after data[n - 1] */
 } array_summary_t;
 
 /* Sums for the grader (which computes the expected ones itself) and, for people, where the
  * first element differs from i + 1. */
 static array_summary_t summarize(const int *v, int n)
 {
-    array_summary_t s = {0, 0, 0, -1, 0};
+    array_summary_t s = {0, 0, 0, -1, 0, 0};
     for (int i = 0; i < n; i++) {
         s.sum += v[i];
         s.weighted += (long long)i * v[i];
@@ -447,11 +449,11 @@ static void run_consume(int n, int threads, array_summary_t *data_out, array_sum
 {
     int *data, *used;
     unsigned int *use_count, zero = 0;
-    KIT_CHECK(cudaMalloc((void **)&data, sizeof(int) * (size_t)n));
+    KIT_CHECK(cudaMalloc((void **)&data, sizeof(int) * ((size_t)n + DATA_GUARD)));
     KIT_CHECK(cudaMalloc((void **)&used, sizeof(int) * (size_t)n));
     KIT_CHECK(cudaMalloc((void **)&use_count, sizeof(unsigned int) * (size_t)n));
     KIT_CHECK(cudaMemset(use_count, 0, sizeof(unsigned int) * (size_t)n));
-    fill(data, n, POISON);
+    fill(data, n + DATA_GUARD, POISON);
     fill(used, n, POISON);
     KIT_CHECK(cudaMemcpyToSymbol(kit_used, &used, sizeof used));
     KIT_CHECK(cudaMemcpyToSymbol(kit_use_count, &use_count, sizeof use_count));
@@ -460,9 +462,11 @@ static void run_consume(int n, int threads, array_summary_t *data_out, array_sum
     int blocks = (n + threads - 1) / threads;
     consume_parent<<<blocks, threads>>>(data, n);
     KIT_CHECK_KERNEL();
-    int *h_data = copy_to_host(data, n);
+    int *h_data = copy_to_host(data, n + DATA_GUARD);
     int *h_used = copy_to_host(used, n);
     *data_out = summarize(h_data, n);
+    for (int k = n; k < n + DATA_GUARD; k++)
+        data_out->past_end += h_data[k] != POISON;
     *used_out = summarize(h_used, n);
     unsigned int *h_counts = (unsigned int *)kit_host_alloc(sizeof(unsigned int) * (size_t)n);
     unsigned int out_of_range = 0;
@@ -485,6 +489,7 @@ static void json_summary(kit_json_t *j, const char *key, array_summary_t s)
     kit_json_int(j, "bad", s.bad);
     kit_json_int(j, "first_bad_index", s.first_bad_index);
     kit_json_int(j, "first_bad_value", s.first_bad_value);
+    kit_json_int(j, "past_end", s.past_end);
     kit_json_end_object(j);
 }
 
@@ -546,6 +551,8 @@ int main(int argc, char **argv)
     run_consume(n, threads, &data_summary, &used_summary, &uses);
     printf("Part B: n = %d, %d blocks of %d threads\n", n, part_b_blocks, threads);
     print_summary("data after the children (data[i] == i + 1)", data_summary, n);
+    if (data_summary.past_end)
+        printf("  WRONG: %d of the %d elements after data[n - 1] were written\n", data_summary.past_end, DATA_GUARD);
     print_summary("values used (use_result(i, v) with v == i + 1)", used_summary, n);
     if (uses.unused || uses.used_more_than_once || uses.out_of_range)
         printf("  uses: %d elements never used (first: %d), %d used more than once (first: %d), %u uses of "
