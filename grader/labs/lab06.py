@@ -2,11 +2,14 @@
 
 The harness asks the student's pool for slots from a full grid, several times more requests than
 slots, and checks every answer on the host with a bitmap (unique, in range, exactly `capacity`
-successes, the rest "full"); runs more than 2^32 requests through the counter (a 32-bit counter
-must not wrap); collects Lab 04's Bezier vertices into one pool through the student's dynamic
-kernels and checks them against Lab 04's double-precision reference; and times, in the same run,
-the student's pool against per-object device malloc and the student's counter against the kit's
-one-atomic-per-thread counter.
+successes, the rest "full"); it asks from whole warps and from groups of lanes with gaps, from 1-D
+blocks and from 2-D blocks whose threadIdx.x is not the lane, from pools small and past 4 GiB, one
+slot (pool_alloc) or many (pool_alloc_many) at a time. It runs more than 2^32 requests through the
+counter (a 32-bit counter must not wrap); collects Lab 04's Bezier vertices into one pool through the
+student's dynamic kernels, checks them against Lab 04's double-precision reference and counts the
+calls of bezier_point and the launches checked; and times, in the same run, the student's pool
+against per-object device malloc and the student's counter against the kit's one-atomic-per-thread
+counter.
 """
 import re
 
@@ -25,6 +28,13 @@ MIN_MALLOC_OVER_POOL = 10.0       # per-object device malloc time / the student'
 MIN_PER_THREAD_OVER_WARP = 3.0    # the kit's one-atomic-per-thread counter time / the student's counter_take
 WRAP_REQUESTS = (1 << 32) + (1 << 24)  # past 2^32: a counter that keeps adding wraps and hands out 0.. again
 TIMING_CASE = {"objects": 1 << 18, "object_bytes": 128, "take_rounds": 32}
+# 2-D blocks for the uniqueness run: blockDim.x not a multiple of 32 (threadIdx.x % 32 is not the
+# lane) and a block size not a multiple of 32 (the last warp of each block is partial).
+BLOCK_SHAPES = ((24, 5), (40, 3), (20, 7), (36, 7), (12, 9), (33, 3))
+BIG_SLOT_BYTES = 4096  # with a little over 2^20 slots the slot array passes 4 GiB: 32-bit offsets wrap
+
+# The work collect_vertices hands to its child, for tools/mutants.py's "parent keeps the work" mutant.
+PARENT_WORK = {"collect_vertices": "for (int k = 0; k < n; k++) line->vertices[k] = bezier_point(line, k, n);"}
 
 # What a warp-aggregated counter shows in PTX: the active mask or a vote/match, a shuffle, an atomic.
 _AGGREGATE = re.compile(r"\b(activemask\.b32|vote(\.sync)?\.ballot|match\.any\.sync)")
@@ -33,18 +43,22 @@ _ATOMIC = re.compile(r"\batom\.[\w.]*\b(add|cas)\b")
 # Device-heap allocation, however it is spelled: malloc, cudaMalloc in device code, the kit's wrapper.
 DEVICE_MALLOCS = ("malloc", "__cudaCDP2Malloc", "_Z17kit_device_mallocm")
 
-CASE_DEFAULTS = {"capacity": 0, "requests": 0, "wrap_capacity": 4096, "wrap_requests": 0, "lines": 0,
-             "workload": "chained", "factor": 16, "max": 32, "fit": 100, "objects": 0, "object_bytes": 128,
-             "take_rounds": 0, "repeats": 0}
-_HARNESS_OPTIONS = ("capacity", "requests", "wrap_capacity", "wrap_requests", "lines", "workload", "factor", "max",
-                    "fit", "objects", "object_bytes", "take_rounds", "repeats", "seed")
+CASE_DEFAULTS = {"capacity": 0, "requests": 0, "slot_bytes": 12, "block_x": 256, "block_y": 1,
+                 "lanes": "contiguous", "many": 0, "wrap_capacity": 4096, "wrap_requests": 0, "lines": 0,
+                 "workload": "chained", "factor": 16, "max": 32, "fit": 100, "objects": 0, "object_bytes": 128,
+                 "take_rounds": 0, "repeats": 0}
+_HARNESS_OPTIONS = ("capacity", "requests", "slot_bytes", "block_x", "block_y", "lanes", "many", "wrap_capacity",
+                    "wrap_requests", "lines", "workload", "factor", "max", "fit", "objects", "object_bytes",
+                    "take_rounds", "repeats", "seed")
 
 
 def make_cases(rng):
     """Uniqueness: about a million slots and 4x the requests; a tiny capacity (1, 31, 32, 33) under many
-    requests; fewer requests than slots. More than 2^32 requests through the counter. Part C: the textbook's
-    lines, more lines than the default pending-launch limit, a heavy tail, a pool half the size needed.
-    The timing case. Sizes and seeds are drawn from rng."""
+    requests; fewer requests than slots; lanes with gaps asking together (more requests than slots, and
+    fewer); 2-D blocks whose blockDim.x is not a multiple of 32, with a partial last warp; a slot array past
+    4 GiB, one slot per request and 1 .. M slots per request (pool_alloc_many). More than 2^32 requests
+    through the counter. Part C: the textbook's lines, more lines than the default pending-launch limit, a
+    heavy tail, a pool half the size needed. The timing case. Sizes, shapes and seeds are drawn from rng."""
     def case(part, **kw):
         p = dict(CASE_DEFAULTS, part=part, seed=rng.randint(1, 10 ** 9))
         p.update(kw)
@@ -52,20 +66,35 @@ def make_cases(rng):
     capacity = rng.randint((1 << 20) - 4096, (1 << 20) + 4096)
     small = rng.choice((1, 31, 32, 33))
     roomy = rng.randint(1000, 200000)
+    scattered = rng.randint(20000, 200000)
+    shaped = rng.randint(20000, 200000)
+    shaped_few = rng.randint(20000, 200000)
+    shape, shape_few = rng.choice(BLOCK_SHAPES), rng.choice(BLOCK_SHAPES)
+    big = (1 << 20) + rng.randint(1 << 12, 1 << 16)
+    big_many = (1 << 20) + rng.randint(1 << 15, 1 << 16)
+    many = rng.choice((1024, 2048, 4096))
     return [
         case("uniqueness", capacity=capacity, requests=4 * capacity),
         case("uniqueness", capacity=small, requests=rng.randint(1000, 100000)),
         case("uniqueness", capacity=roomy, requests=rng.randint(roomy // 2, roomy)),
+        case("uniqueness", capacity=scattered, requests=3 * scattered, lanes="scattered"),
+        case("uniqueness", capacity=shaped, requests=3 * shaped, block_x=shape[0], block_y=shape[1]),
+        case("uniqueness", capacity=shaped_few, requests=rng.randint(shaped_few // 2, shaped_few),
+             block_x=shape_few[0], block_y=shape_few[1], lanes="scattered"),
+        case("uniqueness", capacity=big, requests=2 * big, slot_bytes=BIG_SLOT_BYTES),
+        # about 3x the slots in demand, from a few thousand threads (compare-and-swap is for few callers)
+        case("uniqueness", capacity=big_many, requests=6 * big_many // (many + 1), slot_bytes=BIG_SLOT_BYTES,
+             many=many),
         case("wrap", wrap_capacity=rng.randint(1000, 100000), wrap_requests=WRAP_REQUESTS),
         case("collect", lines=1000),
         case("collect", lines=12000, factor=rng.choice((16, 256, 1024)), max=rng.choice((32, 64, 1024))),
         case("collect", lines=300, workload="heavy", max=1 << 16),
         case("collect", lines=rng.randint(500, 3000), factor=256, max=1024, fit=50),
-        case("timing", repeats=TIMING_REPEATS, **TIMING_CASE),
+        case("timing", repeats=TIMING_REPEATS, timing=True, **TIMING_CASE),
     ]
 
 
-def harness_args(p):  # "part" tells the checks which cases are theirs; the harness does not need it
+def harness_args(p):  # "part" and "timing" are for the checks; the harness does not need them
     args = []
     for key in _HARNESS_OPTIONS:
         args += ["--" + key.replace("_", "-"), str(p[key])]
@@ -116,11 +145,56 @@ def check_no_device_malloc(ctx):
     return chk.passed()
 
 
+_STREAM_NAMES = {ptx.NULL_STREAM: "the NULL stream (the children of a block run one after another)",
+                 ptx.TAIL_LAUNCH_STREAM: "cudaStreamTailLaunch (the children run one after another, after the "
+                                         "parent grid)"}
+
+
+# A launch's stream argument, and a 64-bit load from a __shared__ variable at a fixed address (a stream
+# one per block, not one per thread: an array indexed by the thread is addressed through a register).
+_CALLSEQ = re.compile(r"\{\s*//\s*callseq\s+(\d+).*?\}\s*//\s*callseq\s+\1\b", re.S)
+_STREAM_ARG = re.compile(r"st\.param\.b64\s+\[param1\+0\],\s*(%rd\d+)\s*;")
+_SHARED_SCALAR = re.compile(r"ld\.shared\.[bu]64\s+(%rd\d+),\s*\[[A-Za-z_$][\w$]*(?:\+\d+)?\]")
+
+
+def block_shared_stream_launches(kernel_text):
+    """How many device launches in one kernel's PTX take their stream from one __shared__ variable."""
+    shared = {m.group(1) for m in _SHARED_SCALAR.finditer(kernel_text)}
+    count = 0
+    for seq in _CALLSEQ.finditer(kernel_text):
+        body = seq.group(0)
+        if ptx.DEVICE_LAUNCH in ptx.called_functions(body):
+            m = _STREAM_ARG.search(body)
+            count += bool(m and m.group(1) in shared)
+    return count
+
+
 def check_collect_launches(ctx):
+    """collect_vertices launches a child grid from the device, checks each launch right after it on every
+    path (KIT_CHECK_LAUNCH(): cudaGetLastError() after the launch, not before it), and launches into
+    cudaStreamFireAndForget or a stream of the thread's own: not the NULL stream, not the tail-launch
+    stream, not one __shared__ stream for the whole block (each would run a block's children one by one)."""
     text = _reachable_text(ctx, "collect_vertices")
     if text is None or ptx.DEVICE_LAUNCH not in ptx.called_functions(text):
         return chk.failed("expected: collect_vertices launches fill_vertices from the device\n"
                           "actual:   no device-side launch in the PTX of collect_vertices")
+    kernel = next((k for k in (ptx.kernel_text(t, "collect_vertices") for t in ctx.ptx.values()) if k), None)
+    problems = []
+    if kernel is not None:
+        unchecked = ptx.unchecked_launches(kernel)
+        if unchecked:
+            problems.append("%d launch(es) in collect_vertices with a path on which no cudaGetLastError() follows "
+                            "it (KIT_CHECK_LAUNCH() missing, or before the launch instead of after it)" % unchecked)
+        if block_shared_stream_launches(kernel):
+            problems.append("a launch into a stream held in one __shared__ variable: one stream for the whole "
+                            "block, so the children of a block run one after another")
+    streams = sorted(set(st for st in ptx.launch_streams(text) if st in _STREAM_NAMES))
+    for st in streams:
+        problems.append("a launch into %s" % _STREAM_NAMES[st])
+    if problems:
+        return chk.failed("expected: each child launched into cudaStreamFireAndForget or a stream of the thread's "
+                          "own, and checked with KIT_CHECK_LAUNCH() right after the launch\n"
+                          "actual:   %s" % "; ".join(problems))
     return chk.passed()
 
 
@@ -130,40 +204,86 @@ def _expected_successes(u):
     return min(u["requests"], u["capacity"])
 
 
+def _shape(u):
+    """How a uniqueness case asked, for messages."""
+    what = ("pool_alloc_many, 1 to %d slots each" % u["many"]) if u.get("many") else "pool_alloc"
+    block = "%dx%d" % (u["block_x"], u["block_y"]) if u.get("block_y", 1) != 1 else str(u["threads"])
+    lanes = ", lanes with gaps asking together" if u.get("lanes") == "scattered" else ""
+    return ("%d requests (%s) from %d blocks of %s%s for %d slots of %d bytes"
+            % (u["requests"], what, u["blocks"], block, lanes, u["capacity"], u["slot_bytes"]))
+
+
+def _per_uniqueness_case(ctx, evaluate):
+    """per_case over the uniqueness cases. A case the harness left out for want of GPU memory (a slot
+    array past 4 GiB on a small GPU) is not counted: the message says so, the score does not drop."""
+    runs = _runs(ctx, "uniqueness")
+    if not runs:
+        return chk.failed("no uniqueness case was run")
+    ran, left_out = [], []
+    for run in runs:
+        u = run.doc.get("uniqueness", {})
+        if not u.get("ran") and u.get("not_run_reason"):
+            left_out.append("  %s: not run on this GPU: %s" % (run.label(), u["not_run_reason"]))
+        else:
+            ran.append(run)
+
+    def checked(run):
+        if not run.doc["uniqueness"].get("ran"):
+            return "the harness did not run the uniqueness part"
+        return evaluate(run)
+    outcome = per_case(ctx, checked, runs=ran) if ran else chk.failed("no uniqueness case could run on this GPU")
+    if left_out:
+        outcome.message += ("\n%d case(s) not counted (this GPU has too little free memory; not held against "
+                            "you):\n%s" % (len(left_out), "\n".join(left_out)))
+    return outcome
+
+
 def check_unique_slots(ctx):
     def evaluate(run):
         u = run.doc["uniqueness"]
-        want = _expected_successes(u)
         problems = []
         if u["duplicates"]:
-            problems.append("%d slot(s) handed out twice (first: slot %d, again to request %d)"
+            problems.append("%d request(s) given a slot already handed out (first: slot %d, again to request %d)"
                             % (u["duplicates"], u["first_duplicate_index"], u["first_duplicate_request"]))
         if u["out_of_range"] or u["misaligned"]:
             problems.append("%d pointer(s) past the pool's %d slots, %d not at the start of a slot"
                             % (u["out_of_range"], u["capacity"], u["misaligned"]))
-        if u["unique"] != want:
-            problems.append("%d distinct slots handed out, expected all %d" % (u["unique"], want))
-        if u["full"] != u["requests"] - want:
-            problems.append("%d requests answered full (NULL), expected %d" % (u["full"], u["requests"] - want))
+        if u.get("many"):
+            # All or nothing, never "full" while the slots asked for are still there: a request refused
+            # for n slots means fewer than n were left then, so fewer than n are left at the end.
+            left = u["capacity"] - u["unique"]
+            if u["full"] and u["min_refused_slots"] <= left:
+                problems.append("a request for %d slots was answered full (NULL), yet %d of the %d slots were "
+                                "never handed out" % (u["min_refused_slots"], left, u["capacity"]))
+        else:
+            want = _expected_successes(u)
+            if u["unique"] != want:
+                problems.append("%d distinct slots handed out, expected all %d" % (u["unique"], want))
+            if u["full"] != u["requests"] - want:
+                problems.append("%d requests answered full (NULL), expected %d" % (u["full"], u["requests"] - want))
         if not problems:
             return None
-        return ("%d requests from %d blocks of %d for %d slots: %s"
-                % (u["requests"], u["blocks"], u["threads"], u["capacity"], "; ".join(problems)))
-    return _per_case(ctx, "uniqueness", evaluate)
+        return "%s: %s" % (_shape(u), "; ".join(problems))
+    return _per_uniqueness_case(ctx, evaluate)
 
 
 def check_walk(ctx):
     def evaluate(run):
         u = run.doc["uniqueness"]
-        want = _expected_successes(u)
-        if u["walked"] != want:
+        if u.get("many"):
+            # 1 .. M slots per request: the walk must reach every slot handed out; a slot it reaches that
+            # nobody was given holds no record (below)
+            if u["walked"] < u["unique"]:
+                return ("the host walks slots 0 .. min(counter.next, capacity) - 1, but counter.next ended at %d: "
+                        "%d slots, fewer than the %d handed out" % (u["counter_next"], u["walked"], u["unique"]))
+        elif u["walked"] != _expected_successes(u):
             return ("the host walks slots 0 .. min(counter.next, capacity) - 1, but counter.next ended at %d: "
-                    "%d slots, expected %d" % (u["counter_next"], u["walked"], want))
+                    "%d slots, expected %d" % (u["counter_next"], u["walked"], _expected_successes(u)))
         if u["unowned"]:
             return ("%d of the %d slots the host walked hold no record of a request that was given them "
                     "(first: slot %d)" % (u["unowned"], u["walked"], u["first_unowned_slot"]))
         return None
-    return _per_case(ctx, "uniqueness", evaluate)
+    return _per_uniqueness_case(ctx, evaluate)
 
 
 def check_no_wrap(ctx):
@@ -218,6 +338,30 @@ def check_collect_vertices(ctx):
         lost = launch_log_problem(c["log"])
         if lost:
             problems.append(lost)
+        if "lines_with_vertices" in c and c["log"]["checked"] != c["lines_with_vertices"]:
+            problems.append("%d launch(es) checked with KIT_CHECK_LAUNCH(), expected one per line that got "
+                            "vertices (%d): check each child launch right after it, in the thread that made it"
+                            % (c["log"]["checked"], c["lines_with_vertices"]))
+        return "; ".join(problems) or None
+    return _per_case(ctx, "collect", evaluate)
+
+
+def check_vertices_once(ctx):
+    """bezier_point, counted by the kit while collect_vertices and its children run: one call per vertex of
+    the lines that got vertices (their n_vertices, summed), none for an index outside a line."""
+    def evaluate(run):
+        c = run.doc["collect"]
+        calls, want, outside = c["point_calls"], c["claimed_vertices"], c["point_calls_out_of_range"]
+        problems = []
+        if calls != want:
+            problems.append("bezier_point was called %d times for the %d vertices of the %d lines that got "
+                            "vertices: expected exactly one call per vertex, from the line's child grid (%s)"
+                            % (calls, want, c["lines_with_vertices"],
+                               "more: some vertices computed twice, e.g. by the parent and by a child, or by two "
+                               "children" if calls > want else "fewer: some vertices never computed"))
+        if outside:
+            problems.append("%d call(s) of bezier_point for a vertex index outside [0, n): the child's bound "
+                            "check must be i < n" % outside)
         return "; ".join(problems) or None
     return _per_case(ctx, "collect", evaluate)
 
@@ -259,7 +403,7 @@ def check_full_pool(ctx):
 # ---- runtime: timing ----
 
 def _timing(ctx):
-    runs = _runs(ctx, "timing")
+    runs = [r for r in ctx.runs if r.params.get("timing")]
     if not runs or not runs[0].doc.get("timing", {}).get("ran"):
         return None, None
     return runs[0], runs[0].doc["timing"]
@@ -329,13 +473,15 @@ LAB = Lab(
                   hint=hint(HANDOUT, "2.4 (the bounded counter)")),
         chk.Check("part C vertices", 2, chk.RUNTIME, check_collect_vertices, parent=RUNS_CLEANLY,
                   hint=hint(HANDOUT, "2.6 (collecting output from dynamic kernels)")),
+        chk.Check("each vertex computed once", 1, chk.RUNTIME, check_vertices_once, parent=RUNS_CLEANLY,
+                  hint=hint(HANDOUT, "2.6 (collecting output from dynamic kernels)")),
         chk.Check("one allocation for all lines", 1, chk.RUNTIME, check_one_allocation, parent=RUNS_CLEANLY,
                   hint=hint(HANDOUT, "2.6 (collecting output from dynamic kernels)")),
         chk.Check("a full pool answers full", 1, chk.RUNTIME, check_full_pool, parent=RUNS_CLEANLY,
                   hint=hint(HANDOUT, "2.5 (the typed pool)")),
         chk.Check("pool beats per-object malloc", 2, chk.RUNTIME, check_pool_beats_malloc, parent=UNIQUE,
-                  hint=hint(HANDOUT, "2.2 (why per-object malloc is slow)")),
+                  hint=hint(HANDOUT, "2.2 (why per-object malloc is slow)"), timing=True),
         chk.Check("warp aggregation beats one atomic per thread", 2, chk.RUNTIME, check_aggregation_speed,
-                  parent=UNIQUE, hint=hint(HANDOUT, "2.3 (atomics and warp aggregation)")),
+                  parent=UNIQUE, hint=hint(HANDOUT, "2.3 (atomics and warp aggregation)"), timing=True),
     ],
 )

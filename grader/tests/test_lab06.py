@@ -1,4 +1,6 @@
 """Lab 06's grading rules on constructed harness documents and PTX (no GPU needed)."""
+import json
+import os
 import random
 import unittest
 
@@ -33,17 +35,30 @@ def log_ok(n=0):
 
 def good_doc(p):
     """What the solution's harness run writes for the parameters p."""
-    doc = {"lab": "06-parallel-allocator", "params": dict(p, blocks=1056), "heap_bytes": 64 << 20,
-           "uniqueness": {"ran": False}, "wrap": {"ran": False}, "collect": {"ran": False},
-           "timing": {"ran": False}}
+    params = {k: v for k, v in p.items() if k not in ("part", "timing")}
+    doc = {"lab": "06-parallel-allocator", "params": dict(params, blocks=1056), "heap_bytes": 64 << 20,
+           "pending_launch_limit": 2048, "uniqueness": {"ran": False}, "wrap": {"ran": False},
+           "collect": {"ran": False}, "timing": {"ran": False}}
     if p["capacity"] and p["requests"]:
-        got = min(p["capacity"], p["requests"])
-        doc["uniqueness"] = {"ran": True, "capacity": p["capacity"], "slot_bytes": 12, "requests": p["requests"],
-                             "blocks": 1056, "threads": 256, "successes": got, "unique": got, "duplicates": 0,
-                             "out_of_range": 0, "misaligned": 0, "full": p["requests"] - got,
-                             "first_duplicate_index": -1, "first_duplicate_request": -1,
-                             "counter_next": got + 4096 if p["requests"] > p["capacity"] else got,
-                             "walked": got, "unowned": 0, "first_unowned_slot": -1}
+        threads = p["block_x"] * p["block_y"]
+        u = {"ran": True, "not_run_reason": "", "capacity": p["capacity"], "slot_bytes": p["slot_bytes"],
+             "requests": p["requests"], "blocks": 270336 // threads, "threads": threads, "block_x": p["block_x"],
+             "block_y": p["block_y"], "lanes": p["lanes"], "many": p["many"], "duplicates": 0, "out_of_range": 0,
+             "misaligned": 0, "first_duplicate_index": -1, "first_duplicate_request": -1, "unowned": 0,
+             "first_unowned_slot": -1}
+        if p["many"]:
+            # 1 .. many slots per request, about 3x the capacity asked for: the counter stops a little
+            # short of capacity, closer than the smallest request it refused
+            unique = p["capacity"] - 100
+            served = p["requests"] // 3
+            u.update(successes=served, unique=unique, full=p["requests"] - served, min_refused_slots=500,
+                     counter_next=unique, walked=unique)
+        else:
+            got = min(p["capacity"], p["requests"])
+            u.update(successes=got, unique=got, full=p["requests"] - got,
+                     min_refused_slots=1 if p["requests"] > got else -1,
+                     counter_next=got + 4096 if p["requests"] > p["capacity"] else got, walked=got)
+        doc["uniqueness"] = u
     if p["wrap_requests"]:
         threads = 1056 * 256
         rounds = -(-p["wrap_requests"] // threads)
@@ -60,7 +75,9 @@ def good_doc(p):
         doc["collect"] = {"ran": True, "lines": p["lines"], "fit_percent": p["fit"], "capacity": capacity,
                           "total_vertices": total, "pooled_vertices": total - full * 20, "full_lines": full,
                           "outside_pool": 0, "first_outside_line": -1, "misaligned": 0, "overlapping": 0,
-                          "first_overlapping_line": -1, "guard_damaged": False, "device_mallocs": 0,
+                          "first_overlapping_line": -1, "guard_damaged": False,
+                          "lines_with_vertices": p["lines"] - full, "claimed_vertices": total - full * 20,
+                          "point_calls": total - full * 20, "point_calls_out_of_range": 0, "device_mallocs": 0,
                           "allocations": 1, "check": check, "log": log_ok(p["lines"] - full)}
     if p["repeats"] and p["objects"]:
         def entry(ms, mallocs=0):
@@ -84,7 +101,7 @@ class Lab06CasesTest(unittest.TestCase):
         parts = [c["part"] for c in cases]
         for part in ("uniqueness", "wrap", "collect", "timing"):
             self.assertIn(part, parts)
-        big = [c for c in cases if c["part"] == "uniqueness" and c["capacity"] > 1000000]
+        big = [c for c in cases if c["part"] == "uniqueness" and c["capacity"] > 1000000 and c["slot_bytes"] == 12]
         self.assertTrue(big and all(c["requests"] == 4 * c["capacity"] for c in big), "4x requests past ~1M slots")
         self.assertTrue(any(c["part"] == "uniqueness" and c["capacity"] <= 33 for c in cases), "a tiny capacity")
         self.assertTrue(any(c["part"] == "uniqueness" and c["requests"] <= c["capacity"] for c in cases),
@@ -93,12 +110,86 @@ class Lab06CasesTest(unittest.TestCase):
         self.assertTrue(any(c["part"] == "collect" and c["fit"] < 100 for c in cases), "a pool too small")
         self.assertTrue(any(c["part"] == "collect" and c["lines"] > 2048 for c in cases))
 
+    def test_adversarial_uniqueness_cases(self):
+        for seed in range(20):
+            cases = [c for c in lab06.make_cases(random.Random(seed)) if c["part"] == "uniqueness"]
+            single = [c for c in cases if not c["many"]]
+            scattered = [c for c in single if c["lanes"] == "scattered"]
+            # lanes with gaps, more requests than slots (every slot must go) and fewer (every request served)
+            self.assertTrue(any(c["requests"] > c["capacity"] for c in scattered))
+            self.assertTrue(any(c["requests"] <= c["capacity"] for c in scattered))
+            # 2-D blocks: threadIdx.x is not the lane, the last warp of a block is partial; with whole warps too
+            shaped = [c for c in single if c["block_y"] > 1]
+            for c in shaped:
+                self.assertNotEqual(c["block_x"] % 32, 0)
+                self.assertNotEqual(c["block_x"] * c["block_y"] % 32, 0)
+                self.assertLessEqual(c["block_x"] * c["block_y"], 1024)
+            self.assertTrue(any(c["lanes"] == "contiguous" and c["requests"] > c["capacity"] for c in shaped))
+            # slot arrays past 4 GiB, one slot and many slots per request, with slots handed out past index 2^20
+            for many in (False, True):
+                past = [c for c in cases if bool(c["many"]) == many and c["capacity"] * c["slot_bytes"] > 1 << 32]
+                self.assertEqual(len(past), 1, "many" if many else "single")
+                c = past[0]
+                self.assertGreater(c["capacity"] - (1 << 32) // c["slot_bytes"], 2 * c["many"])
+                demand = c["requests"] * (c["many"] + 1) / 2 if many else c["requests"]
+                self.assertGreaterEqual(demand, 2 * c["capacity"])
+                self.assertLessEqual(c["many"], 4096)
+                if many:
+                    self.assertLess(c["requests"], 10000, "compare-and-swap from a few thousand threads")
+
+    def test_timing_case_is_marked(self):
+        cases = lab06.make_cases(random.Random(1))
+        self.assertEqual([c["part"] for c in cases if c.get("timing")], ["timing"])
+        self.assertEqual({c.name for c in lab06.LAB.lab_checks if c.timing},
+                         {"pool beats per-object malloc", "warp aggregation beats one atomic per thread"})
+
     def test_harness_args_name_every_option(self):
         args = lab06.harness_args(lab06.make_cases(random.Random(1))[0])
-        self.assertEqual(args[0::2], ["--capacity", "--requests", "--wrap-capacity", "--wrap-requests", "--lines",
+        self.assertEqual(args[0::2], ["--capacity", "--requests", "--slot-bytes", "--block-x", "--block-y",
+                                      "--lanes", "--many", "--wrap-capacity", "--wrap-requests", "--lines",
                                       "--workload", "--factor", "--max", "--fit", "--objects", "--object-bytes",
                                       "--take-rounds", "--repeats", "--seed"])
         self.assertNotIn("--part", args)
+        self.assertNotIn("--timing", lab06.harness_args(lab06.make_cases(random.Random(1))[-1]))
+
+    def test_harness_accepts_every_option_the_grader_passes(self):
+        with open(os.path.join(os.path.dirname(__file__), "..", "..", "common", "harness", "06-parallel-allocator",
+                               "harness.cu")) as f:
+            source = f.read()
+        for key in lab06._HARNESS_OPTIONS:
+            self.assertIn('"--%s"' % key.replace("_", "-"), source)
+
+
+# Keys the recorded run (data/recorded/lab06-solution.json, the harness at its defaults) predates: the
+# harness writes them now. Re-recording on a GPU makes this list unnecessary; the test holds either way.
+PREDATES = {
+    "params": {"block_x", "block_y", "lanes", "many"},
+    "uniqueness": {"not_run_reason", "block_x", "block_y", "lanes", "many", "min_refused_slots"},
+    "collect": {"lines_with_vertices", "claimed_vertices", "point_calls", "point_calls_out_of_range"},
+}
+
+
+class Lab06RecordedTest(unittest.TestCase):
+    def test_constructed_documents_have_the_recorded_keys(self):
+        with open(os.path.join(os.path.dirname(__file__), "data", "recorded", "lab06-solution.json")) as f:
+            recorded = json.load(f)
+        p = dict(lab06.CASE_DEFAULTS, part="all", seed=1, capacity=1 << 20, requests=1 << 22, lines=1000,
+                 objects=1000000, take_rounds=32, repeats=3)
+        constructed = good_doc(p)
+        for section in ("params", "uniqueness", "collect", "timing"):
+            self.assertEqual(set(recorded[section]) | PREDATES.get(section, set()), set(constructed[section]),
+                             section)
+        self.assertEqual(set(recorded["collect"]["log"]), set(constructed["collect"]["log"]))
+
+    def test_recorded_solution_passes(self):
+        with open(os.path.join(os.path.dirname(__file__), "data", "recorded", "lab06-solution.json")) as f:
+            recorded = json.load(f)
+        u, c = recorded["uniqueness"], recorded["collect"]
+        ctx = FakeContext([(dict(part="uniqueness"), recorded), (dict(part="collect"), recorded)])
+        for check in (lab06.check_unique_slots, lab06.check_walk, lab06.check_collect_vertices,
+                      lab06.check_full_pool, lab06.check_one_allocation):
+            self.assertEqual(check(ctx).status, chk.PASSED, check.__name__)
+        self.assertTrue(u["ran"] and c["ran"])
 
 
 class Lab06RuntimeTest(unittest.TestCase):
@@ -137,7 +228,8 @@ class Lab06RuntimeTest(unittest.TestCase):
         ctx = self.ctx(racy)
         outcome = lab06.check_unique_slots(ctx)
         self.assertEqual(outcome.status, chk.FAILED)
-        self.assertIn("5000 slot(s) handed out twice (first: slot 7, again to request 123)", outcome.message)
+        self.assertIn("5000 request(s) given a slot already handed out (first: slot 7, again to request 123)",
+                      outcome.message)
         self.assertEqual(self.failing(ctx), {lab06.UNIQUE})
 
     def test_past_capacity_fails(self):
@@ -258,6 +350,174 @@ class Lab06RuntimeTest(unittest.TestCase):
         ctx = FakeContext([(p, good_doc(p)) for p in self.cases if p["part"] != "wrap"])
         self.assertEqual(lab06.check_no_wrap(ctx).status, chk.FAILED)
 
+    # ---- adversarial uniqueness cases ----
+
+    def test_rank_lane_minus_leader_fails_where_lanes_have_gaps(self):
+        def lane_minus_leader(p, d):
+            u = d["uniqueness"]
+            if u["ran"] and u["lanes"] == "scattered" and u["requests"] > u["capacity"]:
+                # ranks skip indices of the warp's range and run into the next warp's
+                u.update(duplicates=9000, unique=u["capacity"] - 9000, full=u["full"] + 4000,
+                         successes=u["successes"] - 4000, first_duplicate_index=40, first_duplicate_request=77)
+        ctx = self.ctx(lane_minus_leader)
+        outcome = lab06.check_unique_slots(ctx)
+        self.assertEqual(outcome.status, chk.FAILED)
+        self.assertIn("lanes with gaps asking together", outcome.message)
+        self.assertIn("9000 request(s) given a slot already handed out (first: slot 40, again to request 77)",
+                      outcome.message)
+        self.assertIn("1 of ", outcome.message)
+        self.assertEqual(self.failing(ctx), {lab06.UNIQUE})
+
+    def test_lane_from_threadidx_fails_in_2d_blocks(self):
+        def threadidx(p, d):
+            u = d["uniqueness"]
+            if u["ran"] and u["block_y"] > 1:
+                u.update(duplicates=u["unique"] // 3, unique=u["unique"] - u["unique"] // 3,
+                         first_duplicate_index=12, first_duplicate_request=12)
+        outcome = lab06.check_unique_slots(self.ctx(threadidx))
+        self.assertEqual(outcome.status, chk.FAILED)
+        shaped = [p for p in self.cases if p["part"] == "uniqueness" and p["block_y"] > 1]
+        uniqueness = [p for p in self.cases if p["part"] == "uniqueness"]
+        self.assertIn("%d of %d cases wrong" % (len(shaped), len(uniqueness)), outcome.message)
+        self.assertIn("blocks of %dx%d" % (shaped[0]["block_x"], shaped[0]["block_y"]), outcome.message)
+
+    def test_32_bit_offsets_fail_past_4_gib(self):
+        def wraps(p, d):
+            u = d["uniqueness"]
+            if u["ran"] and u["capacity"] * u["slot_bytes"] > 1 << 32:
+                aliased = u["capacity"] - (1 << 20)
+                u.update(duplicates=aliased, unique=u["unique"] - aliased, first_duplicate_index=0,
+                         first_duplicate_request=2000000, unowned=aliased, first_unowned_slot=0)
+        ctx = self.ctx(wraps)
+        outcome = lab06.check_unique_slots(ctx)
+        self.assertEqual(outcome.status, chk.FAILED)
+        self.assertIn("slots of 4096 bytes", outcome.message)
+        self.assertIn("pool_alloc_many, 1 to", outcome.message)
+        self.assertIn("first: slot 0", outcome.message)
+        self.assertEqual(lab06.check_walk(ctx).status, chk.FAILED)
+
+    def test_a_case_left_out_for_want_of_memory_is_not_held_against_the_solution(self):
+        def small_gpu(p, d):
+            u = d["uniqueness"]
+            if u["ran"] and u["slot_bytes"] == lab06.BIG_SLOT_BYTES:
+                d["uniqueness"] = dict(u, ran=False, successes=0, unique=0, full=0, walked=0,
+                                       not_run_reason="needs 4.78 GiB of GPU memory, 3.10 GiB of 16.00 GiB free")
+        ctx = self.ctx(small_gpu)
+        for check in (lab06.check_unique_slots, lab06.check_walk):
+            outcome = check(ctx)
+            self.assertEqual(outcome.status, chk.PASSED, outcome.message)
+            self.assertIn("2 case(s) not counted", outcome.message)
+            self.assertIn("needs 4.78 GiB of GPU memory", outcome.message)
+        self.assertEqual(self.failing(ctx), set())
+
+        def small_gpu_and_duplicates(p, d):
+            small_gpu(p, d)
+            u = d["uniqueness"]
+            if u["ran"] and u["lanes"] == "scattered":
+                u.update(duplicates=1, unique=u["unique"] - 1, first_duplicate_index=3, first_duplicate_request=4)
+        outcome = lab06.check_unique_slots(self.ctx(small_gpu_and_duplicates))
+        self.assertEqual(outcome.status, chk.FAILED)
+        self.assertIn("not counted", outcome.message)
+        uniqueness = [p for p in self.cases if p["part"] == "uniqueness"]
+        self.assertAlmostEqual(outcome.fraction, 1 - 2 / (len(uniqueness) - 2))
+
+    def test_a_uniqueness_run_missing_without_a_reason_fails(self):
+        def missing(p, d):
+            if d["uniqueness"]["ran"] and d["uniqueness"]["lanes"] == "scattered":
+                d["uniqueness"] = {"ran": False}
+        outcome = lab06.check_unique_slots(self.ctx(missing))
+        self.assertEqual(outcome.status, chk.FAILED)
+        self.assertIn("did not run the uniqueness part", outcome.message)
+
+    def test_many_slots_refused_while_they_fit_fails(self):
+        def too_early(p, d):
+            u = d["uniqueness"]
+            if u["ran"] and u["many"]:
+                u.update(unique=u["capacity"] - 5000, counter_next=u["capacity"] - 5000,
+                         walked=u["capacity"] - 5000)
+        ctx = self.ctx(too_early)
+        outcome = lab06.check_unique_slots(ctx)
+        self.assertEqual(outcome.status, chk.FAILED)
+        self.assertIn("a request for 500 slots was answered full (NULL), yet 5000 of the", outcome.message)
+        self.assertEqual(lab06.check_walk(ctx).status, chk.PASSED)
+
+        def gaps(p, d):  # an atomicAdd that moves next for requests it then refuses: slots nobody owns
+            u = d["uniqueness"]
+            if u["ran"] and u["many"]:
+                u.update(counter_next=u["capacity"] + 3000, walked=u["capacity"], unowned=100,
+                         first_unowned_slot=7)
+        outcome = lab06.check_walk(self.ctx(gaps))
+        self.assertEqual(outcome.status, chk.FAILED)
+        many = next(p for p in self.cases if p["many"])
+        self.assertIn("100 of the %d slots the host walked hold no record" % many["capacity"], outcome.message)
+
+        def short(p, d):
+            u = d["uniqueness"]
+            if u["ran"] and u["many"]:
+                u.update(counter_next=u["unique"] - 1, walked=u["unique"] - 1)
+        self.assertIn("fewer than the", lab06.check_walk(self.ctx(short)).message)
+
+        def overlapping(p, d):
+            u = d["uniqueness"]
+            if u["ran"] and u["many"]:
+                u.update(duplicates=31, first_duplicate_index=1000, first_duplicate_request=5)
+        self.assertIn("31 request(s) given a slot already handed out",
+                      lab06.check_unique_slots(self.ctx(overlapping)).message)
+
+    # ---- Part C: bezier_point calls and checked launches ----
+
+    def test_each_vertex_once(self):
+        self.assertEqual(lab06.check_vertices_once(self.ctx()).status, chk.PASSED)
+
+        def parent_loop(p, d):  # the parent computes the vertices too, beside its child
+            c = d["collect"]
+            if c["ran"]:
+                c["point_calls"] = 2 * c["claimed_vertices"]
+        ctx = self.ctx(parent_loop)
+        outcome = lab06.check_vertices_once(ctx)
+        self.assertEqual(outcome.status, chk.FAILED)
+        self.assertIn("more: some vertices computed twice", outcome.message)
+        self.assertEqual(self.failing(ctx), {"each vertex computed once"})
+
+        def past_the_end(p, d):  # i <= n in fill_vertices: one more call per line whose n is not 32k
+            c = d["collect"]
+            if c["ran"]:
+                c["point_calls"] += 300
+                c["point_calls_out_of_range"] = 300
+        outcome = lab06.check_vertices_once(self.ctx(past_the_end))
+        self.assertEqual(outcome.status, chk.FAILED)
+        self.assertIn("300 call(s) of bezier_point for a vertex index outside [0, n)", outcome.message)
+
+        def short_child(p, d):
+            c = d["collect"]
+            if c["ran"]:
+                c["point_calls"] -= 1
+        self.assertIn("fewer: some vertices never computed", lab06.check_vertices_once(self.ctx(short_child)).message)
+
+    def test_unchecked_launches_fail_part_c(self):
+        def unchecked(p, d):  # KIT_CHECK_LAUNCH() deleted: nothing reaches the launch log
+            c = d["collect"]
+            if c["ran"]:
+                c["log"]["checked"] = 0
+        ctx = self.ctx(unchecked)
+        outcome = lab06.check_collect_vertices(ctx)
+        self.assertEqual(outcome.status, chk.FAILED)
+        self.assertIn("0 launch(es) checked with KIT_CHECK_LAUNCH(), expected one per line that got vertices",
+                      outcome.message)
+        self.assertEqual(self.failing(ctx), {"part C vertices"})
+
+        def twice(p, d):  # two children per line: each vertex twice, twice the launches
+            c = d["collect"]
+            if c["ran"]:
+                c["log"]["checked"] *= 2
+                c["point_calls"] *= 2
+        self.assertEqual(self.failing(self.ctx(twice)), {"part C vertices", "each vertex computed once"})
+
+    def test_timing_checks_read_the_timing_case(self):
+        ctx = FakeContext([(dict(p, part="other"), good_doc(p)) for p in self.cases if p.get("timing")])
+        self.assertEqual(lab06.check_pool_beats_malloc(ctx).status, chk.PASSED)
+        self.assertEqual(lab06.check_aggregation_speed(ctx).status, chk.PASSED)
+
 
 PTX_AGGREGATED = """
 .extern .func  (.param .b64 func_retval0) malloc
@@ -278,16 +538,39 @@ PTX_AGGREGATED = """
 \t.param .u64 p0
 )
 {
+\tsetp.eq.s64 \t%p7, %rd17, 0;
+\t@%p7 bra \t$L__BB5_10;
 \t{ // callseq 1, 0
+\t.param .b64 param1;
+\tst.param.b64 \t[param1+0], 4;
 \tcall.uni (retval0),
 \t__cudaCDP2LaunchDeviceV2,
 \t(
-\tparam0
+\tparam0,
+\tparam1
 \t);
 \t} // callseq 1
+\t{ // callseq 2, 0
+\tcall.uni (retval0),
+\t__cudaCDP2GetLastError,
+\t(
+\t);
+\t} // callseq 2
+$L__BB5_10:
 \tret;
 }
 """
+
+# collect_vertices as the solution has it, with the launch's stream and its check changed.
+PTX_CHECK_BEFORE_LAUNCH = PTX_AGGREGATED.replace("__cudaCDP2LaunchDeviceV2", "@@").replace(
+    "__cudaCDP2GetLastError", "__cudaCDP2LaunchDeviceV2").replace("@@", "__cudaCDP2GetLastError")
+PTX_NULL_STREAM = PTX_AGGREGATED.replace("[param1+0], 4;", "[param1+0], 0;")
+PTX_OWN_STREAM = PTX_AGGREGATED.replace("[param1+0], 4;", "[param1+0], %rd9;")
+PTX_UNCHECKED = PTX_AGGREGATED.replace("__cudaCDP2GetLastError", "_Z9somethingv")
+# One stream for the block, in a __shared__ variable; one stream per thread, in a __shared__ array.
+PTX_BLOCK_STREAM = PTX_AGGREGATED.replace("[param1+0], 4;", "[param1+0], %rd7;").replace(
+    "\tsetp.eq.s64", "\tld.shared.u64 \t%rd7, [_ZZ16collect_verticesE12block_stream];\n\tsetp.eq.s64", 1)
+PTX_THREAD_STREAMS = PTX_BLOCK_STREAM.replace("[_ZZ16collect_verticesE12block_stream]", "[%r9]")
 
 PTX_PER_THREAD = """
 .visible .func  (.param .b32 func_retval0) _Z12counter_takeP17bounded_counter_t(
@@ -347,6 +630,19 @@ class Lab06StaticTest(unittest.TestCase):
         self.assertEqual(outcome.status, chk.FAILED)
         self.assertIn("calls malloc", outcome.message)
         self.assertEqual(lab06.check_collect_launches(ctx).status, chk.FAILED)
+
+    def test_each_launch_checked_after_it_in_a_stream_of_its_own(self):
+        for text in (PTX_OWN_STREAM, PTX_THREAD_STREAMS):
+            ctx = FakeContext(ptx={"allocator.cu": text})
+            self.assertEqual(lab06.check_collect_launches(ctx).status, chk.PASSED)
+        for text, what in ((PTX_CHECK_BEFORE_LAUNCH, "no cudaGetLastError() follows it"),
+                           (PTX_UNCHECKED, "no cudaGetLastError() follows it"),
+                           (PTX_NULL_STREAM, "a launch into the NULL stream"),
+                           (PTX_NULL_STREAM.replace("[param1+0], 0;", "[param1+0], 3;"), "cudaStreamTailLaunch"),
+                           (PTX_BLOCK_STREAM, "one stream for the whole block")):
+            outcome = lab06.check_collect_launches(FakeContext(ptx={"allocator.cu": text}))
+            self.assertEqual(outcome.status, chk.FAILED, what)
+            self.assertIn(what, outcome.message)
 
     def test_missing_function_fails(self):
         ctx = FakeContext(ptx={"allocator.cu": ""})

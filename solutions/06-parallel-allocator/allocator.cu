@@ -15,7 +15,9 @@ __device__ unsigned int counter_take(bounded_counter_t *counter)
 #ifdef KIT_STARTER
     /* TODO (step 1):
      *  - active = __activemask(); leader = the lowest set bit (__ffs(active) - 1);
-     *    lane = kit_lane_id(); rank = __popc(active & ((1u << lane) - 1)) (active lanes below mine);
+     *    lane = kit_lane_id() (not threadIdx.x % 32: the kit's blocks may be 2-D);
+     *    rank = __popc(active & ((1u << lane) - 1)) (active lanes below mine: the active lanes may
+     *    have gaps, so lane - leader is not the rank);
      *  - the leader: if counter->next (read it through a volatile pointer) is already >= capacity,
      *    the answer is COUNTER_FULL with no atomic at all (so `next` can never wrap, however many
      *    requests come); otherwise first = atomicAdd(&counter->next, __popc(active));
@@ -74,8 +76,8 @@ __device__ void *pool_alloc(typed_pool_t *pool)
 {
 #ifdef KIT_STARTER
     /* TODO (step 2): index = counter_take(&pool->counter); NULL when COUNTER_FULL, otherwise the
-     * address of slot index: pool->slots + index * slot_bytes (compute it in size_t: 32 bits
-     * overflow past 4 GiB). */
+     * address of slot index: pool->slots + index * slot_bytes (compute it in size_t: the kit's
+     * pools pass 4 GiB, where 32 bits overflow). */
     (void)pool;
     return NULL;
 #else
@@ -90,7 +92,7 @@ __device__ void *pool_alloc(typed_pool_t *pool)
 __device__ void *pool_alloc_many(typed_pool_t *pool, unsigned int n)
 {
 #ifdef KIT_STARTER
-    /* TODO (step 4): as pool_alloc, with counter_take_many. */
+    /* TODO (step 4): as pool_alloc, with counter_take_many (the offset in size_t here too). */
     (void)pool; (void)n;
     return NULL;
 #else
@@ -106,7 +108,8 @@ __global__ void fill_vertices(bezier_line_t *line, int n)
 {
 #ifdef KIT_STARTER
     /* TODO (step 5): vertex i = blockIdx.x * blockDim.x + threadIdx.x, if i < n:
-     * line->vertices[i] = bezier_point(line, i, n). */
+     * line->vertices[i] = bezier_point(line, i, n). Each vertex exactly once: the kit counts the
+     * calls of bezier_point. */
     (void)line; (void)n;
 #else
     int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -125,7 +128,8 @@ __global__ void collect_vertices(bezier_line_t *lines, int n_lines, float factor
      *  - vertices = POOL_ALLOC_MANY(pool, float2, n); when NULL the pool is full: leave the line
      *    without vertices (NULL) and launch nothing - that is the answer, not an error;
      *  - launch fill_vertices with ceil(n / 32) blocks of 32 (fire-and-forget, or a stream of your
-     *    own, as in Lab 04) and check the launch with KIT_CHECK_LAUNCH(). */
+     *    own, as in Lab 04; not the NULL stream) and check the launch with KIT_CHECK_LAUNCH() right
+     *    after it. The child computes the vertices; the parent computes none itself. */
     (void)lines; (void)n_lines; (void)factor; (void)max_vertices; (void)pool;
 #else
     int i = blockIdx.x * blockDim.x + threadIdx.x;

@@ -8,11 +8,16 @@
  *   Part A (kit-owned, measured and reported): per-object device malloc against one bulk
  *          allocation carved into slots, and against your pool_alloc;
  *   Part B: counter_take / pool_alloc from a full grid, with 4x more requests than slots, and
- *          from 2^32 + more requests in all (a 32-bit counter must not wrap); every answer is
+ *          from 2^32 + more requests in all (a 32-bit counter must not wrap); also from warps whose
+ *          asking lanes have gaps (odd lanes, one lane, random masks), from 2-D blocks whose
+ *          blockDim.x is not a multiple of 32 and whose last warp is partial, from pools whose slot
+ *          array passes 4 GiB, and pool_alloc_many for 1 .. M slots per request; every answer is
  *          checked on the host with a bitmap; counter_take timed against the kit's
  *          one-atomic-per-thread counter;
  *   Part C: collect_vertices<<<ceil(n_lines / 64), 64>>>(lines, n_lines, factor, max_vertices, pool)
- *          with Lab 04's lines: every line's vertices in one vertex pool, filled by a child grid.
+ *          with Lab 04's lines: every line's vertices in one vertex pool, filled by a child grid;
+ *          the kit counts the calls of bezier_point (each vertex exactly once) and the launches
+ *          checked with KIT_CHECK_LAUNCH() (one per line that got vertices).
  */
 #ifndef ALLOCATOR_H
 #define ALLOCATOR_H
@@ -66,16 +71,20 @@ __device__ void *kit_device_malloc(size_t bytes);
  * active threads of a warp must share one atomic operation. */
 __device__ unsigned int counter_take(bounded_counter_t *counter);
 /* Part C. n consecutive indices for the calling thread: the first of them, or COUNTER_FULL when
- * fewer than n are left (all or nothing). n >= 1. */
+ * fewer than n are left (all or nothing: never full while n are left). n >= 1. Called by a few
+ * thousand threads at once, from any branch. */
 __device__ unsigned int counter_take_many(bounded_counter_t *counter, unsigned int n);
-/* Part B. A slot of the pool (counter_take), or NULL when the pool is full. */
+/* Part B. A slot of the pool (counter_take), or NULL when the pool is full. The slot array may pass
+ * 4 GiB: compute offsets in size_t. */
 __device__ void *pool_alloc(typed_pool_t *pool);
 /* Part C. n consecutive slots (counter_take_many), or NULL when they do not fit. */
 __device__ void *pool_alloc_many(typed_pool_t *pool, unsigned int n);
 
 /* Part C. One thread per line: n = vertex_count(...) into n_vertices, n vertices from the pool
  * (NULL when the pool is full: that line then has no vertices and no child), and a child grid
- * fill_vertices of ceil(n / 32) blocks of 32 that computes them. No device malloc. */
+ * fill_vertices of ceil(n / 32) blocks of 32 that computes them (each vertex once, by the child),
+ * launched into cudaStreamFireAndForget or a stream of the thread's own and checked with
+ * KIT_CHECK_LAUNCH() right after it. No device malloc. */
 __global__ void collect_vertices(bezier_line_t *lines, int n_lines, float factor, int max_vertices,
                                  typed_pool_t *pool);
 __global__ void fill_vertices(bezier_line_t *line, int n);

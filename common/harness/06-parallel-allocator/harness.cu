@@ -4,6 +4,7 @@
  * and times the student's counter against the kit's one-atomic-per-thread counter.
  *
  *   ./allocator [--capacity 1048576] [--requests 4194304] [--slot-bytes 12] [--blocks 0]
+ *               [--block-x 256] [--block-y 1] [--lanes contiguous|scattered] [--many 0]
  *               [--wrap-capacity 4096] [--wrap-requests 0]
  *               [--lines 1000] [--workload chained|heavy] [--factor 16] [--max 32] [--fit 100]
  *               [--objects 1000000] [--object-bytes 128] [--heap-mib 0] [--take-rounds 32]
@@ -11,9 +12,16 @@
  *
  * A size of 0 skips that part (--capacity 0: no uniqueness run; --wrap-requests 0: no run past
  * 2^32; --lines 0: no Part C; --objects 0 or --repeats 0: no timing). --blocks 0 fills the GPU.
+ * The uniqueness run's own shape: blocks of --block-x x --block-y threads (2-D, warps formed x
+ * fastest: a block-x that is not a multiple of 32 makes threadIdx.x a wrong lane number, and a
+ * block size that is not one leaves a partial last warp); --lanes scattered makes seeded groups of
+ * lanes with gaps ask at once instead of whole warps; --many M asks pool_alloc_many for 1 .. M
+ * slots per request (seeded) instead of pool_alloc for one. A slot array larger than the GPU's free
+ * memory allows is not allocated: the run is reported as not run, with the reason.
  * --fit P gives the vertex pool P% of the vertices the lines need (below 100: some lines must be
  * told "full"). --heap-mib 0 sizes the device heap for --objects; --heap-mib 8 keeps the default
- * and shows per-object malloc failing.
+ * and shows per-object malloc failing. --seed draws Part C's lines and the uniqueness run's lane
+ * groups and request sizes.
  *
  * The program links Lab 04's bezier_lines.cu (SHARED_HARNESS_SOURCES in the lab's Makefile), so that
  * Part C's lines, vertex counts, bezier_point, gather kernel and double-precision check are the very
@@ -40,6 +48,10 @@
 #define RECORD_TAG 0x6b697430u
 #define GUARD_VERTICES 4096         /* after the vertex pool, beyond any overrun: must read as GUARD_WORD */
 #define GUARD_WORD 0xffffffffu      /* a NaN no vertex computation produces */
+#define LANES_CONTIGUOUS 0          /* --lanes: whole warps ask at once */
+#define LANES_SCATTERED 1           /* --lanes: groups of lanes with gaps ask at once */
+#define MAX_MANY 4096               /* --many: the most slots one pool_alloc_many request asks for */
+#define MEMORY_MARGIN ((size_t)512 << 20) /* left free on the GPU beside the uniqueness run's arrays */
 
 /* What the uniqueness run writes into the slot it was given. 12 bytes: a slot size that is not a
  * power of two, so that an index scaled by a shift instead of slot_bytes shows. */
@@ -65,28 +77,123 @@ __device__ void *kit_device_malloc(size_t bytes)
     return p;
 }
 
-/* Part B: every request of the grid asks the student's pool for one slot; answers[r] is the slot's
- * index, or why there is none. The range check uses the kit's own copy of the slot array. */
+/* A 64-bit mix (splitmix64's finalizer): the harness's seeded choices, the same on host and device. */
+static __host__ __device__ unsigned long long kit_mix(unsigned long long x)
+{
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+/* --many M: how many consecutive slots request r asks pool_alloc_many for, 1 .. M. */
+static __host__ __device__ unsigned int many_slots(unsigned long long seed, unsigned long long r, unsigned int many)
+{
+    return 1u + (unsigned int)(kit_mix(kit_mix(seed) ^ r) % many);
+}
+
+/* --lanes scattered: the lanes of one warp that ask first in one round (the others ask after them).
+ * Groups with gaps, seeded: odd or even lanes, one lane inside the warp (the rest then has a gap),
+ * its two ends, random masks, runs of eight with gaps, all lanes but one. A rank taken as
+ * lane - leader, a leader taken as lane 0, or a count taken as 32 is wrong for such a group. */
+static __device__ unsigned int scattered_mask(unsigned long long seed, unsigned long long warp,
+                                              unsigned long long round)
+{
+    unsigned long long h = kit_mix(kit_mix(kit_mix(seed) ^ warp) ^ round);
+    unsigned int r = (unsigned int)(h >> 32);
+    switch (h & 7u) {
+    case 0: return 0xaaaaaaaau;                          /* odd lanes */
+    case 1: return 0x55555555u;                          /* even lanes */
+    case 2: return 1u << (1u + r % 30u);                 /* one lane: the others have a gap */
+    case 3: return 0x80000001u;                          /* lanes 0 and 31 */
+    case 4: return r;                                    /* random */
+    case 5: return r & (unsigned int)kit_mix(r);         /* random, sparse */
+    case 6: return 0x00ff00ffu << (r % 9u);              /* runs of eight with gaps */
+    default: return ~(1u << (1u + r % 30u));             /* all lanes but one */
+    }
+}
+
+/* The lanes of this thread's warp that exist: the last warp of a block whose size is not a multiple
+ * of 32 is partial. */
+static __device__ unsigned int kit_warp_lanes(void)
+{
+    unsigned int threads = blockDim.x * blockDim.y * blockDim.z;
+    unsigned int first = (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) & ~31u;
+    return threads - first >= 32u ? 0xffffffffu : (1u << (threads - first)) - 1u;
+}
+
+/* One request of the uniqueness run: one slot (pool_alloc) or, with --many, 1 .. many consecutive
+ * slots (pool_alloc_many). The answer is the first slot's index, or why there is none. The range
+ * check uses the kit's own copy of the slot array. Each slot given gets the request's record, one
+ * 4-byte word at a time. */
+static __device__ unsigned int serve_request(typed_pool_t *pool, const char *slots, unsigned int capacity,
+                                             unsigned int slot_bytes, unsigned int many, unsigned long long seed,
+                                             unsigned long long r)
+{
+    unsigned int n = many ? many_slots(seed, r, many) : 1u;
+    char *slot = many ? (char *)pool_alloc_many(pool, n) : (char *)pool_alloc(pool);
+    if (slot == NULL)
+        return ANSWER_FULL;
+    const char *end = slots + (size_t)capacity * slot_bytes;
+    if ((const char *)slot < slots || (const char *)slot >= end || (size_t)(end - slot) / slot_bytes < n)
+        return ANSWER_OUT_OF_RANGE;
+    if ((size_t)((const char *)slot - slots) % slot_bytes != 0)
+        return ANSWER_MISALIGNED;
+    for (unsigned int k = 0; k < n; k++) {
+        kit_record_t *rec = (kit_record_t *)(slot + (size_t)k * slot_bytes);
+        rec->request = (unsigned int)r;
+        rec->tag = RECORD_TAG;
+        rec->block = blockIdx.x;
+    }
+    return (unsigned int)((size_t)((const char *)slot - slots) / slot_bytes);
+}
+
+/* Part B: every request asks the student's pool; answers[r] is the first slot's index, or why there
+ * is none. Blocks may be 2-D (--block-x, --block-y): request numbers follow the thread's index in
+ * its block, x fastest, as warps are formed. --lanes contiguous: a grid-stride loop, whole warps
+ * asking at once but for the last requests. --lanes scattered: every thread makes the same number
+ * of rounds; in each, the lanes of a seeded mask ask first and the other lanes after them, each
+ * group on its own (a __syncwarp between them), so counter_take sees active masks with gaps. */
 __global__ void kit_request_slots(typed_pool_t *pool, const char *slots, unsigned int capacity, unsigned int slot_bytes,
-                                  unsigned long long requests, unsigned int *answers)
+                                  unsigned long long requests, int lanes, unsigned int many, unsigned long long seed,
+                                  unsigned int *answers)
+{
+    unsigned long long per_block = (unsigned long long)blockDim.x * blockDim.y;
+    unsigned long long linear = threadIdx.x + (unsigned long long)blockDim.x * threadIdx.y;
+    unsigned long long stride = (unsigned long long)gridDim.x * per_block;
+    unsigned long long tid = (unsigned long long)blockIdx.x * per_block + linear;
+    if (lanes == LANES_CONTIGUOUS) {
+        for (unsigned long long r = tid; r < requests; r += stride)
+            answers[r] = serve_request(pool, slots, capacity, slot_bytes, many, seed, r);
+        return;
+    }
+    unsigned int present = kit_warp_lanes();
+    unsigned int lane = kit_lane_id();
+    unsigned long long warp = (unsigned long long)blockIdx.x * ((per_block + 31) / 32) + linear / 32;
+    unsigned long long rounds = (requests + stride - 1) / stride;
+    for (unsigned long long k = 0; k < rounds; k++) {
+        unsigned long long r = k * stride + tid;
+        int first = (scattered_mask(seed, warp, k) >> lane) & 1u;
+        __syncwarp(present);
+        if (r < requests && first)
+            answers[r] = serve_request(pool, slots, capacity, slot_bytes, many, seed, r);
+        __syncwarp(present);
+        if (r < requests && !first)
+            answers[r] = serve_request(pool, slots, capacity, slot_bytes, many, seed, r);
+    }
+}
+
+/* The walk: slot i's record (slot i is at slots + i * slot_bytes) into records[i], i < used, so that
+ * the host reads 12 bytes a slot, not the whole slot array (which may pass 4 GiB). */
+__global__ void kit_gather_records(const char *slots, unsigned int slot_bytes, unsigned long long used,
+                                   kit_record_t *records)
 {
     unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
-    for (unsigned long long r = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; r < requests; r += stride) {
-        kit_record_t *slot = POOL_ALLOC(pool, kit_record_t);
-        unsigned int answer;
-        if (slot == NULL) {
-            answer = ANSWER_FULL;
-        } else if ((const char *)slot < slots || (const char *)slot >= slots + (size_t)capacity * slot_bytes) {
-            answer = ANSWER_OUT_OF_RANGE;
-        } else if (((const char *)slot - slots) % slot_bytes != 0) {
-            answer = ANSWER_MISALIGNED;
-        } else {
-            answer = (unsigned int)(((const char *)slot - slots) / slot_bytes);
-            slot->request = (unsigned int)r;
-            slot->tag = RECORD_TAG;
-            slot->block = blockIdx.x;
-        }
-        answers[r] = answer;
+    for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < used; i += stride) {
+        const kit_record_t *rec = (const kit_record_t *)(slots + i * slot_bytes);
+        records[i].request = rec->request;
+        records[i].tag = rec->tag;
+        records[i].block = rec->block;
     }
 }
 
@@ -214,13 +321,14 @@ __global__ void kit_objects_verify(void **objects, unsigned int n, unsigned long
 
 /* ---------------- host side ---------------- */
 
-static int full_grid_blocks(void)
+/* Blocks of threads_per_block threads of kernel that fit on the GPU at once: a full grid. */
+static int full_grid_blocks(const void *kernel, int threads_per_block)
 {
     int dev = 0, per_sm = 0;
     struct cudaDeviceProp prop;
     KIT_CHECK(cudaGetDevice(&dev));
     KIT_CHECK(cudaGetDeviceProperties(&prop, dev));
-    KIT_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kit_request_slots, THREADS, 0));
+    KIT_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads_per_block, 0));
     if (per_sm < 1)
         per_sm = 1;
     return prop.multiProcessorCount * per_sm;
@@ -262,28 +370,58 @@ static void reset_malloc_stats(void)
 /* ---- Part B: uniqueness and bounds ---- */
 
 typedef struct {
+    int block_x, block_y; /* threads per block: block_x * block_y, warps formed x fastest */
+    int lanes;            /* LANES_CONTIGUOUS or LANES_SCATTERED */
+    unsigned int many;    /* 0: pool_alloc; M: pool_alloc_many of 1 .. M slots per request */
+    unsigned long long seed;
+} request_shape_t;
+
+typedef struct {
     int ran;
+    char not_run_reason[160]; /* set when the run was left out for want of GPU memory */
     unsigned int capacity, slot_bytes;
     long long requests;
     int blocks;
+    request_shape_t shape;
     long long successes, unique, duplicates, out_of_range, misaligned, full;
     long long first_duplicate_index, first_duplicate_request;
+    long long min_refused_slots; /* the fewest slots a request answered full asked for (-1: none) */
     unsigned int counter_next; /* the counter's `next` after the run, as the student's code left it */
     long long walked, unowned, first_unowned_slot;
 } uniqueness_t;
 
-static uniqueness_t run_uniqueness(unsigned int capacity, long long requests, unsigned int slot_bytes, int blocks)
+static const char *lanes_name(int lanes)
+{
+    return lanes == LANES_SCATTERED ? "scattered" : "contiguous";
+}
+
+static uniqueness_t run_uniqueness(unsigned int capacity, long long requests, unsigned int slot_bytes, int blocks,
+                                   request_shape_t shape)
 {
     uniqueness_t u;
     memset(&u, 0, sizeof u);
-    u.ran = 1;
     u.capacity = capacity;
     u.slot_bytes = slot_bytes;
     u.requests = requests;
-    u.blocks = blocks;
-    u.first_duplicate_index = u.first_duplicate_request = u.first_unowned_slot = -1;
+    u.shape = shape;
+    u.first_duplicate_index = u.first_duplicate_request = u.first_unowned_slot = u.min_refused_slots = -1;
+    int threads = shape.block_x * shape.block_y;
+    u.blocks = blocks > 0 ? blocks : full_grid_blocks((const void *)kit_request_slots, threads);
 
+    /* A pool past 4 GiB does not fit every GPU: leave the run out, saying why, rather than fail. */
     size_t slot_array = (size_t)capacity * slot_bytes;
+    size_t need = slot_array + sizeof(unsigned int) * (size_t)requests + sizeof(kit_record_t) * (size_t)capacity +
+                  MEMORY_MARGIN;
+    size_t free_bytes = 0, total_bytes = 0;
+    KIT_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    if (need > free_bytes) {
+        snprintf(u.not_run_reason, sizeof u.not_run_reason,
+                 "needs %.2f GiB of GPU memory, %.2f GiB of %.2f GiB free", need / 1073741824.0,
+                 free_bytes / 1073741824.0, total_bytes / 1073741824.0);
+        return u;
+    }
+    u.ran = 1;
+
     char *d_slots = NULL;
     unsigned int *d_answers = NULL;
     KIT_CHECK(cudaMalloc((void **)&d_slots, slot_array));
@@ -291,8 +429,9 @@ static uniqueness_t run_uniqueness(unsigned int capacity, long long requests, un
     KIT_CHECK(cudaMalloc((void **)&d_answers, sizeof(unsigned int) * (size_t)requests));
     typed_pool_t *d_pool = new_device_pool(d_slots, capacity, slot_bytes);
 
-    kit_request_slots<<<blocks, THREADS>>>(d_pool, d_slots, capacity, slot_bytes, (unsigned long long)requests,
-                                           d_answers);
+    dim3 block((unsigned int)shape.block_x, (unsigned int)shape.block_y);
+    kit_request_slots<<<u.blocks, block>>>(d_pool, d_slots, capacity, slot_bytes, (unsigned long long)requests,
+                                           shape.lanes, shape.many, shape.seed, d_answers);
     KIT_CHECK_KERNEL();
 
     unsigned int *answers = (unsigned int *)kit_host_alloc(sizeof(unsigned int) * (size_t)requests);
@@ -300,38 +439,73 @@ static uniqueness_t run_uniqueness(unsigned int capacity, long long requests, un
     KIT_CHECK(cudaMemcpy(answers, d_answers, sizeof(unsigned int) * (size_t)requests, cudaMemcpyDeviceToHost));
     for (long long r = 0; r < requests; r++) {
         unsigned int a = answers[r];
+        unsigned int n = shape.many ? many_slots(shape.seed, (unsigned long long)r, shape.many) : 1u;
         if (a == ANSWER_FULL) {
             u.full++;
+            if (u.min_refused_slots < 0 || n < u.min_refused_slots)
+                u.min_refused_slots = n;
             continue;
         }
+        u.successes++;
         if (a == ANSWER_OUT_OF_RANGE) {
             u.out_of_range++;
-        } else if (a == ANSWER_MISALIGNED) {
+            continue;
+        }
+        if (a == ANSWER_MISALIGNED) {
             u.misaligned++;
-        } else if (seen[a / 8] & (1u << (a % 8))) {
+            continue;
+        }
+        if (a >= capacity || n > capacity - a) { /* the device checked; this keeps the bitmap safe */
+            u.out_of_range++;
+            continue;
+        }
+        /* Slots a .. a + n - 1 (inside the pool: the device checked). A request any of whose slots
+         * another request got first counts once as a duplicate. */
+        long long twice = -1;
+        for (unsigned long long i = a; i < (unsigned long long)a + n; i++) {
+            if (seen[i / 8] & (1u << (i % 8))) {
+                if (twice < 0)
+                    twice = (long long)i;
+            } else {
+                seen[i / 8] |= (unsigned char)(1u << (i % 8));
+                u.unique++;
+            }
+        }
+        if (twice >= 0) {
             u.duplicates++;
             if (u.first_duplicate_index < 0) {
-                u.first_duplicate_index = a;
+                u.first_duplicate_index = twice;
                 u.first_duplicate_request = r;
             }
-        } else {
-            seen[a / 8] |= (unsigned char)(1u << (a % 8));
-            u.unique++;
         }
-        u.successes++;
     }
 
     /* The host walks the allocated slots, 0 .. min(next, capacity) - 1, as a user of the pool would:
-     * each must hold the record of the request that was given it. */
+     * each must hold the record of a request that was given it. The device gathers the records. */
     typed_pool_t after = read_pool(d_pool);
     u.counter_next = after.counter.next;
     long long used = after.counter.next < capacity ? after.counter.next : capacity;
-    kit_record_t *records = (kit_record_t *)kit_host_alloc(slot_array);
-    KIT_CHECK(cudaMemcpy(records, d_slots, slot_array, cudaMemcpyDeviceToHost));
+    kit_record_t *d_records = NULL;
+    kit_record_t *records = (kit_record_t *)kit_host_alloc(sizeof(kit_record_t) * (size_t)(used > 0 ? used : 1));
+    if (used > 0) {
+        KIT_CHECK(cudaMalloc((void **)&d_records, sizeof(kit_record_t) * (size_t)used));
+        kit_gather_records<<<(unsigned int)((used + 255) / 256 < 65536 ? (used + 255) / 256 : 65536), 256>>>(
+            d_slots, slot_bytes, (unsigned long long)used, d_records);
+        KIT_CHECK_KERNEL();
+        KIT_CHECK(cudaMemcpy(records, d_records, sizeof(kit_record_t) * (size_t)used, cudaMemcpyDeviceToHost));
+        KIT_CHECK(cudaFree(d_records));
+    }
     for (long long i = 0; i < used; i++) {
-        const kit_record_t *rec = (const kit_record_t *)((const char *)records + (size_t)i * slot_bytes);
+        const kit_record_t *rec = &records[i];
+        int owned = rec->tag == RECORD_TAG && (long long)rec->request < requests;
+        if (owned) {
+            unsigned int a = answers[rec->request];
+            unsigned int n = shape.many ? many_slots(shape.seed, rec->request, shape.many) : 1u;
+            owned = a < ANSWER_MISALIGNED && (unsigned long long)i >= a &&
+                    (unsigned long long)i < (unsigned long long)a + n;
+        }
         u.walked++;
-        if (rec->tag != RECORD_TAG || (long long)rec->request >= requests || answers[rec->request] != (unsigned int)i) {
+        if (!owned) {
             u.unowned++;
             if (u.first_unowned_slot < 0)
                 u.first_unowned_slot = i;
@@ -348,14 +522,25 @@ static uniqueness_t run_uniqueness(unsigned int capacity, long long requests, un
 
 static void print_uniqueness(uniqueness_t u)
 {
-    long long expected = u.requests < (long long)u.capacity ? u.requests : (long long)u.capacity;
-    printf("Part B, uniqueness: %lld requests from %d blocks of %d for %u slots of %u bytes\n", u.requests, u.blocks,
-           THREADS, u.capacity, u.slot_bytes);
-    printf("  %lld got a slot (%lld expected), %lld distinct; %lld answered full (%lld expected)\n", u.successes,
-           expected, u.unique, u.full, u.requests - expected);
+    printf("Part B, uniqueness: %lld requests (%s) from %d blocks of %dx%d, lanes %s, for %u slots of %u bytes\n",
+           u.requests, u.shape.many ? "pool_alloc_many" : "pool_alloc", u.blocks, u.shape.block_x, u.shape.block_y,
+           lanes_name(u.shape.lanes), u.capacity, u.slot_bytes);
+    if (!u.ran) {
+        printf("  not run: %s\n", u.not_run_reason);
+        return;
+    }
+    if (u.shape.many) {
+        printf("  1 to %u slots per request: %lld requests got their slots, %lld slots distinct; %lld answered full "
+               "(the fewest slots asked for by one of them: %lld)\n", u.shape.many, u.successes, u.unique, u.full,
+               u.min_refused_slots);
+    } else {
+        long long expected = u.requests < (long long)u.capacity ? u.requests : (long long)u.capacity;
+        printf("  %lld got a slot (%lld expected), %lld distinct; %lld answered full (%lld expected)\n", u.successes,
+               expected, u.unique, u.full, u.requests - expected);
+    }
     if (u.duplicates)
-        printf("  WRONG: %lld slots handed out twice (first: slot %lld, again to request %lld)\n", u.duplicates,
-               u.first_duplicate_index, u.first_duplicate_request);
+        printf("  WRONG: %lld requests given a slot already handed out (first: slot %lld, again to request %lld)\n",
+               u.duplicates, u.first_duplicate_index, u.first_duplicate_request);
     if (u.out_of_range || u.misaligned)
         printf("  WRONG: %lld pointers outside the slot array, %lld not at the start of a slot\n", u.out_of_range,
                u.misaligned);
@@ -370,17 +555,23 @@ static void json_uniqueness(kit_json_t *j, uniqueness_t u)
 {
     kit_json_begin_object(j, "uniqueness");
     kit_json_bool(j, "ran", u.ran);
+    kit_json_string(j, "not_run_reason", u.not_run_reason);
     kit_json_uint(j, "capacity", u.capacity);
     kit_json_uint(j, "slot_bytes", u.slot_bytes);
     kit_json_int(j, "requests", u.requests);
     kit_json_int(j, "blocks", u.blocks);
-    kit_json_int(j, "threads", THREADS);
+    kit_json_int(j, "threads", (long long)u.shape.block_x * u.shape.block_y);
+    kit_json_int(j, "block_x", u.shape.block_x);
+    kit_json_int(j, "block_y", u.shape.block_y);
+    kit_json_string(j, "lanes", lanes_name(u.shape.lanes));
+    kit_json_uint(j, "many", u.shape.many);
     kit_json_int(j, "successes", u.successes);
     kit_json_int(j, "unique", u.unique);
     kit_json_int(j, "duplicates", u.duplicates);
     kit_json_int(j, "out_of_range", u.out_of_range);
     kit_json_int(j, "misaligned", u.misaligned);
     kit_json_int(j, "full", u.full);
+    kit_json_int(j, "min_refused_slots", u.min_refused_slots);
     kit_json_int(j, "first_duplicate_index", u.first_duplicate_index);
     kit_json_int(j, "first_duplicate_request", u.first_duplicate_request);
     kit_json_uint(j, "counter_next", u.counter_next);
@@ -480,6 +671,9 @@ typedef struct {
     long long total_vertices, pooled_vertices;
     int full_lines, outside_pool, misaligned, overlapping, guard_damaged;
     int first_outside_line, first_overlapping_line;
+    int lines_with_vertices;    /* lines the student's code gave vertices (each must have launched a child) */
+    long long claimed_vertices; /* their n_vertices, summed: each must be computed exactly once */
+    point_calls_t points;       /* bezier_point calls during collect_vertices and its children */
     unsigned long long device_mallocs;
     long long allocations; /* the pool, plus every line whose vertices are not in it, plus device mallocs */
     check_t check;         /* Lab 04's check of every vertex against its double-precision reference */
@@ -533,9 +727,11 @@ static collect_t run_collect(int n_lines, int heavy, int max_vertices, float fac
     reset_lines(&w, 0);
     reset_malloc_stats();
     kit_launch_log_reset();
+    point_calls_start(); /* every bezier_point call from here: each vertex must be computed once */
     collect_vertices<<<(n_lines + COLLECT_THREADS - 1) / COLLECT_THREADS, COLLECT_THREADS>>>(
         w.d_lines, n_lines, factor, max_vertices, d_pool);
     KIT_CHECK_KERNEL();
+    c.points = point_calls_stop();
     c.log = kit_launch_log_read();
     c.device_mallocs = read_malloc_stats().calls;
     c.check = check_lines(&w, 0);
@@ -553,6 +749,8 @@ static collect_t run_collect(int n_lines, int heavy, int max_vertices, float fac
             c.full_lines++;
             continue;
         }
+        c.lines_with_vertices++;
+        c.claimed_vertices += got[l].n_vertices;
         if (v < base || v >= base + sizeof(float2) * (size_t)capacity ||
             (v - base) / (long long)sizeof(float2) + n > capacity) {
             c.outside_pool++;
@@ -605,7 +803,14 @@ static void print_collect(collect_t c)
         printf("  WRONG: %d lines outside the pool (first: %d), %d not at a slot boundary, %d overlapping another "
                "(first: %d); guard after the pool %s\n", c.outside_pool, c.first_outside_line, c.misaligned,
                c.overlapping, c.first_overlapping_line, c.guard_damaged ? "OVERWRITTEN" : "intact");
+    printf("  bezier_point calls: %llu for the %lld vertices of the %d lines that got vertices (%llu for an index "
+           "outside the line)\n", c.points.calls, c.claimed_vertices, c.lines_with_vertices, c.points.out_of_range);
+    if (c.points.calls != (unsigned long long)c.claimed_vertices || c.points.out_of_range)
+        printf("  WRONG: each vertex must be computed exactly once, by its line's child grid\n");
     kit_print_launch_log("  ", c.log);
+    if (c.log.checked != (unsigned int)c.lines_with_vertices)
+        printf("  WRONG: %u launches checked with KIT_CHECK_LAUNCH(), expected one per line that got vertices (%d)\n",
+               c.log.checked, c.lines_with_vertices);
 }
 
 static void json_collect(kit_json_t *j, collect_t c)
@@ -624,6 +829,10 @@ static void json_collect(kit_json_t *j, collect_t c)
     kit_json_int(j, "overlapping", c.overlapping);
     kit_json_int(j, "first_overlapping_line", c.first_overlapping_line);
     kit_json_bool(j, "guard_damaged", c.guard_damaged);
+    kit_json_int(j, "lines_with_vertices", c.lines_with_vertices);
+    kit_json_int(j, "claimed_vertices", c.claimed_vertices);
+    kit_json_uint(j, "point_calls", c.points.calls);
+    kit_json_uint(j, "point_calls_out_of_range", c.points.out_of_range);
     kit_json_uint(j, "device_mallocs", c.device_mallocs);
     kit_json_int(j, "allocations", c.allocations);
     json_check(j, "check", c.check);
@@ -826,10 +1035,11 @@ static void json_timing(kit_json_t *j, timing_t t)
 
 int main(int argc, char **argv)
 {
-    static const char *const options[] = {"--capacity", "--requests", "--slot-bytes", "--blocks", "--wrap-capacity",
-                                          "--wrap-requests", "--lines", "--workload", "--factor", "--max", "--fit",
-                                          "--objects", "--object-bytes", "--heap-mib", "--take-rounds", "--repeats",
-                                          "--seed", "--json", "--nonce-fd", NULL};
+    static const char *const options[] = {"--capacity", "--requests", "--slot-bytes", "--blocks", "--block-x",
+                                          "--block-y", "--lanes", "--many", "--wrap-capacity", "--wrap-requests",
+                                          "--lines", "--workload", "--factor", "--max", "--fit", "--objects",
+                                          "--object-bytes", "--heap-mib", "--take-rounds", "--repeats", "--seed",
+                                          "--json", "--nonce-fd", NULL};
     kit_args_require_known(argc, argv, options);
     kit_result_take_nonce(argc, argv); /* before any student code runs */
     long long capacity = kit_arg_long(argc, argv, "--capacity", 1 << 20, 0, KIT_MAX_CAPACITY);
@@ -837,6 +1047,11 @@ int main(int argc, char **argv)
     unsigned int slot_bytes = (unsigned int)kit_arg_long(argc, argv, "--slot-bytes", sizeof(kit_record_t),
                                                          sizeof(kit_record_t), 4096);
     int blocks = (int)kit_arg_long(argc, argv, "--blocks", 0, 0, 1 << 20);
+    request_shape_t shape;
+    shape.block_x = (int)kit_arg_long(argc, argv, "--block-x", THREADS, 1, 1024);
+    shape.block_y = (int)kit_arg_long(argc, argv, "--block-y", 1, 1, 1024);
+    const char *lanes_arg = kit_arg_string(argc, argv, "--lanes", "contiguous");
+    shape.many = (unsigned int)kit_arg_long(argc, argv, "--many", 0, 0, MAX_MANY);
     unsigned int wrap_capacity = (unsigned int)kit_arg_long(argc, argv, "--wrap-capacity", 4096, 1, 1 << 24);
     long long wrap_requests = kit_arg_long(argc, argv, "--wrap-requests", 0, 0, MAX_WRAP_REQUESTS);
     int n_lines = (int)kit_arg_long(argc, argv, "--lines", 1000, 0, MAX_LINES);
@@ -851,6 +1066,16 @@ int main(int argc, char **argv)
     int repeats = (int)kit_arg_long(argc, argv, "--repeats", 3, 0, 100);
     unsigned long long seed = (unsigned long long)kit_arg_long(argc, argv, "--seed", 1, 0, 2000000000L);
     const char *json_path = kit_arg_string(argc, argv, "--json", NULL);
+    shape.seed = seed;
+    if (strcmp(lanes_arg, "contiguous") != 0 && strcmp(lanes_arg, "scattered") != 0) {
+        fprintf(stderr, "--lanes must be contiguous or scattered\n");
+        return KIT_EXIT_USAGE;
+    }
+    shape.lanes = strcmp(lanes_arg, "scattered") == 0 ? LANES_SCATTERED : LANES_CONTIGUOUS;
+    if (shape.block_x * shape.block_y > 1024) {
+        fprintf(stderr, "--block-x times --block-y must be at most 1024 threads\n");
+        return KIT_EXIT_USAGE;
+    }
     int heavy = strcmp(workload_name, "heavy") == 0;
     if (!heavy && strcmp(workload_name, "chained") != 0) {
         fprintf(stderr, "--workload must be chained or heavy\n");
@@ -875,8 +1100,9 @@ int main(int argc, char **argv)
     KIT_CHECK(cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, pending));
     KIT_CHECK(cudaDeviceGetLimit(&heap, cudaLimitMallocHeapSize));
     KIT_CHECK(cudaDeviceGetLimit(&pending, cudaLimitDevRuntimePendingLaunchCount));
+    int uniqueness_blocks = blocks; /* 0: a full grid of the uniqueness run's own block shape */
     if (blocks == 0)
-        blocks = full_grid_blocks();
+        blocks = full_grid_blocks((const void *)kit_take_timed, THREADS); /* the timed kernel fills it */
 
     struct cudaDeviceProp prop;
     KIT_CHECK(cudaGetDeviceProperties(&prop, 0));
@@ -887,7 +1113,7 @@ int main(int argc, char **argv)
     uniqueness_t uniq;
     memset(&uniq, 0, sizeof uniq);
     if (capacity > 0 && requests > 0) {
-        uniq = run_uniqueness((unsigned int)capacity, requests, slot_bytes, blocks);
+        uniq = run_uniqueness((unsigned int)capacity, requests, slot_bytes, uniqueness_blocks, shape);
         print_uniqueness(uniq);
     }
     wrap_t wrap;
@@ -941,6 +1167,10 @@ int main(int argc, char **argv)
         kit_json_int(&j, "requests", requests);
         kit_json_uint(&j, "slot_bytes", slot_bytes);
         kit_json_int(&j, "blocks", blocks);
+        kit_json_int(&j, "block_x", shape.block_x);
+        kit_json_int(&j, "block_y", shape.block_y);
+        kit_json_string(&j, "lanes", lanes_name(shape.lanes));
+        kit_json_uint(&j, "many", shape.many);
         kit_json_uint(&j, "wrap_capacity", wrap_capacity);
         kit_json_int(&j, "wrap_requests", wrap_requests);
         kit_json_int(&j, "lines", n_lines);
