@@ -6,6 +6,7 @@
   selftest.py starter LAB                      the starter compiles and fails the static checks it must
   selftest.py full-marks LAB [--seeds N]       the solution scores full marks, N seeds in a row (GPU)
   selftest.py alternative LAB CASE             an alternative solution scores full marks (GPU)
+  (with KIT_SOLUTION_SEEDS=N in the environment, both grade seeds 1..N)
   selftest.py not-full-marks LAB               the starter runs on the GPU and scores less (GPU)
   selftest.py caught LAB CASE                  the check named in the case's note.txt fails
   selftest.py hostile LAB                      batch-grade solutions/hostile/LAB under a salt: every
@@ -27,6 +28,9 @@ from gradelib import labs as lab_registry  # noqa: E402
 from gradelib import paths  # noqa: E402
 
 NOT_RUN = 77
+# How many seeds the solution and alternative tests grade (full-marks, alternative), when set:
+# KIT_SOLUTION_SEEDS=10 make test, before a release.
+SEEDS_ENV = "KIT_SOLUTION_SEEDS"
 TIMEOUT = 30  # seconds per harness run: ample for every solution case, short for a deliberate hang
 GRADE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "grade.py")
 
@@ -203,9 +207,9 @@ def main(argv):
         return starter(lab)
     if mode == "full-marks":
         seeds = int(rest[2]) if len(rest) > 2 and rest[1] == "--seeds" else 1
-        return full_marks(lab, seeds)
+        return full_marks(lab, int(os.environ.get(SEEDS_ENV, seeds)))
     if mode == "alternative":
-        return full_marks(lab, 1, os.path.join(paths.ALTERNATIVE_DIR, lab.name, rest[1]))
+        return full_marks(lab, int(os.environ.get(SEEDS_ENV, 1)), os.path.join(paths.ALTERNATIVE_DIR, lab.name, rest[1]))
     if mode == "not-full-marks":
         return not_full_marks(lab)
     if mode == "caught":

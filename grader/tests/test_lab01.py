@@ -157,9 +157,12 @@ class RecordedDocumentsTest(unittest.TestCase):
     """Lab 01's checks on harness documents recorded on an H200 (grader/tests/data/recorded/)."""
 
     PARAMS = {"K": 5, "M": 3, "N": 7}
+    SEEN = "failed launches seen by the launching thread"
     EXPECTED_FAILURES = {
         "solution": set(),
-        "unchecked-launch": set(),  # caught statically, not at run time
+        "unchecked-launch": {SEEN},  # no check at all: 5 grids ran, 0 launches checked
+        "check-before-launch": set(),  # no launch failed at these sizes: the fault case and the PTX catch it
+        "return-before-barrier": set(),  # right numbers: only the PTX shows it
         "no-device-launch": {"one child grid per block", "child grid shape"},
         "grid-per-leader": {"one child grid per block", "child grid shape"},
         "two-grids-per-block": {"one child grid per block"},
@@ -167,7 +170,7 @@ class RecordedDocumentsTest(unittest.TestCase):
         "hard-coded-total": {"counter value"},
     }
     CHECKS = {"counter value": lab01.check_counter, "one child grid per block": lab01.check_grid_count,
-              "child grid shape": lab01.check_grid_shape}
+              "child grid shape": lab01.check_grid_shape, SEEN: lab01.check_failures_seen}
 
     def test_each_recorded_submission_fails_exactly_its_checks(self):
         import json
@@ -176,7 +179,7 @@ class RecordedDocumentsTest(unittest.TestCase):
         for case, expected in self.EXPECTED_FAILURES.items():
             with open(os.path.join(data, "lab01-%s.json" % case)) as f:
                 doc = json.load(f)
-            self.assertEqual(doc["params"], self.PARAMS)
+            self.assertEqual(doc["params"], dict(self.PARAMS, child_spin_us=0))
             self.assertIsNone(lab01.reference_problem(self.PARAMS, doc), case)
             ctx = FakeContext([(self.PARAMS, doc)])
             failed = {name for name, func in self.CHECKS.items() if func(ctx).status == chk.FAILED}

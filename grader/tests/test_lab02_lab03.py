@@ -161,7 +161,7 @@ if __name__ == "__main__":
 
 
 class RecordedDocumentsTest(unittest.TestCase):
-    """Each lab's runtime checks on harness documents recorded on an H200 (tests/data/recorded/)."""
+    """Each lab's runtime checks on harness documents recorded on an H100 (tests/data/recorded/)."""
 
     LAB02 = {  # case: checks that must fail (with --blocks 8 --trials 1 --n 300 --threads 128)
         "solution": set(),
@@ -169,6 +169,8 @@ class RecordedDocumentsTest(unittest.TestCase):
         "race-left-in": {"child saw only the pre-launch value"},
         "second-write-dropped": {"second write happened"},
         "no-barrier": {"child saw the block's writes", "continuation saw every child write"},
+        "continuation-past-its-part": {"continuation saw every child write"},
+        "store-fire-and-forget": {"child saw only the pre-launch value"},  # even with children that start at once
     }
     LAB03 = {  # with --blocks 2 --threads 6 --depth 2500
         "solution": set(),
@@ -176,6 +178,7 @@ class RecordedDocumentsTest(unittest.TestCase):
         "default-limit": {"deep recursion completes"},
         "limit-too-small": {"deep recursion completes"},
         "off-by-one-depth": {"hello records"},
+        "fixed-limit": set(),  # its limit of 10,000 holds a chain of 2,500; the 100,000-level case catches it
     }
 
     def load(self, lab, case):
@@ -193,13 +196,15 @@ class RecordedDocumentsTest(unittest.TestCase):
         checks = {"child saw only the pre-launch value": lab02.check_child_saw_first,
                   "second write happened": lab02.check_second_write,
                   "child saw the block's writes": lab02.check_child_saw_block,
-                  "continuation saw every child write": lab02.check_continuation}
+                  "continuation saw every child write": lab02.check_continuation,
+                  "every launch checked": lab02.check_every_launch_checked}
         for case, expected in self.LAB02.items():
             doc = self.load("02", case)
             self.assertEqual(self.failing(checks, doc["params"], doc), expected, case)
 
     def test_lab03(self):
-        checks = {"hello records": lab03.check_hello_records, "deep recursion completes": lab03.check_deep}
+        checks = {"hello records": lab03.check_hello_records, "deep recursion completes": lab03.check_deep,
+                  "every launch checked": lab03.check_every_launch_checked}
         for case, expected in self.LAB03.items():
             doc = self.load("03", case)
             self.assertEqual(doc["launch_log"]["failed"], 0, case)

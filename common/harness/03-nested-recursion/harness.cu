@@ -20,7 +20,7 @@ typedef struct {
 
 __device__ int kit_print_hello;
 __device__ unsigned int kit_hello_count;
-__device__ unsigned int kit_hello_child_grids; /* grids of nested_hello below depth 0 that ran */
+__device__ unsigned int kit_hello_grids; /* grids of nested_hello that ran, the host's included */
 __device__ hello_record_t kit_hello_log[MAX_RECORDS];
 __device__ unsigned int kit_levels_ran;
 __device__ int kit_deepest_level;
@@ -28,9 +28,11 @@ __device__ int kit_deepest_level;
 __device__ void report_hello(int depth)
 {
     unsigned int ticket = atomicAdd(&kit_hello_count, 1u);
-    if (depth > 0 && threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0 && blockIdx.x == 0 &&
-        blockIdx.y == 0 && blockIdx.z == 0)
-        atomicAdd(&kit_hello_child_grids, 1u);
+    /* Counted by the grid's first thread, whatever depth the code passed: a wrong depth is the
+     * records' business, not the launch count's. */
+    if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0 && blockIdx.x == 0 && blockIdx.y == 0 &&
+        blockIdx.z == 0)
+        atomicAdd(&kit_hello_grids, 1u);
     if (ticket < MAX_RECORDS) {
         hello_record_t r = {depth, (int)blockIdx.x, (int)threadIdx.x};
         kit_hello_log[ticket] = r;
@@ -71,7 +73,7 @@ int main(int argc, char **argv)
     unsigned int zero = 0;
     KIT_CHECK(cudaMemcpyToSymbol(kit_print_hello, &print, sizeof print));
     KIT_CHECK(cudaMemcpyToSymbol(kit_hello_count, &zero, sizeof zero));
-    KIT_CHECK(cudaMemcpyToSymbol(kit_hello_child_grids, &zero, sizeof zero));
+    KIT_CHECK(cudaMemcpyToSymbol(kit_hello_grids, &zero, sizeof zero));
     kit_launch_log_reset();
     printf("Part A: nested_hello<<<%d, %d>>>(%d, 0)\n", blocks, threads, threads);
     fflush(stdout);
@@ -83,8 +85,9 @@ int main(int argc, char **argv)
     static hello_record_t records[MAX_RECORDS];
     KIT_CHECK(cudaMemcpyFromSymbol(records, kit_hello_log, sizeof(hello_record_t) * kept));
     kit_launch_log_t hello_launches = kit_launch_log_read();
-    unsigned int hello_child_grids = 0;
-    KIT_CHECK(cudaMemcpyFromSymbol(&hello_child_grids, kit_hello_child_grids, sizeof hello_child_grids));
+    unsigned int hello_grids = 0;
+    KIT_CHECK(cudaMemcpyFromSymbol(&hello_grids, kit_hello_grids, sizeof hello_grids));
+    unsigned int hello_child_grids = hello_grids > 0 ? hello_grids - 1 : 0; /* all but the host's */
     int deepest_hello = -1;
     for (unsigned int i = 0; i < kept; i++)
         if (records[i].depth > deepest_hello)
