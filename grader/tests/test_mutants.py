@@ -1,6 +1,9 @@
-"""tools/mutants.py without a GPU: the operators, the mutant ids, and the equivalent lists the
-solutions/equivalent-mutants/ files keep (each entry must name a mutant of today's solution)."""
+"""tools/mutants.py without a GPU: the operators, the mutant ids, the equivalent lists the
+solutions/equivalent-mutants/ files keep (each entry must name a mutant of today's solution), and the
+mutation runs recorded on a GPU (grader/tests/data/mutants/): they grade today's mutants, every mutant
+listed as equivalent survived them, and at least 95% of the others were killed."""
 import importlib.util
+import json
 import os
 import unittest
 
@@ -95,6 +98,45 @@ class LabMutantsTest(unittest.TestCase):
                 self.assertGreaterEqual(len(reason.split()), 4, "%s %s: say why" % (lab.name, mutant_id))
                 listed += 1
         self.assertGreater(listed, 0)
+
+
+RECORDED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "mutants")
+MIN_KILL_RATE = 0.95
+
+
+class RecordedRunTest(unittest.TestCase):
+    """The mutation runs of tools/mutants.py recorded on an H100 (data/mutants/README.md)."""
+
+    def recorded(self, lab):
+        with open(os.path.join(RECORDED, lab.name + ".json")) as f:
+            return json.load(f)
+
+    def test_each_run_graded_the_mutants_of_todays_solution(self):
+        for lab in lab_registry.all_labs().values():
+            recorded = [m["id"] for m in self.recorded(lab)["mutants"]]
+            self.assertEqual(sorted(recorded), sorted(m.id for m in mutants.generate(lab)),
+                             "%s: the solution or the operators changed since the recorded run: run "
+                             "`make mutants LAB=%s` on a GPU and record it again" % (lab.name, lab.number))
+
+    def test_the_baselines_scored_full_marks(self):
+        for lab in lab_registry.all_labs().values():
+            for b in self.recorded(lab)["baselines"]:
+                self.assertEqual(b["score"], b["max_score"], "%s: %s" % (lab.name, b))
+
+    def test_equivalent_mutants_survived_and_the_rest_were_killed(self):
+        for lab in lab_registry.all_labs().values():
+            status = {m["id"]: m["status"] for m in self.recorded(lab)["mutants"]}
+            equivalent = mutants.read_equivalent(lab)
+            for mutant_id in equivalent:
+                self.assertEqual(status[mutant_id], mutants.SURVIVED,
+                                 "%s: %s is listed as equivalent, but the recorded run says %s"
+                                 % (lab.name, mutant_id, status[mutant_id]))
+            counted = [i for i, s in status.items() if i not in equivalent and s != mutants.STILLBORN]
+            killed = [i for i in counted if status[i] == mutants.KILLED]
+            survivors = sorted(set(counted) - set(killed))
+            self.assertGreaterEqual(len(killed), MIN_KILL_RATE * len(counted),
+                                    "%s: %d of %d killed; survivors: %s" % (lab.name, len(killed), len(counted),
+                                                                          survivors))
 
 
 if __name__ == "__main__":
