@@ -61,15 +61,16 @@ class Context:
     def ptx_call_count(self, name):
         return sum(ptx.count_calls(text, name) for text in self.ptx.values())
 
-    def unchecked_launches(self, function_name=None):
-        """Device launches in the student's PTX (of one function, or of all) with a path on which no
-        cudaGetLastError() follows them (ptx.unchecked_launches)."""
-        count = 0
+    def launch_order(self, function_name=None):
+        """(launches, unchecked) in the student's PTX, of one function or of all: the device launches,
+        and those with a path on which no cudaGetLastError() follows them (ptx.unchecked_launches)."""
+        launches = unchecked = 0
         for text in self.ptx.values():
             for mangled, body in ptx.definitions(text).items():
                 if function_name is None or ptx.names(mangled, function_name):
-                    count += ptx.unchecked_launches(body)
-        return count
+                    launches += ptx.count_calls(body, ptx.DEVICE_LAUNCH)
+                    unchecked += ptx.unchecked_launches(body)
+        return launches, unchecked
 
     def kernel_ptx(self, kernel_name):
         """The PTX of one kernel of the student's files (ptx.kernel_text), or None."""
@@ -168,6 +169,40 @@ def launched_grids_problem(log, grids):
     return ("expected one KIT_CHECK_LAUNCH() right after every device launch: %d child grid(s) ran and %d "
             "launch(es) failed, so %d checks; the launch log counted %s"
             % (grids, log.get("failed", 0), grids + log.get("failed", 0), log.get("checked")))
+
+
+def launches_checked_in_order(ctx, functions=None, require_launch=False):
+    """The outcome of a check that every device launch (of the named functions, or of all the student's)
+    is followed on every path by cudaGetLastError(): a check before the launch, or on one branch
+    only, checks nothing. require_launch: a function without a launch fails too."""
+    problems = []
+    for name in functions or [None]:
+        launches, unchecked = ctx.launch_order(name)
+        where = "%s: " % name if name else ""
+        if require_launch and not launches:
+            problems.append("%sno device launch in the PTX" % where)
+        elif unchecked:
+            problems.append("%s%d of %d launch(es) with a path on which no cudaGetLastError() follows"
+                            % (where, unchecked, launches))
+    if problems:
+        return chk.failed("expected: KIT_CHECK_LAUNCH() right after every device launch, on every path (a check "
+                          "placed before the launch, or on one branch only, checks nothing)\n"
+                          "actual:   %s" % "; ".join(problems))
+    return chk.passed()
+
+
+def barrier_reached(ctx, kernel, why):
+    """The outcome of a check that every thread of kernel reaches its __syncthreads() (why: why the
+    kernel needs the barrier, for the message when it has none)."""
+    body = ctx.kernel_ptx(kernel)
+    skippable = None if body is None else ptx.barrier_can_be_skipped(body)
+    if skippable is False:
+        return chk.passed()
+    if skippable is None:
+        return chk.failed("expected: __syncthreads() in %s: %s\nactual:   no barrier in its PTX" % (kernel, why))
+    return chk.failed("expected: every thread of the block reaches the __syncthreads() in %s\n"
+                      "actual:   a thread can leave it without reaching the barrier (a return before it, or the "
+                      "barrier on one branch only): undefined behaviour, even where it seems to work" % kernel)
 
 
 NONCE_LINE = b"kit-nonce "  # the first line a harness writes on the channel (kit_result.h)

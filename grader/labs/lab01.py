@@ -8,7 +8,7 @@ the work of the child grids that ran.
 """
 from gradelib import checks as chk
 from gradelib import ptx
-from gradelib.grading import FAULT, launched_grids_problem, per_case
+from gradelib.grading import FAULT, barrier_reached, launched_grids_problem, launches_checked_in_order, per_case
 from gradelib.labs import COMPILES, RUNS_CLEANLY, Lab, hint
 
 HANDOUT = "handouts/01-divergent-counter.md"
@@ -70,27 +70,11 @@ def check_device_launch(ctx):
 
 
 def check_launch_checked(ctx):
-    launches = ctx.ptx_call_count(ptx.DEVICE_LAUNCH)
-    unchecked = ctx.unchecked_launches()
-    if launches and not unchecked:
-        return chk.passed()
-    return chk.failed("expected: cudaGetLastError() right after every device-side launch, on every path, e.g. "
-                      "KIT_CHECK_LAUNCH() as the next statement\n"
-                      "actual:   %d launch(es) in the PTX, %d with a path on which no check follows it (a check "
-                      "placed before the launch, or on one branch only, does not count)" % (launches, unchecked))
+    return launches_checked_in_order(ctx, require_launch=True)
 
 
 def check_barrier_reached(ctx):
-    body = ctx.kernel_ptx("diverge_cta")
-    skippable = None if body is None else ptx.barrier_can_be_skipped(body)
-    if skippable is False:
-        return chk.passed()
-    if skippable is None:
-        return chk.failed("expected: __syncthreads() in diverge_cta: the other leaders read x, which thread 0 "
-                          "writes\nactual:   no barrier in the PTX of diverge_cta")
-    return chk.failed("expected: every thread of the block reaches __syncthreads()\n"
-                      "actual:   a thread can leave diverge_cta without reaching it (a return before the "
-                      "barrier, or a barrier on one branch only): undefined behaviour, even where it seems to work")
+    return barrier_reached(ctx, "diverge_cta", "the other leaders read x, which thread 0 writes")
 
 
 def _clean_runs(ctx):

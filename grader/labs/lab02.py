@@ -8,7 +8,7 @@ slot (a late start): a second write that is not ordered after the child then lan
 """
 from gradelib import checks as chk
 from gradelib import ptx
-from gradelib.grading import launched_grids_problem, per_case
+from gradelib.grading import barrier_reached, launched_grids_problem, launches_checked_in_order, per_case
 from gradelib.labs import COMPILES, RUNS_CLEANLY, Lab, hint
 
 HANDOUT = "handouts/02-memory-visibility.md"
@@ -66,28 +66,11 @@ def check_tail_launches(ctx):
 
 
 def check_launches_checked_in_order(ctx):
-    problems = []
-    for kernel in ("race_parent", "consume_parent"):
-        unchecked = ctx.unchecked_launches(kernel)
-        if unchecked:
-            problems.append("%s: %d launch(es) with a path on which no cudaGetLastError() follows" % (kernel, unchecked))
-    if problems:
-        return chk.failed("expected: KIT_CHECK_LAUNCH() right after every device launch, on every path (a check "
-                          "placed before the launch checks nothing)\nactual:   %s" % "; ".join(problems))
-    return chk.passed()
+    return launches_checked_in_order(ctx, ("race_parent", "consume_parent"))
 
 
 def check_barrier_reached(ctx):
-    body = ctx.kernel_ptx("consume_parent")
-    skippable = None if body is None else ptx.barrier_can_be_skipped(body)
-    if skippable is False:
-        return chk.passed()
-    if skippable is None:
-        return chk.failed("expected: a __syncthreads() in consume_parent, reached by every thread before thread 0 "
-                          "launches the child\nactual:   no barrier in its PTX")
-    return chk.failed("expected: every thread of the block reaches the __syncthreads() in consume_parent\n"
-                      "actual:   a thread can leave it without reaching the barrier (a return before it, or the "
-                      "barrier on one branch only): undefined behaviour, even where it seems to work")
+    return barrier_reached(ctx, "consume_parent", "every thread's write must precede thread 0's launch")
 
 
 def check_every_launch_checked(ctx):

@@ -8,7 +8,7 @@ import re
 from gradelib import checks as chk
 from gradelib import ptx
 from gradelib.diff import multiset_diff
-from gradelib.grading import launched_grids_problem, per_case
+from gradelib.grading import launched_grids_problem, launches_checked_in_order, per_case
 from gradelib.labs import COMPILES, RUNS_CLEANLY, Lab, hint
 
 HANDOUT = "handouts/03-nested-recursion.md"
@@ -91,15 +91,7 @@ def check_hello_records(ctx):
 
 
 def check_launches_checked_in_order(ctx):
-    problems = []
-    for kernel in ("nested_hello", "deep_chain"):
-        unchecked = ctx.unchecked_launches(kernel)
-        if unchecked:
-            problems.append("%s: %d launch(es) with a path on which no cudaGetLastError() follows" % (kernel, unchecked))
-    if problems:
-        return chk.failed("expected: KIT_CHECK_LAUNCH() right after every device launch, on every path (a check "
-                          "placed before the launch checks nothing)\nactual:   %s" % "; ".join(problems))
-    return chk.passed()
+    return launches_checked_in_order(ctx, ("nested_hello", "deep_chain"))
 
 
 def check_every_launch_checked(ctx):

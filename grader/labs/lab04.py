@@ -9,7 +9,7 @@ heavy-tailed workload.
 """
 from gradelib import checks as chk
 from gradelib import ptx
-from gradelib.grading import launch_log_problem, per_case
+from gradelib.grading import launch_log_problem, launches_checked_in_order, per_case
 from gradelib.labs import COMPILES, RUNS_CLEANLY, Lab, hint
 
 HANDOUT = "handouts/04-bezier-streams.md"
@@ -105,20 +105,7 @@ def check_launch_and_streams(ctx):
 
 
 def check_launch_checked_after(ctx):
-    """KIT_CHECK_LAUNCH() reads cudaGetLastError(): only a read after the launch, on every path from
-    it, can see the launch's error (ptx.unchecked_launches follows the kernel's branches)."""
-    launches = ptx.count_calls(ctx.kernel_ptx("tessellate_cdp") or "", ptx.DEVICE_LAUNCH)
-    unchecked = ctx.unchecked_launches("tessellate_cdp")
-    if launches == 0:
-        return chk.failed("expected: tessellate_cdp checks its device launch with KIT_CHECK_LAUNCH() right after it\n"
-                          "actual:   no device-side launch in the PTX of tessellate_cdp")
-    if unchecked:
-        return chk.failed("expected: KIT_CHECK_LAUNCH() right after each device launch of tessellate_cdp (its "
-                          "cudaGetLastError() sees the launch's error only if it comes after the launch)\n"
-                          "actual:   %d of %d device launches in its PTX can reach the end of the kernel with no "
-                          "cudaGetLastError() after them"
-                          % (unchecked, launches))
-    return chk.passed()
+    return launches_checked_in_order(ctx, ("tessellate_cdp",), require_launch=True)
 
 
 def check_pending_limit_covers_lines(ctx):

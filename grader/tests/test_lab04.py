@@ -16,7 +16,7 @@ class FakeContext:
         self.ptx = {"bezier.cu": ptx_text}
 
     kernel_ptx = grading.Context.kernel_ptx  # the real PTX readers
-    unchecked_launches = grading.Context.unchecked_launches
+    launch_order = grading.Context.launch_order
 
 
 def lines_ok():
@@ -341,10 +341,10 @@ class Lab04Test(unittest.TestCase):
         for check in ("before", None):
             outcome = self.static(lab04.check_launch_checked_after, cdp_ptx(check=check))
             self.assertEqual(outcome.status, chk.FAILED, check)
-            self.assertIn("actual:   1 of 1 device launches in its PTX can reach the end of the kernel with no "
-                          "cudaGetLastError() after them", outcome.message)
+            self.assertIn("actual:   tessellate_cdp: 1 of 1 launch(es) with a path on which no cudaGetLastError() "
+                          "follows", outcome.message)
         outcome = self.static(lab04.check_launch_checked_after, cdp_ptx(launch=False))
-        self.assertIn("no device-side launch", outcome.message)
+        self.assertIn("tessellate_cdp: no device launch in the PTX", outcome.message)
 
     def test_timing_checks_are_marked(self):
         timing = {c.name for c in lab04.LAB.lab_checks if c.timing}
