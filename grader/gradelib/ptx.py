@@ -36,19 +36,23 @@ _CALLSEQ = re.compile(r"\{\s*//\s*callseq\s+(\d+).*?\}\s*//\s*callseq\s+\1\b", r
 _STREAM_PARAM = re.compile(r"st\.param\.b64\s+\[param1\+0\],\s*([^;]+);")
 
 
+def launch_stream_operands(ptx_text):
+    """The stream operand of every device-side launch, in order, as the PTX writes it: a constant
+    ("0", "3", "4") or a register ("%rd7")."""
+    operands = []
+    for seq in _CALLSEQ.finditer(ptx_text):
+        body = seq.group(0)
+        if DEVICE_LAUNCH in called_functions(body):
+            m = _STREAM_PARAM.search(body)
+            operands.append(m.group(1).strip() if m else "")
+    return operands
+
+
 def launch_streams(ptx_text):
     """The stream argument of every device-side launch, in order: an int for a constant stream
     (0 NULL, 3 tail launch, 4 fire-and-forget), None for a stream held in a register (a stream
     the code created)."""
-    streams = []
-    for seq in _CALLSEQ.finditer(ptx_text):
-        body = seq.group(0)
-        if DEVICE_LAUNCH not in called_functions(body):
-            continue
-        m = _STREAM_PARAM.search(body)
-        value = m.group(1).strip() if m else ""
-        streams.append(int(value) if value.isdigit() else None)
-    return streams
+    return [int(v) if v.isdigit() else None for v in launch_stream_operands(ptx_text)]
 
 
 # ".visible .entry NAME(" ... up to the next entry or function.

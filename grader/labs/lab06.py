@@ -150,23 +150,15 @@ _STREAM_NAMES = {ptx.NULL_STREAM: "the NULL stream (the children of a block run 
                                          "parent grid)"}
 
 
-# A launch's stream argument, and a 64-bit load from a __shared__ variable at a fixed address (a stream
-# one per block, not one per thread: an array indexed by the thread is addressed through a register).
-_CALLSEQ = re.compile(r"\{\s*//\s*callseq\s+(\d+).*?\}\s*//\s*callseq\s+\1\b", re.S)
-_STREAM_ARG = re.compile(r"st\.param\.b64\s+\[param1\+0\],\s*(%rd\d+)\s*;")
+# A 64-bit load from a __shared__ variable at a fixed address (a stream one per block, not one per
+# thread: an array indexed by the thread is addressed through a register).
 _SHARED_SCALAR = re.compile(r"ld\.shared\.[bu]64\s+(%rd\d+),\s*\[[A-Za-z_$][\w$]*(?:\+\d+)?\]")
 
 
 def block_shared_stream_launches(kernel_text):
     """How many device launches in one kernel's PTX take their stream from one __shared__ variable."""
     shared = {m.group(1) for m in _SHARED_SCALAR.finditer(kernel_text)}
-    count = 0
-    for seq in _CALLSEQ.finditer(kernel_text):
-        body = seq.group(0)
-        if ptx.DEVICE_LAUNCH in ptx.called_functions(body):
-            m = _STREAM_ARG.search(body)
-            count += bool(m and m.group(1) in shared)
-    return count
+    return sum(1 for operand in ptx.launch_stream_operands(kernel_text) if operand in shared)
 
 
 def check_collect_launches(ctx):
