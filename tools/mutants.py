@@ -763,8 +763,8 @@ def main(argv=None):
                  if results[m.id]["status"] == SURVIVED and m.id not in equivalent]
     problems += ["listed as equivalent but killed by %s: %s" % (", ".join(results[m.id]["killed_by"]), m.id)
                  for m in mutants if m.id in equivalent and results[m.id]["status"] == KILLED]
-    if not args.only:
-        problems += equivalent_list_problems(lab, generate(lab))
+    if not args.only:  # then mutants is every mutant of the solution
+        problems += equivalent_list_problems(lab, mutants)
     doc = {"lab": lab.name, "gpu": gpu.to_dict(), "seed": args.seed, "seconds": round(seconds, 1),
            "baselines": baselines, "table": table, "problems": problems,
            "mutants": [dict(id=m.id, operator=m.operator, file=m.file, line=m.line, what=m.what,

@@ -291,20 +291,44 @@ def all_checks(lab):
     return kit_checks(lab) + lab.lab_checks
 
 
-def per_case(ctx, evaluate, limit=5, runs=None):
+# The key under which a harness's result document says why it left its case out (a case too large for
+# this GPU's memory): such a case is not counted, never failed.
+NOT_RUN = "not_run"
+
+
+def left_out_for_memory(run):
+    """Why the harness left this run's case out, or None (the document's NOT_RUN)."""
+    return (run.doc or {}).get(NOT_RUN)
+
+
+def left_out_note(left_out):
+    """The lines a check's message gains for [(run, why)] the harness left out."""
+    return ("\n%d case(s) not counted (this GPU has too little free memory; not held against you):\n%s"
+            % (len(left_out), "\n".join("  %s: not run on this GPU: %s" % (r.label(), why) for r, why in left_out)))
+
+
+def per_case(ctx, evaluate, limit=5, runs=None, left_out=left_out_for_memory):
     """Run evaluate(run) -> None (good) or a message (bad) over every run (or over runs, a subset);
-    an Outcome that passes only if all do, with a fraction of the points for the share that did."""
+    an Outcome that passes only if all do, with a fraction of the points for the share that did.
+    left_out(run) -> why the harness left the run's case out, or None: those runs are not counted,
+    and the message says so."""
     runs = ctx.runs if runs is None else runs
+    skipped = [(r, left_out(r)) for r in runs if left_out(r)]
+    runs = [r for r in runs if not left_out(r)]
     bad = []
     for run in runs:
         message = evaluate(run)
         if message:
             bad.append("  %s: %s" % (run.label(), message))
     if not bad:
-        return chk.passed("%d cases" % len(runs))
-    shown = bad[:limit] + (["  ... and %d more cases" % (len(bad) - limit)] if len(bad) > limit else [])
-    return chk.failed("%d of %d cases wrong:\n%s" % (len(bad), len(runs), "\n".join(shown)),
-                      fraction=1 - len(bad) / len(runs))
+        outcome = chk.passed("%d cases" % len(runs))
+    else:
+        shown = bad[:limit] + (["  ... and %d more cases" % (len(bad) - limit)] if len(bad) > limit else [])
+        outcome = chk.failed("%d of %d cases wrong:\n%s" % (len(bad), len(runs), "\n".join(shown)),
+                             fraction=1 - len(bad) / len(runs))
+    if skipped:
+        outcome.message += left_out_note(skipped)
+    return outcome
 
 
 class LabReport:

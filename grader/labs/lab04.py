@@ -64,12 +64,6 @@ def make_cases(rng):
     return cases + edges + timing
 
 
-def _ran(ctx):
-    """The runs the harness did not leave out for lack of device memory (a case too large for a small
-    GPU is left out, never failed: the solution needs memory for it that such a GPU does not have)."""
-    return [r for r in ctx.runs if not r.doc.get("not_run")]
-
-
 def harness_args(p):  # "timing" names a timing case for the checks; the harness does not need it
     return ["--lines", str(p["lines"]), "--workload", p["workload"], "--factor", str(p["factor"]),
             "--max", str(p["max"]), "--seed", str(p["seed"]), "--repeats", str(p["repeats"])]
@@ -117,7 +111,7 @@ def check_pending_limit_covers_lines(ctx):
                     "after prepare_cdp it was %d%s" % (lines, limit, " (the default: never raised)"
                                                        if limit == DEFAULT_PENDING_LIMIT else ""))
         return None
-    return per_case(ctx, evaluate, runs=_ran(ctx))
+    return per_case(ctx, evaluate)
 
 
 def check_heap_covers_worst_case(ctx):
@@ -132,7 +126,7 @@ def check_heap_covers_worst_case(ctx):
                     % (need, need / 1048576.0, doc["max_total_vertices"], run.params["lines"], KIT_ALLOC_OVERHEAD,
                        have, have / 1048576.0))
         return None
-    return per_case(ctx, evaluate, runs=_ran(ctx))
+    return per_case(ctx, evaluate)
 
 
 def _lines_message(result, n):
@@ -158,7 +152,7 @@ def check_flat(ctx):
     def evaluate(run):
         flat = run.doc["flat"]
         return _lines_message(flat, run.params["lines"]) if flat["lines_bad"] else None
-    return per_case(ctx, evaluate, runs=_ran(ctx))
+    return per_case(ctx, evaluate)
 
 
 def check_dynamic(ctx):
@@ -167,7 +161,7 @@ def check_dynamic(ctx):
         if cdp["missing"] or cdp["count_wrong"] or cdp["vertices_wrong"]:
             return _lines_message(cdp, run.params["lines"])
         return None
-    return per_case(ctx, evaluate, runs=_ran(ctx))
+    return per_case(ctx, evaluate)
 
 
 def check_no_line_lost(ctx):
@@ -181,7 +175,7 @@ def check_no_line_lost(ctx):
         if doc["cdp"]["missing"]:
             problems.append("%d of %d lines got no vertices" % (doc["cdp"]["missing"], run.params["lines"]))
         return "; ".join(problems) or None
-    return per_case(ctx, evaluate, runs=_ran(ctx))
+    return per_case(ctx, evaluate)
 
 
 def check_each_launch_checked(ctx):
@@ -199,7 +193,7 @@ def check_each_launch_checked(ctx):
                     expected, ", less those whose stream failed" if low != blocks else "", checked,
                     "a launch left unchecked, or a line without its child" if checked < low
                     else "more checks than children: a child launched twice, or one launch checked twice"))
-    return per_case(ctx, evaluate, runs=_ran(ctx))
+    return per_case(ctx, evaluate)
 
 
 def check_each_vertex_once(ctx):
@@ -221,7 +215,7 @@ def check_each_vertex_once(ctx):
         if problems:
             return "expected one bezier_point call per vertex, each index in [0, n); " + "; ".join(problems)
         return None
-    return per_case(ctx, evaluate, runs=_ran(ctx))
+    return per_case(ctx, evaluate)
 
 
 def check_inside_block(ctx):
@@ -229,7 +223,7 @@ def check_inside_block(ctx):
         n = run.doc["cdp"]["overruns"]
         return ("%d lines were written past the end of their vertex block: a child thread with i >= n wrote" % n
                 if n else None)
-    return per_case(ctx, evaluate, runs=_ran(ctx))
+    return per_case(ctx, evaluate)
 
 
 def check_exact_allocation(ctx):
@@ -240,7 +234,7 @@ def check_exact_allocation(ctx):
             return ("expected exactly %d bytes of vertices (the flat worst case is %d); %d were asked for"
                     % (exact, doc["worst_case_bytes"], asked))
         return None
-    return per_case(ctx, evaluate, runs=_ran(ctx))
+    return per_case(ctx, evaluate)
 
 
 def check_freed(ctx):
@@ -250,7 +244,7 @@ def check_freed(ctx):
             return ("expected all %d blocks freed by free_vertices; %d were (%d frees of other pointers, %d failed)"
                     % (heap["allocations"], heap["frees"], heap["bad_frees"], heap["free_failures"]))
         return None
-    return per_case(ctx, evaluate, runs=_ran(ctx))
+    return per_case(ctx, evaluate)
 
 
 def _timing(ctx, name):

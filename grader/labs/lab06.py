@@ -15,7 +15,7 @@ import re
 
 from gradelib import checks as chk
 from gradelib import ptx
-from gradelib.grading import launch_log_problem, per_case
+from gradelib.grading import launch_log_problem, left_out_note, per_case
 from gradelib.labs import COMPILES, RUNS_CLEANLY, Lab, hint
 
 HANDOUT = "handouts/06-parallel-allocator.md"
@@ -170,10 +170,10 @@ def check_collect_launches(ctx):
     if text is None or ptx.DEVICE_LAUNCH not in ptx.called_functions(text):
         return chk.failed("expected: collect_vertices launches fill_vertices from the device\n"
                           "actual:   no device-side launch in the PTX of collect_vertices")
-    kernel = next((k for k in (ptx.kernel_text(t, "collect_vertices") for t in ctx.ptx.values()) if k), None)
+    kernel = ctx.kernel_ptx("collect_vertices")
     problems = []
     if kernel is not None:
-        unchecked = ptx.unchecked_launches(kernel)
+        _, unchecked = ctx.launch_order("collect_vertices")
         if unchecked:
             problems.append("%d launch(es) in collect_vertices with a path on which no cudaGetLastError() follows "
                             "it (KIT_CHECK_LAUNCH() missing, or before the launch instead of after it)" % unchecked)
@@ -211,23 +211,19 @@ def _per_uniqueness_case(ctx, evaluate):
     runs = _runs(ctx, "uniqueness")
     if not runs:
         return chk.failed("no uniqueness case was run")
-    ran, left_out = [], []
-    for run in runs:
+
+    def left_out(run):
         u = run.doc.get("uniqueness", {})
-        if not u.get("ran") and u.get("not_run_reason"):
-            left_out.append("  %s: not run on this GPU: %s" % (run.label(), u["not_run_reason"]))
-        else:
-            ran.append(run)
+        return u.get("not_run_reason") if not u.get("ran") else None
 
     def checked(run):
         if not run.doc["uniqueness"].get("ran"):
             return "the harness did not run the uniqueness part"
         return evaluate(run)
-    outcome = per_case(ctx, checked, runs=ran) if ran else chk.failed("no uniqueness case could run on this GPU")
-    if left_out:
-        outcome.message += ("\n%d case(s) not counted (this GPU has too little free memory; not held against "
-                            "you):\n%s" % (len(left_out), "\n".join(left_out)))
-    return outcome
+    if all(left_out(r) for r in runs):
+        return chk.failed("no uniqueness case could run on this GPU" +
+                          left_out_note([(r, left_out(r)) for r in runs]))
+    return per_case(ctx, checked, runs=runs, left_out=left_out)
 
 
 def check_unique_slots(ctx):

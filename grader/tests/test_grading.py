@@ -140,5 +140,32 @@ class FakeHarnessTest(unittest.TestCase):
         self.assertIn("1 of 2 runs", runs.message)
 
 
+class LeftOutCasesTest(unittest.TestCase):
+    """A case the harness leaves out for want of GPU memory (its document says "not_run") is not
+    counted by any check, and the check's message says so."""
+
+    def runs(self, *docs):
+        class Ctx:
+            pass
+        ctx = Ctx()
+        ctx.runs = [grading.CaseRun({"case": k}, None, d, None) for k, d in enumerate(docs)]
+        return ctx
+
+    def test_left_out_case_is_neither_counted_nor_failed(self):
+        ctx = self.runs({"value": 42}, {"not_run": "the GPU has too little free memory"})
+        outcome = value_check(ctx)
+        self.assertEqual(outcome.status, chk.PASSED)
+        self.assertIn("1 cases", outcome.message)
+        self.assertIn("1 case(s) not counted", outcome.message)
+        self.assertIn("case=1: not run on this GPU: the GPU has too little free memory", outcome.message)
+
+    def test_the_cases_that_ran_still_count(self):
+        ctx = self.runs({"value": 7}, {"not_run": "too little memory"})
+        outcome = value_check(ctx)
+        self.assertEqual(outcome.status, chk.FAILED)
+        self.assertIn("1 of 1 cases wrong", outcome.message)
+        self.assertIn("not counted", outcome.message)
+
+
 if __name__ == "__main__":
     unittest.main()
