@@ -20,15 +20,17 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from gradelib import batch  # noqa: E402
+from gradelib import checks as chk  # noqa: E402
+from gradelib import exits  # noqa: E402
 from gradelib import gpu as gpu_mod  # noqa: E402
-from gradelib import labs as lab_registry  # noqa: E402
+from gradelib import registry  # noqa: E402
 from gradelib import paths, report  # noqa: E402
 from gradelib.grading import DEFAULT_TIMEOUT, grade_lab  # noqa: E402
 
-EXIT_FULL_MARKS = 0
-EXIT_POINTS_LOST = 1
-EXIT_USAGE = 2
-EXIT_NOT_RUN_NO_GPU = 77
+EXIT_FULL_MARKS = exits.OK
+EXIT_POINTS_LOST = exits.FAILED
+EXIT_USAGE = exits.USAGE
+EXIT_NOT_RUN_NO_GPU = exits.NOT_RUN
 
 
 def parse_args(argv):
@@ -51,9 +53,9 @@ def parse_args(argv):
 
 def exit_status(reports):
     results = [r for rep in reports for r in rep.results]
-    if any(r.score < r.check.points and not r.no_gpu for r in results):
+    if chk.points_lost(results):
         return EXIT_POINTS_LOST
-    if any(r.no_gpu for r in results):
+    if chk.not_run_for_lack_of_gpu(results):
         return EXIT_NOT_RUN_NO_GPU
     return EXIT_FULL_MARKS
 
@@ -66,7 +68,7 @@ def main(argv=None):
         return batch.run_merge(argv[1:])
     args = parse_args(argv)
     try:
-        labs = [lab_registry.resolve(s) for s in args.lab] if args.lab else list(lab_registry.all_labs().values())
+        labs = [registry.resolve(s) for s in args.lab] if args.lab else list(registry.all_labs().values())
     except KeyError as err:
         print("grade.py: %s" % err.args[0], file=sys.stderr)
         return EXIT_USAGE

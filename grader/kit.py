@@ -15,12 +15,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from gradelib import build, paths, starters  # noqa: E402
 from gradelib import gpu as gpu_mod  # noqa: E402
-from gradelib import labs as lab_registry  # noqa: E402
+from gradelib import registry  # noqa: E402
 
 
 def resolve_or_exit(spec):
     try:
-        return lab_registry.resolve(spec)
+        return registry.resolve(spec)
     except KeyError as err:
         sys.exit("kit.py: %s" % err.args[0])
 

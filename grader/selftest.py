@@ -24,10 +24,11 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from gradelib import checks as chk  # noqa: E402
-from gradelib import labs as lab_registry  # noqa: E402
+from gradelib import exits  # noqa: E402
+from gradelib import registry  # noqa: E402
 from gradelib import paths  # noqa: E402
 
-NOT_RUN = 77
+NOT_RUN = exits.NOT_RUN
 # How many seeds the solution and alternative tests grade (full-marks, alternative), when set:
 # KIT_SOLUTION_SEEDS=10 make test, before a release.
 SEEDS_ENV = "KIT_SOLUTION_SEEDS"
@@ -73,7 +74,7 @@ def static_pass(lab):
 
 def starter(lab):
     _, checks, _ = grade(lab, starter_dir(lab), no_gpu=True)
-    if checks[lab_registry.COMPILES]["status"] != chk.PASSED:
+    if checks[registry.COMPILES]["status"] != chk.PASSED:
         return fail("the starter does not compile")
     should_fail = [n for n in lab.starter_must_fail if checks[n]["status"] != chk.FAILED]
     return fail("the starter passes checks it must fail: %s" % should_fail) if should_fail else 0
@@ -96,7 +97,7 @@ def not_full_marks(lab):
         return NOT_RUN
     if doc["score"] >= doc["max_score"]:
         return fail("the starter scored full marks")
-    if checks[lab_registry.RUNS_CLEANLY]["status"] != chk.PASSED:
+    if checks[registry.RUNS_CLEANLY]["status"] != chk.PASSED:
         return fail("the starter does not run cleanly: it should run and lose points on results")
     return 0
 
@@ -113,10 +114,10 @@ def read_note(case_dir):
 def caught(lab, case):
     case_dir = os.path.join(paths.INCORRECT_DIR, lab.name, case)
     name, why = read_note(case_dir)
-    kind = lab_registry.kind_of_check(lab, name)
-    if kind is None:
+    check = lab.check_named(name)
+    if check is None:
         return fail("note.txt names no check of %s: %r" % (lab.name, name))
-    status, checks, _ = grade(lab, case_dir, no_gpu=(kind != chk.RUNTIME))
+    status, checks, _ = grade(lab, case_dir, no_gpu=(check.kind != chk.RUNTIME))
     result = checks[name]
     if result["skipped_no_gpu"]:
         return NOT_RUN
@@ -174,7 +175,7 @@ def hostile(lab):
 def manifest():
     """One line per test: name|labels|selftest arguments, separated by '|'."""
     lines = []
-    for lab in lab_registry.all_labs().values():
+    for lab in registry.all_labs().values():
         n = lab.number
         lines.append("%s-solution-static|cpu|static-pass|%s" % (n, lab.name))
         lines.append("%s-starter-static|cpu|starter|%s" % (n, lab.name))
@@ -186,7 +187,7 @@ def manifest():
         incorrect = os.path.join(paths.INCORRECT_DIR, lab.name)
         for case in sorted(os.listdir(incorrect)) if os.path.isdir(incorrect) else []:
             name, _ = read_note(os.path.join(incorrect, case))
-            label = "gpu" if lab_registry.kind_of_check(lab, name) == chk.RUNTIME else "cpu"
+            label = "gpu" if lab.check_named(name).kind == chk.RUNTIME else "cpu"
             lines.append("%s-incorrect-%s|%s|caught|%s|%s" % (n, case, label, lab.name, case))
         if os.path.isdir(os.path.join(paths.HOSTILE_DIR, lab.name)):
             lines.append("%s-hostile-batch|gpu|hostile|%s" % (n, lab.name))
@@ -200,7 +201,7 @@ def main(argv):
     if mode == "manifest":
         print(manifest())
         return 0
-    lab = lab_registry.resolve(rest[0])
+    lab = registry.resolve(rest[0])
     if mode == "static-pass":
         return static_pass(lab)
     if mode == "starter":

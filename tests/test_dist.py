@@ -22,7 +22,7 @@ sys.path.insert(0, os.path.join(KIT, "tools"))
 
 import dist  # noqa: E402
 from gradelib import gpu as gpu_mod  # noqa: E402
-from gradelib import labs as lab_registry  # noqa: E402
+from gradelib import registry  # noqa: E402
 from gradelib import report  # noqa: E402
 
 
@@ -61,7 +61,7 @@ def student(tmp):
     with open(os.path.join(root, "README.md")) as a, open(os.path.join(KIT, dist.STUDENT_README)) as b:
         if a.read() != b.read():
             return fail("the student kit's README is not the student's")
-    for lab in lab_registry.all_labs().values():
+    for lab in registry.all_labs().values():
         if not os.path.isdir(os.path.join(root, "labs", lab.name)):
             return fail("lab %s is missing" % lab.name)
     kit_only = run(["make", "test"], root, clean_env())
@@ -75,7 +75,7 @@ def student(tmp):
 
 
 def check_grade_output(text):
-    labs = list(lab_registry.all_labs().values())
+    labs = list(registry.all_labs().values())
     built = [l for l in text.splitlines() if l.strip().startswith("compiles") and " OK " in l]
     if len(built) != len(labs):
         return fail("%d of %d labs built in the student kit" % (len(built), len(labs)))
@@ -87,7 +87,7 @@ def check_grade_output(text):
 
 
 def gradescope(tmp):
-    lab = lab_registry.resolve("01")
+    lab = registry.resolve("01")
     made = run([sys.executable, os.path.join(KIT, "tools", "dist.py"), "gradescope", "01", tmp], KIT)
     if made.returncode != 0:
         return fail("make gradescope's script failed")

@@ -13,7 +13,7 @@
   say it is legacy (removed, CDP1, older texts...) or be in a passage about the legacy model;
 - every lab handout (handouts/NN-*.md, NN not 00) has exactly the template's `##` sections, in order,
   and its `###` subsections in section 2 are numbered 2.1, 2.2, ... in order;
-- every grader hint (each check's hint, build_hint and run_hint of every lab in grader/labs/) names
+- every grader hint (the hint of every check of every lab's rubric in grader/rubrics/) names
   sections that exist in that lab's handout with that number and title (checked whenever the kit's
   own handouts are checked: no arguments, or a list that includes them).
 Exit status 0 when all hold; otherwise each problem is printed as FILE:LINE: message.
@@ -125,18 +125,16 @@ def hint_problems(hint_text, where, kit=None):
 
 
 def lab_hints(lab):
-    """(where, hint) for every hint of one grader Lab: build, run and each check's."""
-    found = [("lab %s build_hint" % lab.number, lab.build_hint), ("lab %s run_hint" % lab.number, lab.run_hint)]
-    found += [("lab %s check '%s'" % (lab.number, c.name), c.hint) for c in lab.lab_checks]
-    return found
+    """(where, hint) for every check's hint of one grader Lab, "compiles" and "runs cleanly" included."""
+    return [("lab %s check '%s'" % (lab.number, c.name), c.hint) for c in lab.checks]
 
 
 def grader_hint_problems(labs=None, kit=None):
-    """Every hint of every lab in grader/labs/ names a section its handout has; a lab's handout is its own."""
+    """Every hint of every lab in grader/rubrics/ names a section its handout has; a lab's handout is its own."""
     if labs is None:
         sys.path.insert(0, os.path.join(KIT, "grader"))
-        from gradelib import labs as lab_registry
-        labs = list(lab_registry.all_labs().values())
+        from gradelib import registry
+        labs = list(registry.all_labs().values())
     problems = []
     for lab in labs:
         for where, text in lab_hints(lab):
@@ -179,13 +177,10 @@ def lab_for(spec):
 
 
 def harness_options(lab):
-    options = set()
-    for path in glob.glob(os.path.join(KIT, "common", "harness", lab, "*.cu")):
-        with open(path) as f:
-            m = re.search(r"options\[\]\s*=\s*\{([^}]*)\}", f.read())
-        if m:
-            options |= set(re.findall(r'"(--[\w-]+)"', m.group(1)))
-    return options
+    """The options a lab's harness takes, from its contract in the lab's rubric."""
+    sys.path.insert(0, os.path.join(KIT, "grader"))
+    from gradelib import registry
+    return registry.resolve(lab).harness.flags()
 
 
 def grader_options():

@@ -22,7 +22,7 @@ import zipfile
 KIT_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, os.path.join(KIT_ROOT, "grader"))
 
-from gradelib import labs as lab_registry  # noqa: E402
+from gradelib import registry  # noqa: E402
 from gradelib import paths  # noqa: E402
 
 TOP = "cdp-labs"
@@ -105,7 +105,7 @@ cd /autograder/source/kit && make doctor || true
 
 
 def write_gradescope_zip(lab_spec, out_dir):
-    lab = lab_registry.resolve(lab_spec)
+    lab = registry.resolve(lab_spec)
     os.makedirs(out_dir, exist_ok=True)
     out = os.path.join(out_dir, "gradescope-%s.zip" % lab.name)
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:

@@ -35,7 +35,7 @@ test_status=$?
 fi
 
 if [ "$PHASE" = all ] || [ "$PHASE" = figures ]; then
-timeout 300 python3 tools/lab_figures.py "$LOGS" > "$LOGS/figures.log" 2>&1; figures_status=$?
+timeout 300 python3 tools/measure_thresholds.py "$LOGS" > "$LOGS/figures.log" 2>&1; figures_status=$?
 
 timeout 120 python3 grader/grade.py --submission solutions --seed 2026 --json "$LOGS/grade-solutions.json" \
     > "$LOGS/grade-solutions.txt" 2>&1; grade_status=$?

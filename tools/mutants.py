@@ -43,9 +43,9 @@ sys.path.insert(0, os.path.join(KIT, "grader"))
 from gradelib import build, paths, report  # noqa: E402
 from gradelib import checks as chk  # noqa: E402
 from gradelib import gpu as gpu_mod  # noqa: E402
-from gradelib import labs as lab_registry  # noqa: E402
+from gradelib import registry  # noqa: E402
 from gradelib.grading import grade_lab  # noqa: E402
-from gradelib.labs import Lab  # noqa: E402
+from gradelib.registry import Lab  # noqa: E402
 
 EQUIVALENT_DIR = os.path.join(paths.SOLUTIONS_DIR, "equivalent-mutants")
 MUTANT_TIMEOUT = 30
@@ -441,7 +441,7 @@ OPERATORS = [
 
 
 def lab_module(lab):
-    return sys.modules.get("labs.lab%s" % lab.number)
+    return sys.modules.get("rubrics.lab%s" % lab.number)
 
 
 # ---- mutants ---------------------------------------------------------------------------------
@@ -529,10 +529,9 @@ def equivalent_list_problems(lab, mutants=None):
 
 def without_timing(lab):
     """The lab with neither its timing cases nor its timing checks: a quick first pass."""
-    return Lab(lab.name, lab.title, lab.handout,
-               lambda rng: [c for c in lab.make_cases(rng) if not c.get("timing")], lab.harness_args,
-               [c for c in lab.lab_checks if not c.timing], build_points=lab.build_points, run_points=lab.run_points,
-               build_hint=lab.build_hint, run_hint=lab.run_hint, run_problem=lab.run_problem)
+    return Lab(lab.name, lab.title, lab.handout, lab.harness,
+               lambda rng: [c for c in lab.make_cases(rng) if not c.get("timing")], lab.recorded_case,
+               [c for c in lab.checks if not c.timing], lab.starter_must_fail)
 
 
 def _lost(rep):
@@ -589,14 +588,14 @@ def grade_mutant(lab, mutant, seed, timeout, gpu, slots, scratch):
         passes = [(without_timing(lab), NO_GPU_PASS, None)]
         if gpu.available:
             passes.append((without_timing(lab), gpu, slots.shared()))
-            if any(c.timing for c in lab.lab_checks):
+            if any(c.timing for c in lab.checks):
                 passes.append((lab, gpu, slots.exclusive()))
         for graded_lab, gpu_used, hold in passes:
             rep = grade_lab(graded_lab, folder, seed, timeout=timeout, gpu=gpu_used, runtime_lock=hold)
             result["passes"] += 1
             compiled = rep.results[0]
             if compiled.status != chk.PASSED:
-                result["status"], result["killed_by"] = STILLBORN, [lab_registry.COMPILES]
+                result["status"], result["killed_by"] = STILLBORN, [registry.COMPILES]
                 result["message"] = compiled.message[:2000]
                 break
             lost, no_gpu = _lost(rep)
@@ -703,7 +702,7 @@ def main(argv=None):
     p.add_argument("--only", nargs="+", metavar="ID", help="grade only these mutants")
     args = p.parse_args(argv)
     try:
-        lab = lab_registry.resolve(args.lab)
+        lab = registry.resolve(args.lab)
     except KeyError as err:
         print("mutants.py: %s" % err.args[0], file=sys.stderr)
         return 2

@@ -22,146 +22,25 @@ graded; a re-run skips a submission graded with the same kit version, seed and f
 --regrade.
 """
 import argparse
-import csv
 import hashlib
-import io
 import json
 import os
 import random
 import re
 import shutil
-import stat
 import sys
-import tarfile
 import tempfile
 import threading
 import time
 import traceback
-import zipfile
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
-from . import build, paths, process, report
-from . import checks as chk
+from . import build, paths, report, sheets
 from . import gpu as gpu_mod
-from . import labs as lab_registry
-from .grading import DEFAULT_TIMEOUT, all_checks, grade_lab
-
-ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".zip")
-MAX_ARCHIVE_MEMBERS = 2000
-MAX_ARCHIVE_BYTES = 64 * 1024 * 1024  # unpacked; a lab submission is a few KiB
-
-FULL_MARKS = "full marks"
-POINTS_LOST = "points lost"
-NOT_RUN_NO_GPU = "runtime not run (no GPU)"
-BAD_ARCHIVE = "bad archive"
-GRADER_ERROR = "grader error"
-
-
-class BadArchive(Exception):
-    pass
-
-
-# ---- finding and unpacking submissions -------------------------------------------------------
-
-def submission_id(entry_name):
-    for suffix in ARCHIVE_SUFFIXES:
-        if entry_name.lower().endswith(suffix):
-            return entry_name[: -len(suffix)]
-    return entry_name
-
-
-def find_submissions(root):
-    """[(id, path)] sorted by id: every folder and archive in root. When a folder and an archive
-    would share an id, the archive keeps its full file name as its id."""
-    found = {}
-    for name in sorted(os.listdir(root)):
-        path = os.path.join(root, name)
-        if name.startswith(".") or os.path.islink(path):
-            continue
-        is_archive = os.path.isfile(path) and name.lower().endswith(ARCHIVE_SUFFIXES)
-        if not (os.path.isdir(path) or is_archive):
-            continue
-        sub_id = submission_id(name) if is_archive else name
-        if sub_id in found:
-            sub_id = name
-        found[sub_id] = path
-    return sorted(found.items())
-
-
-def _safe_member_path(dest, name):
-    """Where an archive member may go, or BadArchive: no absolute paths, no '..', nothing outside dest."""
-    normalized = name.replace("\\", "/")
-    parts = [p for p in normalized.split("/") if p not in ("", ".")]
-    if normalized.startswith("/") or ".." in parts or not parts:
-        raise BadArchive("member %r points outside the submission" % name)
-    target = os.path.realpath(os.path.join(dest, *parts))
-    if not target.startswith(os.path.realpath(dest) + os.sep):
-        raise BadArchive("member %r points outside the submission" % name)
-    return target
-
-
-class _Budget:
-    """Counts members and unpacked bytes against the caps."""
-
-    def __init__(self):
-        self.members = 0
-        self.bytes = 0
-
-    def member(self):
-        self.members += 1
-        if self.members > MAX_ARCHIVE_MEMBERS:
-            raise BadArchive("more than %d files" % MAX_ARCHIVE_MEMBERS)
-
-    def add(self, n):
-        self.bytes += n
-        if self.bytes > MAX_ARCHIVE_BYTES:
-            raise BadArchive("more than %d MiB unpacked" % (MAX_ARCHIVE_BYTES // (1024 * 1024)))
-
-
-def _copy_capped(source, target, budget):
-    with open(target, "wb") as out:
-        while True:
-            chunk = source.read(65536)
-            if not chunk:
-                break
-            budget.add(len(chunk))  # counts what really comes out, not what the header claims
-            out.write(chunk)
-
-
-def unpack(archive, dest):
-    """Unpack a .zip or .tar.gz into dest: regular files and folders only, within the caps."""
-    budget = _Budget()
-    os.makedirs(dest, exist_ok=True)
-    try:
-        if archive.lower().endswith(".zip"):
-            with zipfile.ZipFile(archive) as z:
-                for info in z.infolist():
-                    budget.member()
-                    target = _safe_member_path(dest, info.filename)
-                    mode = info.external_attr >> 16
-                    if stat.S_ISLNK(mode):
-                        raise BadArchive("member %r is a link" % info.filename)
-                    if info.filename.endswith("/"):
-                        os.makedirs(target, exist_ok=True)
-                        continue
-                    os.makedirs(os.path.dirname(target), exist_ok=True)
-                    with z.open(info) as source:
-                        _copy_capped(source, target, budget)
-        else:
-            with tarfile.open(archive, "r:*") as t:
-                for member in t:
-                    budget.member()
-                    target = _safe_member_path(dest, member.name)
-                    if member.isdir():
-                        os.makedirs(target, exist_ok=True)
-                    elif member.isfile():
-                        os.makedirs(os.path.dirname(target), exist_ok=True)
-                        _copy_capped(t.extractfile(member), target, budget)
-                    else:
-                        raise BadArchive("member %r is a link or a device, not a file" % member.name)
-    except (zipfile.BadZipFile, tarfile.TarError, EOFError, OSError, RuntimeError) as err:
-        raise BadArchive("cannot be unpacked: %s" % err)
-
+from . import registry
+from .archives import BadArchive, find_submissions, fingerprint, unpack
+from .grading import DEFAULT_TIMEOUT, grade_lab
+from .sheets import BAD_ARCHIVE, FULL_MARKS, GRADER_ERROR, NOT_RUN_NO_GPU, POINTS_LOST
 
 # ---- what makes a re-run skip a submission ---------------------------------------------------
 
@@ -183,28 +62,10 @@ def kit_version():
     digest = hashlib.sha256()
     _hash_tree(digest, os.path.join(paths.KIT_ROOT, "grader"), skip_dirs=("tests", "__pycache__"))
     _hash_tree(digest, os.path.join(paths.KIT_ROOT, "common"))
-    for lab_name in lab_registry.all_labs():
+    for lab_name in registry.all_labs():
         with open(paths.lab_makefile(lab_name), "rb") as f:
             digest.update(f.read())
     digest.update(paths.instructor_salt().encode())
-    return digest.hexdigest()[:16]
-
-
-def fingerprint(path):
-    """A hash of what was submitted: the archive's bytes, or every file of the folder."""
-    digest = hashlib.sha256()
-    if os.path.isfile(path):
-        with open(path, "rb") as f:
-            digest.update(f.read())
-    else:
-        for folder, dirs, files in os.walk(path):
-            dirs.sort()
-            for name in sorted(files):
-                full = os.path.join(folder, name)
-                digest.update(os.path.relpath(full, path).encode())
-                if os.path.isfile(full) and not os.path.islink(full):
-                    with open(full, "rb") as f:
-                        digest.update(f.read())
     return digest.hexdigest()[:16]
 
 
@@ -242,41 +103,6 @@ def review_flags(lab_dir, lab_name):
     return found
 
 
-def verdict_of(rep):
-    """One short phrase for the score sheet: what happened to the submission."""
-    by_name = {r.name: r for r in rep.results}
-    built = by_name[lab_registry.COMPILES]
-    if built.status == chk.FAILED:
-        if "missing file" in built.message:
-            return "missing file"
-        if "symbolic link" in built.message or "larger than" in built.message:
-            return "refused file"
-        return "compile error"
-    ran = by_name[lab_registry.RUNS_CLEANLY]
-    if ran.status == chk.FAILED:
-        bad = [r for r in rep.runs if r.problem]
-        kinds = [r.result.verdict for r in bad]
-        if process.TIMEOUT in kinds:
-            return "timeout"
-        if process.CRASHED in kinds:
-            return "crash"
-        if process.FLOOD in kinds:
-            return "output flood"
-        if any(r.problem.startswith("CUDA error") for r in bad):
-            return "CUDA error"
-        if any("device-side launch" in r.problem or "device runtime call" in r.problem for r in bad):
-            return "failed device launches"
-        if any("without a valid result" in r.problem for r in bad):
-            return "no valid result"
-        return "runs not clean"
-    lost = any(r.score < r.check.points and not r.no_gpu for r in rep.results)
-    if lost:
-        return POINTS_LOST
-    if any(r.no_gpu for r in rep.results):
-        return NOT_RUN_NO_GPU
-    return FULL_MARKS
-
-
 def _failure_gradescope(message, max_score):
     return {"score": 0, "max_score": max_score, "output": message, "visibility": "visible",
             "stdout_visibility": "visible",
@@ -305,7 +131,7 @@ def grade_submission(lab, sub_id, path, files, batch_seed, version, gpu, timeout
               "salted": bool(paths.instructor_salt()),
               "gpu": gpu.name if gpu.available else "no GPU (%s)" % gpu.reason.splitlines()[0],
               "graded_at": time.strftime("%Y-%m-%dT%H:%M:%S"), "checks": {}}
-    max_score = sum(c.points for c in all_checks(lab))
+    max_score = lab.max_score
     scratch = tempfile.mkdtemp(prefix="sub-", dir=scratch_root)
     started = time.monotonic()
     try:
@@ -316,7 +142,7 @@ def grade_submission(lab, sub_id, path, files, batch_seed, version, gpu, timeout
         lab_dir = build.find_submission_dir(lab.name, root)
         record["review"] = review_flags(lab_dir, lab.name)
         rep = grade_lab(lab, lab_dir, record["seed"], timeout=timeout, gpu=gpu, runtime_lock=runtime_lock)
-        record.update(verdict=verdict_of(rep), score=rep.score, max_score=rep.max_score,
+        record.update(verdict=sheets.verdict_of(rep), score=rep.score, max_score=rep.max_score,
                       checks={r.name: r.score for r in rep.results}, report=rep.to_dict())
         record["report"]["submission"] = record["source"]
         text = report.lab_text(rep).replace(rep.submission_dir_label, record["source"])
@@ -359,69 +185,6 @@ def load_records(out):
     return records
 
 
-def scores_csv(lab, records, expected_ids):
-    """The score sheet: a row for every expected id (graded or not), a column per check."""
-    names = [c.name for c in all_checks(lab)]
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(["id", "verdict", "score", "max_score"] + names + ["review"])
-    max_score = sum(c.points for c in all_checks(lab))
-    for sub_id in sorted(set(expected_ids) | set(records)):
-        record = records.get(sub_id)
-        if record is None:
-            writer.writerow([sub_id, "not graded", "", max_score] + [""] * len(names) + [""])
-            continue
-        writer.writerow([sub_id, record["verdict"], "%g" % record["score"], "%g" % record["max_score"]]
-                        + ["%g" % record["checks"][n] if n in record["checks"] else "" for n in names]
-                        + ["; ".join(record.get("review", []))])
-    return buf.getvalue()
-
-
-def summary_text(lab, records, expected_ids, seconds=None, graded_now=0):
-    rows = [records[i] for i in sorted(records)]
-    lines = ["%s: %d submissions, %d with a record" % (lab.title, len(set(expected_ids) | set(records)), len(rows))]
-    if seconds is not None and graded_now:
-        lines.append("graded %d now in %s (%.1f s per submission, wall clock)"
-                     % (graded_now, _clock(seconds), seconds / graded_now))
-    missing = sorted(set(expected_ids) - set(records))
-    if missing:
-        lines.append("NOT GRADED: %s" % ", ".join(missing))
-    bins = [("100%", 100, 101), ("90-99%", 90, 100), ("70-89%", 70, 90), ("50-69%", 50, 70),
-            ("1-49%", 1e-9, 50), ("0%", 0, 1e-9)]
-    lines.append("score distribution:")
-    for label, low, high in bins:
-        n = sum(1 for r in rows if r["max_score"] and low <= 100.0 * r["score"] / r["max_score"] < high)
-        lines.append("  %-7s %4d  %s" % (label, n, "#" * min(n, 60)))
-    verdicts = {}
-    for r in rows:
-        verdicts[r["verdict"]] = verdicts.get(r["verdict"], 0) + 1
-    lines.append("verdicts: " + ", ".join("%s %d" % kv for kv in sorted(verdicts.items(), key=lambda kv: -kv[1])))
-    failed = {}
-    for r in rows:
-        for c in (r.get("report") or {}).get("checks", []):
-            if c["status"] == chk.FAILED:
-                failed[c["name"]] = failed.get(c["name"], 0) + 1
-    top = sorted(failed.items(), key=lambda kv: (-kv[1], kv[0]))[:5]
-    lines.append("most-failed checks: " + (", ".join("%s (%d)" % kv for kv in top) if top else "none"))
-    flagged = [r["id"] for r in rows if r.get("review")]
-    if flagged:
-        lines.append("to read (the review column of scores.csv): " + ", ".join(flagged))
-    return "\n".join(lines) + "\n"
-
-
-def write_sheets(out, lab, records, expected_ids, seconds=None, graded_now=0):
-    report.write_text(os.path.join(out, "scores.csv"), scores_csv(lab, records, expected_ids))
-    text = summary_text(lab, records, expected_ids, seconds, graded_now)
-    report.write_text(os.path.join(out, "summary.txt"), text)
-    return text
-
-
-def _clock(seconds):
-    seconds = int(round(seconds))
-    return "%d:%02d" % (seconds // 60, seconds % 60) if seconds < 3600 else \
-        "%d:%02d:%02d" % (seconds // 3600, seconds // 60 % 60, seconds % 60)
-
-
 # ---- the batch -------------------------------------------------------------------------------
 
 def parse_shard(text):
@@ -458,79 +221,48 @@ def parse_batch_args(argv):
     return p.parse_args(argv)
 
 
-def _progress(done, total, failures, started, graded_now, line):
-    """One line per finished submission, on stderr: done/total, failures so far, time left."""
-    elapsed = time.monotonic() - started
-    left = ""
-    if graded_now and done < total:
-        left = ", about %s left" % _clock(elapsed / graded_now * (total - done))
-    print("[%d/%d] %s | %d failures | %s elapsed%s" % (done, total, line, failures, _clock(elapsed), left),
-          file=sys.stderr, flush=True)
+class UsageError(Exception):
+    """A bad command line or --out folder: its message is printed, and the exit status is 2."""
 
 
-def run_batch(argv):
-    try:
-        args = parse_batch_args(argv)
-        lab = lab_registry.resolve(args.lab)
-    except KeyError as err:
-        print("grade.py batch: %s" % err.args[0], file=sys.stderr)
-        return 2
-    if not os.path.isdir(args.submissions):
-        print("grade.py batch: no such folder: %s" % args.submissions, file=sys.stderr)
-        return 2
-    if args.jobs < 1 or args.timeout <= 0:
-        print("grade.py batch: --jobs and --timeout must be positive", file=sys.stderr)
-        return 2
+def _open_batch(args, lab):
+    """The --out folder, made, and the batch seed: given, else the one this folder already used,
+    else fresh. UsageError when the folder holds another lab's batch."""
     out = os.path.abspath(args.out or os.path.join("grading", lab.name))
     os.makedirs(out, exist_ok=True)
-    meta_path = os.path.join(out, "batch.json")
     previous = {}
+    meta_path = os.path.join(out, "batch.json")
     if os.path.isfile(meta_path):
         with open(meta_path) as f:
             previous = json.load(f)
     if previous and previous.get("lab") != lab.name:
-        print("grade.py batch: %s holds a batch of %s; use another --out" % (out, previous.get("lab")),
-              file=sys.stderr)
-        return 2
-    batch_seed = args.seed if args.seed is not None else previous.get("seed") or \
-        random.SystemRandom().randrange(1, 10 ** 6)
+        raise UsageError("%s holds a batch of %s; use another --out" % (out, previous.get("lab")))
+    seed = args.seed if args.seed is not None else previous.get("seed") or random.SystemRandom().randrange(1, 10 ** 6)
+    return out, seed
 
-    everything = find_submissions(args.submissions)
-    mine = shard_of(everything, args.shard)
-    version = kit_version()
-    meta = {"lab": lab.name, "seed": batch_seed, "kit_version": version,
-            "shard": "%d/%d" % args.shard if args.shard else None,
-            "all_ids": [i for i, _ in everything], "ids": [i for i, _ in mine],
-            "submissions": os.path.abspath(args.submissions)}
-    report.write_json(meta_path, meta)
 
-    gpu = gpu_mod.detect()
-    print("%s: %d submissions%s in %s, batch seed %d%s, kit version %s" % (
-        lab.title, len(mine), " (shard %s of %d in all)" % (meta["shard"], len(everything)) if args.shard else "",
-        args.submissions, batch_seed, " with the instructor's salt" if paths.instructor_salt() else "", version))
-    print("GPU: %s" % (gpu.name if gpu.available else "none: runtime checks will NOT run (%s)"
-                       % gpu.reason.splitlines()[0]), flush=True)
-
-    records = load_records(out)
+def _to_grade(mine, records, batch_seed, version, regrade):
+    """[(id, path, fingerprint)] of the submissions that need grading: all with regrade, else those
+    whose record is missing or was made with another kit version, seed or files."""
     todo = []
     for sub_id, path in mine:
         old = records.get(sub_id) or {}
         files = fingerprint(path)
-        if (not args.regrade and old.get("kit_version") == version and old.get("fingerprint") == files
+        if (not regrade and old.get("kit_version") == version and old.get("fingerprint") == files
                 and old.get("seed") == submission_seed(batch_seed, sub_id)):
             continue
         todo.append((sub_id, path, files))
-    skipped = len(mine) - len(todo)
-    if skipped:
-        print("%d already graded with this kit version, seed and files (--regrade grades them again)" % skipped)
+    return todo
 
+
+def _grade_all(lab, todo, out, records, batch_seed, version, gpu, args, progress):
+    """Grade todo, builds in parallel (args.jobs) and runtime checks one submission at a time, saving
+    each record as it finishes (into records too). Returns True when interrupted (Ctrl-C)."""
     scratch_root = tempfile.mkdtemp(prefix="batch-", dir=out)
     lock = threading.Lock()
-    started = time.monotonic()
-    done, graded_now, failures = skipped, 0, 0
-    interrupted = False
     pool = ThreadPoolExecutor(max_workers=args.jobs)
     futures = {}
+    interrupted = False
     try:
         futures = {pool.submit(grade_submission, lab, sub_id, path, files, batch_seed, version, gpu, args.timeout,
                                lock, scratch_root): sub_id for sub_id, path, files in todo}
@@ -538,12 +270,7 @@ def run_batch(argv):
             record, scores, feedback = future.result()
             save(out, record, scores, feedback)
             records[record["id"]] = record
-            done += 1
-            graded_now += 1
-            if record["verdict"] not in (FULL_MARKS, POINTS_LOST, NOT_RUN_NO_GPU):
-                failures += 1  # did not build, run or unpack
-            _progress(done, len(mine), failures, started, graded_now,
-                      "%s: %g/%g %s" % (record["id"], record["score"], record["max_score"], record["verdict"]))
+            progress(record)
     except KeyboardInterrupt:
         interrupted = True
         for future in futures:
@@ -552,9 +279,76 @@ def run_batch(argv):
     finally:
         pool.shutdown(wait=not interrupted)
         shutil.rmtree(scratch_root, ignore_errors=True)
+    return interrupted
+
+
+class _Progress:
+    """One line per finished submission, on stderr: done/total, failures so far, time left."""
+
+    def __init__(self, total, already_done):
+        self.total = total
+        self.done = already_done
+        self.graded_now = 0
+        self.failures = 0
+        self.started = time.monotonic()
+
+    def __call__(self, record):
+        self.done += 1
+        self.graded_now += 1
+        if record["verdict"] not in (FULL_MARKS, POINTS_LOST, NOT_RUN_NO_GPU):
+            self.failures += 1  # did not build, run or unpack
+        elapsed = self.seconds()
+        left = ""
+        if self.done < self.total:
+            left = ", about %s left" % sheets.clock(elapsed / self.graded_now * (self.total - self.done))
+        print("[%d/%d] %s: %g/%g %s | %d failures | %s elapsed%s" % (
+            self.done, self.total, record["id"], record["score"], record["max_score"], record["verdict"],
+            self.failures, sheets.clock(elapsed), left), file=sys.stderr, flush=True)
+
+    def seconds(self):
+        return time.monotonic() - self.started
+
+
+def run_batch(argv):
+    try:
+        args = parse_batch_args(argv)
+        lab = registry.resolve(args.lab)
+        if not os.path.isdir(args.submissions):
+            raise UsageError("no such folder: %s" % args.submissions)
+        if args.jobs < 1 or args.timeout <= 0:
+            raise UsageError("--jobs and --timeout must be positive")
+        out, batch_seed = _open_batch(args, lab)
+    except (KeyError, UsageError) as err:
+        print("grade.py batch: %s" % err.args[0], file=sys.stderr)
+        return 2
+
+    everything = find_submissions(args.submissions)
+    mine = shard_of(everything, args.shard)
+    version = kit_version()
+    shard = "%d/%d" % args.shard if args.shard else None
+    report.write_json(os.path.join(out, "batch.json"), {
+        "lab": lab.name, "seed": batch_seed, "kit_version": version, "shard": shard,
+        "all_ids": [i for i, _ in everything], "ids": [i for i, _ in mine],
+        "submissions": os.path.abspath(args.submissions)})
+
+    gpu = gpu_mod.detect()
+    print("%s: %d submissions%s in %s, batch seed %d%s, kit version %s" % (
+        lab.title, len(mine), " (shard %s of %d in all)" % (shard, len(everything)) if shard else "",
+        args.submissions, batch_seed, " with the instructor's salt" if paths.instructor_salt() else "", version))
+    print("GPU: %s" % (gpu.name if gpu.available else "none: runtime checks will NOT run (%s)"
+                       % gpu.reason.splitlines()[0]), flush=True)
+
+    records = load_records(out)
+    todo = _to_grade(mine, records, batch_seed, version, args.regrade)
+    if len(mine) > len(todo):
+        print("%d already graded with this kit version, seed and files (--regrade grades them again)"
+              % (len(mine) - len(todo)))
+    progress = _Progress(len(mine), len(mine) - len(todo))
+    interrupted = _grade_all(lab, todo, out, records, batch_seed, version, gpu, args, progress)
+
     mine_ids = [i for i, _ in mine]
     mine_records = {i: records[i] for i in mine_ids if i in records}
-    text = write_sheets(out, lab, mine_records, mine_ids, time.monotonic() - started, graded_now)
+    text = sheets.write_sheets(out, lab, mine_records, mine_ids, progress.seconds(), progress.graded_now)
     print()
     print(text, end="")
     print("wrote %s (scores.csv, summary.txt, feedback/, results/, records/)" % paths.relative(out))
@@ -587,7 +381,7 @@ def run_merge(argv):
     if len(labs) != 1:
         print("grade.py merge: the shards grade different labs: %s" % ", ".join(sorted(labs)), file=sys.stderr)
         return 2
-    lab = lab_registry.resolve(labs.pop())
+    lab = registry.resolve(labs.pop())
     for key in ("seed", "kit_version"):
         values = {m[key] for m in metas}
         if len(values) > 1:
@@ -606,7 +400,7 @@ def run_merge(argv):
     report.write_json(os.path.join(out, "batch.json"), {
         "lab": lab.name, "seed": metas[0]["seed"], "kit_version": metas[0]["kit_version"], "shard": None,
         "all_ids": expected, "ids": expected, "merged_from": [os.path.abspath(d) for d in args.shards]})
-    text = write_sheets(out, lab, merged, expected)
+    text = sheets.write_sheets(out, lab, merged, expected)
     print(text, end="")
     print("wrote %s from %d shard folders" % (paths.relative(out), len(args.shards)))
     return 0 if set(expected) <= set(merged) else 1

@@ -8,7 +8,7 @@ import os
 import shutil
 import subprocess
 
-from . import paths
+from . import failures, paths
 from .process import run_bounded
 
 BUILD_TIMEOUT = 600  # seconds for one make call (nvcc can be slow on a loaded machine)
@@ -58,21 +58,21 @@ MAX_STUDENT_FILE_BYTES = 1024 * 1024  # a lab's source file is a few KiB; more i
 
 
 def stage(lab_name, submission_dir, work_dir):
-    """Copy the lab's student files into work_dir/src. Returns (src_dir, problems): one line per
-    file that is missing or refused (a link, which could point at files outside the submission,
-    or a file too large to be a source file)."""
+    """Copy the lab's student files into work_dir/src. Returns (src_dir, problems): one (failure kind,
+    line) per file that is missing or refused (a link, which could point at files outside the
+    submission, or a file too large to be a source file)."""
     src_dir = os.path.join(work_dir, "src")
     os.makedirs(src_dir, exist_ok=True)
     problems = []
     for name in lab_vars(lab_name)["student_files"]:
         source = os.path.join(submission_dir, name)
         if os.path.islink(source):
-            problems.append("%s is a symbolic link; submit the file itself" % name)
+            problems.append((failures.REFUSED_FILE, "%s is a symbolic link; submit the file itself" % name))
         elif not os.path.isfile(source):
-            problems.append("missing file: %s" % name)
+            problems.append((failures.MISSING_FILE, "missing file: %s" % name))
         elif os.path.getsize(source) > MAX_STUDENT_FILE_BYTES:
-            problems.append("%s is larger than %d KiB; it cannot be the lab's source file"
-                            % (name, MAX_STUDENT_FILE_BYTES // 1024))
+            problems.append((failures.REFUSED_FILE, "%s is larger than %d KiB; it cannot be the lab's source file"
+                             % (name, MAX_STUDENT_FILE_BYTES // 1024)))
         else:
             shutil.copyfile(source, os.path.join(src_dir, name))
     return src_dir, problems

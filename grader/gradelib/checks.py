@@ -20,19 +20,21 @@ KINDS = (BUILD, STATIC, RUNTIME)
 class Outcome:
     """What a check function found. Use passed(), failed() or skipped()."""
 
-    def __init__(self, status, message="", fraction=None):
+    def __init__(self, status, message="", fraction=None, failure=None):
         self.status = status
         self.message = message
         self.fraction = fraction
+        self.failure = failure  # why it failed, as a kind of gradelib.failures (None: points lost)
 
 
 def passed(message=""):
     return Outcome(PASSED, message, 1.0)
 
 
-def failed(message, fraction=0.0):
-    """fraction: the share of the points still earned (e.g. cases passed / cases run)."""
-    return Outcome(FAILED, message, max(0.0, min(1.0, fraction)))
+def failed(message, fraction=0.0, failure=None):
+    """fraction: the share of the points still earned (e.g. cases passed / cases run); failure: why, for
+    the kit's own checks (a kind of gradelib.failures), which the score sheet reads instead of the message."""
+    return Outcome(FAILED, message, max(0.0, min(1.0, fraction)), failure)
 
 
 def skipped(reason):
@@ -56,12 +58,13 @@ class Check:
 
 
 class CheckResult:
-    def __init__(self, check, status, score, message, no_gpu=False):
+    def __init__(self, check, status, score, message, no_gpu=False, failure=None):
         self.check = check
         self.status = status
         self.score = score
         self.message = message
         self.no_gpu = no_gpu  # skipped because no GPU could run it
+        self.failure = failure  # the Outcome's failure kind, if any
 
     @property
     def name(self):
@@ -78,6 +81,7 @@ class CheckResult:
             "message": self.message,
             "hint": self.check.hint,
             "skipped_no_gpu": self.no_gpu,
+            "failure": self.failure,
         }
 
 
@@ -145,9 +149,19 @@ def _evaluate(check, ctx):
         score = round(check.points * (outcome.fraction or 0.0), 2)
     else:
         score = 0
-    return CheckResult(check, outcome.status, score, outcome.message)
+    return CheckResult(check, outcome.status, score, outcome.message, failure=outcome.failure)
 
 
 def total(results):
     """(score, max_score) of a list of CheckResults."""
     return (round(sum(r.score for r in results), 2), sum(r.check.points for r in results))
+
+
+def points_lost(results):
+    """Whether any check lost points for what the submission did (a check not run for want of a GPU
+    lost none)."""
+    return any(r.score < r.check.points and not r.no_gpu for r in results)
+
+
+def not_run_for_lack_of_gpu(results):
+    return any(r.no_gpu for r in results)

@@ -1,15 +1,12 @@
 """Grade one submission of one lab: stage, build, static checks, harness runs, lab checks."""
-import json
 import os
 import random
 import re
-import secrets
 import shutil
 import tempfile
 
-from . import build, paths, ptx, process
+from . import build, failures, harness, paths, ptx, process
 from . import checks as chk
-from .labs import COMPILES, RUNS_CLEANLY
 
 DEFAULT_TIMEOUT = 60  # seconds per harness run
 EXIT_CUDA_ERROR = 3   # KIT_EXIT_CUDA_ERROR in common/include/kit_check.h
@@ -19,11 +16,12 @@ EXIT_USAGE = 2        # KIT_EXIT_USAGE
 class CaseRun:
     """One harness run: the parameters, what the process did, and its result document."""
 
-    def __init__(self, params, result, doc, problem):
+    def __init__(self, params, result, doc, problem, failure=None):
         self.params = params
         self.result = result
         self.doc = doc
         self.problem = problem  # None when the run was clean
+        self.failure = failure  # why not, as a kind of gradelib.failures
 
     def label(self):
         return " ".join("%s=%s" % kv for kv in self.params.items())
@@ -103,16 +101,37 @@ def compiled_text(source):
     return re.sub(r"/\*.*?\*/|//[^\n]*", " ", source, flags=re.S)
 
 
+COMPILES = "compiles"
+RUNS_CLEANLY = "runs cleanly"
+
+
+def compiles(points, hint):
+    """The check every rubric starts with: the lab's files staged next to the kit's and built."""
+    return chk.Check(COMPILES, points, chk.BUILD, _compiles, hint=hint)
+
+
+def runs_cleanly(points, hint, problem=None):
+    """The check every rubric has second: every case's harness run exits normally with a valid result
+    document and no failed device launch. problem: optional (params, doc) -> str or None, the lab's
+    own reason a run is not clean (e.g. the kit's reference disagreeing with the formula)."""
+    return chk.Check(RUNS_CLEANLY, points, chk.RUNTIME, lambda ctx: _runs_cleanly(ctx, problem),
+                     parent=COMPILES, hint=hint)
+
+
 def _compiles(ctx):
     src_dir, problems = build.stage(ctx.lab.name, ctx.submission_dir, ctx.work_dir)
     if problems:
-        return chk.failed("%s (looked in %s)" % ("; ".join(problems), paths.relative(ctx.submission_dir)))
+        kinds = [kind for kind, _ in problems]
+        return chk.failed("%s (looked in %s)" % ("; ".join(line for _, line in problems),
+                                                 paths.relative(ctx.submission_dir)),
+                          failure=failures.MISSING_FILE if failures.MISSING_FILE in kinds else kinds[0])
     made = build.make(ctx.lab.name, src_dir, ctx.build_dir, ["all", "ptx"], build.cuda_arch())
     if not made.ok:
         return chk.failed("the build %s with the kit's flags (nvcc -rdc=true, sm_%s):\n%s"
                           % ("failed" if made.verdict == process.EXITED else made.describe(build.BUILD_TIMEOUT),
                              build.cuda_arch(),
-                             build.compiler_errors(made.output).replace(src_dir + os.sep, "")))
+                             build.compiler_errors(made.output).replace(src_dir + os.sep, "")),
+                          failure=failures.COMPILE_ERROR)
     for name in ctx.student_cu_files():
         with open(os.path.join(ctx.build_dir, name[:-3] + ".ptx")) as f:
             ctx.ptx[name] = f.read()
@@ -125,23 +144,27 @@ def _output_tail(text, lines=12):
     return "\n".join("      | " + l for l in kept)
 
 
-def _diagnose(lab, params, result, doc, no_doc_reason=None):
-    """Why a run is not clean, or None."""
+_PROCESS_FAILURES = {process.TIMEOUT: failures.TIMEOUT, process.CRASHED: failures.CRASH,
+                     process.FLOOD: failures.OUTPUT_FLOOD}
+
+
+def _diagnose(params, result, doc, no_doc_reason=None, lab_problem=None):
+    """Why a run is not clean, as (failure kind, message), or None."""
     if result.verdict == process.EXITED and result.returncode == EXIT_CUDA_ERROR:
         errors = [l for l in result.output.splitlines() if l.startswith("CUDA error")]
-        return "CUDA error: %s" % (errors[-1] if errors else "see the output")
+        return failures.CUDA_ERROR, "CUDA error: %s" % (errors[-1] if errors else "see the output")
     if result.verdict == process.EXITED and result.returncode == EXIT_USAGE:
-        return "the harness rejected its parameters (a kit problem, please report it)"
+        return failures.EXIT_STATUS, "the harness rejected its parameters (a kit problem, please report it)"
     if not result.ok:
-        return "the harness " + result.describe()
+        return _PROCESS_FAILURES.get(result.verdict, failures.EXIT_STATUS), "the harness " + result.describe()
     if doc is None:
-        return "the harness finished without a valid result: %s" % (no_doc_reason or "none was written")
+        return failures.NO_RESULT, "the harness finished without a valid result: %s" % (
+            no_doc_reason or "none was written")
     problem = None if params.get(FAULT) else launch_log_problem(doc.get("launch_log") or {})
     if problem:
-        return problem
-    if lab.run_problem is not None:
-        return lab.run_problem(params, doc)
-    return None
+        return failures.FAILED_LAUNCHES, problem
+    problem = lab_problem(params, doc) if lab_problem is not None else None
+    return (failures.LAB_PROBLEM, problem) if problem else None
 
 
 def launch_log_problem(log):
@@ -205,61 +228,22 @@ def barrier_reached(ctx, kernel, why):
                       "barrier on one branch only): undefined behaviour, even where it seems to work" % kernel)
 
 
-NONCE_LINE = b"kit-nonce "  # the first line a harness writes on the channel (kit_result.h)
+def _run_case(ctx, params, lab_problem):
+    result, doc, why = harness.run(ctx.lab, ctx.program, params, ctx.timeout, ctx.work_dir)
+    diagnosis = _diagnose(params, result, doc, why, lab_problem)
+    failure, problem = diagnosis if diagnosis else (None, None)
+    return CaseRun(params, result, doc, problem, failure)
 
 
-def read_channel(data, nonce):
-    """The result document from the channel's bytes, or (None, why not). The document counts only
-    when its first line carries this run's nonce."""
-    if data is None:
-        return None, "its result was too large to read"
-    first, _, rest = data.partition(b"\n")
-    if not first.startswith(NONCE_LINE):
-        return None, "it wrote no result on the grader's channel"
-    if first[len(NONCE_LINE):].decode("ascii", "replace") != nonce:
-        return None, "its result did not carry this run's nonce (not written by the kit's harness for this run)"
-    try:
-        return json.loads(rest.decode("utf-8")), None
-    except ValueError:
-        return None, "its result was not valid JSON (cut short, or written over)"
-
-
-def run_harness(argv, timeout, cwd):
-    """Run a harness with a fresh result channel and nonce: (RunResult, document or None, why none).
-
-    The document travels on a pipe the grader creates for this run, never through a file, and is
-    accepted only with this run's nonce: printing a pass line or writing a results file does not
-    count."""
-    nonce = secrets.token_hex(16)
-    nonce_read, nonce_write = os.pipe()
-    os.write(nonce_write, nonce.encode("ascii") + b"\n")
-    os.close(nonce_write)
-    channel_read, channel_write = os.pipe()
-    try:
-        result = process.run_bounded(argv + ["--json", "fd:%d" % channel_write, "--nonce-fd", str(nonce_read)],
-                                     timeout, cwd=cwd, pass_fds=(channel_write, nonce_read),
-                                     channel_fd=channel_read)
-    finally:
-        os.close(channel_read)
-    doc, why = read_channel(result.channel, nonce)
-    return result, doc, why
-
-
-def _run_case(ctx, index, params):
-    argv = [ctx.program] + ctx.lab.harness_args(params)
-    result, doc, why = run_harness(argv, ctx.timeout, ctx.work_dir)
-    return CaseRun(params, result, doc, _diagnose(ctx.lab, params, result, doc, why))
-
-
-def _runs_cleanly(ctx):
+def _runs_cleanly(ctx, lab_problem=None):
     ctx.runs = []
-    for i, params in enumerate(ctx.cases):
+    for params in ctx.cases:
         if ctx.runs and ctx.runs[-1].result.verdict == process.TIMEOUT:
             # One hang is evidence enough; waiting out the limit again for every case is not.
             ctx.runs.append(CaseRun(params, ctx.runs[-1].result, None,
-                                    "not run: an earlier case hit the time limit"))
+                                    "not run: an earlier case hit the time limit", failures.TIMEOUT))
         else:
-            ctx.runs.append(_run_case(ctx, i, params))
+            ctx.runs.append(_run_case(ctx, params, lab_problem))
     bad = [r for r in ctx.runs if r.problem]
     if not bad:
         return chk.passed("%d runs" % len(ctx.runs))
@@ -272,33 +256,14 @@ def _runs_cleanly(ctx):
             lines.append(_output_tail(r.result.output))
     if len(bad) > 4:
         lines.append("  ... and %d more runs" % (len(bad) - 4))
+    first = next(kind for kind in failures.RUN_ORDER if any(r.failure == kind for r in bad))
     return chk.failed("%d of %d runs were not clean:\n%s" % (len(bad), len(ctx.runs), "\n".join(lines)),
-                      fraction=1 - len(bad) / len(ctx.runs))
-
-
-def kit_checks(lab):
-    """The two checks every lab starts with."""
-    return [
-        chk.Check(COMPILES, lab.build_points, chk.BUILD, _compiles,
-                  hint=lab.build_hint),
-        chk.Check(RUNS_CLEANLY, lab.run_points, chk.RUNTIME, _runs_cleanly, parent=COMPILES,
-                  hint=lab.run_hint),
-    ]
-
-
-def all_checks(lab):
-    """Every check of a lab, in the order they run and are reported."""
-    return kit_checks(lab) + lab.lab_checks
-
-
-# The key under which a harness's result document says why it left its case out (a case too large for
-# this GPU's memory): such a case is not counted, never failed.
-NOT_RUN = "not_run"
+                      fraction=1 - len(bad) / len(ctx.runs), failure=first)
 
 
 def left_out_for_memory(run):
     """Why the harness left this run's case out, or None (the document's NOT_RUN)."""
-    return (run.doc or {}).get(NOT_RUN)
+    return (run.doc or {}).get(harness.NOT_RUN)
 
 
 def left_out_note(left_out):
@@ -369,7 +334,7 @@ def grade_lab(lab, submission_root, seed, timeout=DEFAULT_TIMEOUT, gpu=None, kee
         ctx = Context(lab, submission_dir, work_dir, seed, timeout)
         no_gpu_reason = None if (gpu is not None and gpu.available) else (
             gpu.reason if gpu is not None else "no GPU check was made")
-        results = chk.run_checks(all_checks(lab), ctx, no_gpu_reason, runtime_lock)
+        results = chk.run_checks(lab.checks, ctx, no_gpu_reason, runtime_lock)
         report = LabReport(lab, submission_dir, seed, ctx.cases, results)
         report.runs = ctx.runs
         return report

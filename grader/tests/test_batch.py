@@ -12,10 +12,9 @@ import tempfile
 import unittest
 import zipfile
 
-from gradelib import batch, build, paths, process, report
+from gradelib import archives, batch, build, failures, paths, report, sheets
 from gradelib import checks as chk
-from gradelib.grading import CaseRun
-from gradelib.labs import COMPILES, RUNS_CLEANLY
+from gradelib.grading import COMPILES, RUNS_CLEANLY
 
 GRADE = os.path.join(paths.KIT_ROOT, "grader", "grade.py")
 LAB01 = "01-divergent-counter"
@@ -39,20 +38,20 @@ class ArchiveTest(unittest.TestCase):
     def test_zip_and_tar_unpack_to_their_files(self):
         zpath = os.path.join(self.tmp, "a.zip")
         write_zip(zpath, {"alice/" + LAB01_FILE: "int x;"})
-        batch.unpack(zpath, self.dest)
+        archives.unpack(zpath, self.dest)
         self.assertEqual(build.find_submission_dir(LAB01, self.dest), os.path.join(self.dest, "alice"))
         tpath = os.path.join(self.tmp, "b.tar.gz")
         with tarfile.open(tpath, "w:gz") as t:
             info = tarfile.TarInfo(LAB01_FILE)
             info.size = 6
             t.addfile(info, io.BytesIO(b"int y;"))
-        batch.unpack(tpath, os.path.join(self.tmp, "tar"))
+        archives.unpack(tpath, os.path.join(self.tmp, "tar"))
         with open(os.path.join(self.tmp, "tar", LAB01_FILE)) as f:
             self.assertEqual(f.read(), "int y;")
 
     def assert_refused(self, path, words):
-        with self.assertRaises(batch.BadArchive) as caught:
-            batch.unpack(path, self.dest)
+        with self.assertRaises(archives.BadArchive) as caught:
+            archives.unpack(path, self.dest)
         self.assertIn(words, str(caught.exception))
 
     def test_paths_leading_out_are_refused(self):
@@ -79,11 +78,11 @@ class ArchiveTest(unittest.TestCase):
 
     def test_caps_on_files_and_bytes(self):
         many = os.path.join(self.tmp, "many.zip")
-        write_zip(many, {"f%d.txt" % i: "" for i in range(batch.MAX_ARCHIVE_MEMBERS + 1)})
-        self.assert_refused(many, "more than %d files" % batch.MAX_ARCHIVE_MEMBERS)
+        write_zip(many, {"f%d.txt" % i: "" for i in range(archives.MAX_ARCHIVE_MEMBERS + 1)})
+        self.assert_refused(many, "more than %d files" % archives.MAX_ARCHIVE_MEMBERS)
         bomb = os.path.join(self.tmp, "bomb.zip")
         with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as z:
-            z.writestr("zeros.bin", b"\0" * (batch.MAX_ARCHIVE_BYTES + 1))
+            z.writestr("zeros.bin", b"\0" * (archives.MAX_ARCHIVE_BYTES + 1))
         self.assertLess(os.path.getsize(bomb), 1024 * 1024)
         self.assert_refused(bomb, "MiB unpacked")
 
@@ -99,7 +98,7 @@ class ArchiveTest(unittest.TestCase):
             os.makedirs(os.path.join(root, name))
         for name in ("carol.zip", "dave.tar.gz", "alice.zip", "notes.txt"):
             open(os.path.join(root, name), "w").close()
-        ids = [i for i, _ in batch.find_submissions(root)]
+        ids = [i for i, _ in archives.find_submissions(root)]
         self.assertEqual(ids, ["alice", "alice.zip", "bob", "carol", "dave"])
 
 
@@ -132,55 +131,55 @@ class ShardTest(unittest.TestCase):
 
 
 class _Result:
-    def __init__(self, name, status, score=0, points=1, message="", no_gpu=False):
+    def __init__(self, name, status, score=0, points=1, message="", no_gpu=False, failure=None):
         self.name = name
         self.status = status
         self.score = score
         self.check = chk.Check(name, points, chk.BUILD, None)
         self.message = message
         self.no_gpu = no_gpu
+        self.failure = failure
 
 
 class _Report:
-    def __init__(self, results, runs=()):
+    def __init__(self, results):
         self.results = results
-        self.runs = list(runs)
-
-
-def _run(verdict, problem):
-    return CaseRun({"case": 1}, process.RunResult(verdict, 1, "", 0.1, 0), None, problem)
 
 
 class VerdictTest(unittest.TestCase):
-    def verdict(self, built, ran=None, runs=(), rest=()):
+    """The sheet's verdict comes from the failure kind of "compiles" and "runs cleanly", whatever their
+    messages say."""
+
+    def verdict(self, built, ran=None, rest=()):
         results = [built, ran or _Result(RUNS_CLEANLY, chk.PASSED, 1)] + list(rest)
-        return batch.verdict_of(_Report(results, runs))
+        return sheets.verdict_of(_Report(results))
 
     def test_build_verdicts(self):
-        self.assertEqual(self.verdict(_Result(COMPILES, chk.FAILED, message="missing file: x.cu")), "missing file")
-        self.assertEqual(self.verdict(_Result(COMPILES, chk.FAILED, message="x.cu is a symbolic link")),
-                         "refused file")
-        self.assertEqual(self.verdict(_Result(COMPILES, chk.FAILED, message="error: expected")), "compile error")
+        for kind, expected in ((failures.MISSING_FILE, "missing file"), (failures.REFUSED_FILE, "refused file"),
+                               (failures.COMPILE_ERROR, "compile error")):
+            self.assertEqual(self.verdict(_Result(COMPILES, chk.FAILED, message="reworded", failure=kind)), expected)
 
     def test_run_verdicts(self):
         built = _Result(COMPILES, chk.PASSED, 1)
-        failed_run = _Result(RUNS_CLEANLY, chk.FAILED)
-        cases = [
-            (process.TIMEOUT, "did not finish", "timeout"),
-            (process.CRASHED, "crashed (SIGSEGV)", "crash"),
-            (process.FLOOD, "printed more", "output flood"),
-            (process.EXITED, "CUDA error: cudaErrorIllegalAddress", "CUDA error"),
-            (process.OK, "3 device-side launch(es) failed", "failed device launches"),
-            (process.OK, "the harness finished without a valid result: x", "no valid result"),
-        ]
-        for kind, problem, expected in cases:
-            self.assertEqual(self.verdict(built, failed_run, [_run(kind, problem)]), expected)
+        cases = [(failures.TIMEOUT, "timeout"), (failures.CRASH, "crash"), (failures.OUTPUT_FLOOD, "output flood"),
+                 (failures.CUDA_ERROR, "CUDA error"), (failures.FAILED_LAUNCHES, "failed device launches"),
+                 (failures.NO_RESULT, "no valid result"), (failures.EXIT_STATUS, "runs not clean"),
+                 (failures.LAB_PROBLEM, "runs not clean")]
+        for kind, expected in cases:
+            failed_run = _Result(RUNS_CLEANLY, chk.FAILED, message="any words at all", failure=kind)
+            self.assertEqual(self.verdict(built, failed_run), expected)
+
+    def test_every_kind_has_a_verdict_and_runs_have_an_order(self):
+        kinds = {v for k, v in vars(failures).items() if k.isupper() and isinstance(v, str)}
+        self.assertEqual(kinds, set(failures.VERDICTS))
+        build_kinds = {failures.MISSING_FILE, failures.REFUSED_FILE, failures.COMPILE_ERROR}
+        self.assertEqual(set(failures.RUN_ORDER), kinds - build_kinds)
 
     def test_score_verdicts(self):
         built = _Result(COMPILES, chk.PASSED, 1)
-        self.assertEqual(self.verdict(built, rest=[_Result("x", chk.PASSED, 1)]), batch.FULL_MARKS)
-        self.assertEqual(self.verdict(built, rest=[_Result("x", chk.FAILED, 0)]), batch.POINTS_LOST)
-        self.assertEqual(self.verdict(built, rest=[_Result("x", chk.SKIPPED, 0, no_gpu=True)]), batch.NOT_RUN_NO_GPU)
+        self.assertEqual(self.verdict(built, rest=[_Result("x", chk.PASSED, 1)]), sheets.FULL_MARKS)
+        self.assertEqual(self.verdict(built, rest=[_Result("x", chk.FAILED, 0)]), sheets.POINTS_LOST)
+        self.assertEqual(self.verdict(built, rest=[_Result("x", chk.SKIPPED, 0, no_gpu=True)]), sheets.NOT_RUN_NO_GPU)
 
 
 class SaltTest(unittest.TestCase):
@@ -247,8 +246,8 @@ class BatchEndToEndTest(unittest.TestCase):
         self.assertEqual(first.returncode, 0, first.stdout)
         sheet = read_sheet(out)
         self.assertEqual({k: v["verdict"] for k, v in sheet.items()}, {
-            "good": batch.NOT_RUN_NO_GPU, "broken": "compile error", "empty": "missing file",
-            "zipped": batch.POINTS_LOST, "evil": batch.BAD_ARCHIVE})
+            "good": sheets.NOT_RUN_NO_GPU, "broken": "compile error", "empty": "missing file",
+            "zipped": sheets.POINTS_LOST, "evil": sheets.BAD_ARCHIVE})
         self.assertEqual(sheet["good"]["compiles"], "2")
         self.assertIn("score distribution", first.stdout)
         self.assertIn("most-failed checks", first.stdout)

@@ -8,8 +8,10 @@ import tempfile
 import unittest
 
 from gradelib import checks as chk
-from gradelib import grading
-from gradelib.labs import RUNS_CLEANLY, Lab
+from gradelib import failures, grading, harness
+from gradelib.grading import RUNS_CLEANLY
+from gradelib.harness import Contract, Option
+from gradelib.registry import Lab
 
 # A fake harness speaks the kit's channel protocol (kit_result.h): the nonce from --nonce-fd, then
 # "kit-nonce NONCE" and the document on the descriptor named by --json fd:N.
@@ -49,9 +51,11 @@ def value_check(ctx):
 
 
 def fake_lab():
-    return Lab("99-fake", "Fake lab", "handouts/none.md", make_cases=lambda rng: [{"case": 1}, {"case": 2}],
-               harness_args=lambda p: ["--case", str(p["case"])],
-               checks=[chk.Check("value", 1, chk.RUNTIME, value_check, parent=RUNS_CLEANLY)])
+    return Lab("99-fake", "Fake lab", "handouts/none.md",
+               harness=Contract([Option("case", 1, 2)], result_keys=["value", "launch_log"]),
+               make_cases=lambda rng: [{"case": 1}, {"case": 2}], recorded_case={"case": 1},
+               checks=[grading.compiles(1, ""), grading.runs_cleanly(1, ""),
+                       chk.Check("value", 1, chk.RUNTIME, value_check, parent=RUNS_CLEANLY)])
 
 
 class FakeHarnessTest(unittest.TestCase):
@@ -69,13 +73,14 @@ class FakeHarnessTest(unittest.TestCase):
         os.chmod(program, os.stat(program).st_mode | stat.S_IEXEC)
         ctx = grading.Context(self.lab, self.tmp.name, self.tmp.name, seed=1, timeout=timeout)
         ctx.program = program
-        checks = grading.kit_checks(self.lab)[1:] + self.lab.lab_checks  # skip the real build
-        checks[0].parent = None
+        checks = [chk.Check(c.name, c.points, c.kind, c.func, hint=c.hint) for c in self.lab.checks[1:]]
+        checks[1].parent = checks[0].name  # the real build skipped
         return chk.run_checks(checks, ctx)
 
-    def assert_not_clean(self, name, expected_words, timeout=5):
+    def assert_not_clean(self, name, expected_words, failure, timeout=5):
         runs, value = self.grade_with(FAKE_HARNESSES[name], timeout)
         self.assertEqual(runs.status, chk.FAILED, name)
+        self.assertEqual(runs.failure, failure, name)
         for word in expected_words:
             self.assertIn(word, runs.message, name)
         self.assertEqual(value.status, chk.SKIPPED, name)
@@ -86,30 +91,30 @@ class FakeHarnessTest(unittest.TestCase):
         self.assertEqual((runs.status, value.status), (chk.PASSED, chk.PASSED))
 
     def test_hang_stops_the_remaining_cases(self):
-        self.assert_not_clean("hang", ["time limit", "case=1", "case=2: not run: an earlier case hit the time limit"],
+        self.assert_not_clean("hang", ["time limit", "case=1", "case=2: not run: an earlier case hit the time limit"], failures.TIMEOUT,
                               timeout=1)
 
     def test_crash(self):
-        self.assert_not_clean("crash", ["crashed (SIGSEGV)", "about to crash"])
+        self.assert_not_clean("crash", ["crashed (SIGSEGV)", "about to crash"], failures.CRASH)
 
     def test_flood(self):
-        self.assert_not_clean("flood", ["MiB of output"], timeout=60)
+        self.assert_not_clean("flood", ["MiB of output"], failures.OUTPUT_FLOOD, timeout=60)
 
     def test_cuda_error(self):
-        self.assert_not_clean("cuda-error", ["CUDA error", "cudaErrorIllegalAddress"])
+        self.assert_not_clean("cuda-error", ["CUDA error", "cudaErrorIllegalAddress"], failures.CUDA_ERROR)
 
     def test_missing_result(self):
-        self.assert_not_clean("no-result", ["without a valid result", "no result on the grader's channel"])
+        self.assert_not_clean("no-result", ["without a valid result", "no result on the grader's channel"], failures.NO_RESULT)
 
     def test_garbled_result(self):
-        self.assert_not_clean("garbled", ["without a valid result", "not valid JSON"])
+        self.assert_not_clean("garbled", ["without a valid result", "not valid JSON"], failures.NO_RESULT)
 
     def test_pass_line_and_result_files_do_not_count(self):
-        self.assert_not_clean("pass-line-and-file", ["no result on the grader's channel"])
+        self.assert_not_clean("pass-line-and-file", ["no result on the grader's channel"], failures.NO_RESULT)
 
     def test_document_without_this_runs_nonce_does_not_count(self):
-        self.assert_not_clean("wrong-nonce", ["did not carry this run's nonce"])
-        self.assert_not_clean("no-nonce-line", ["no result on the grader's channel"])
+        self.assert_not_clean("wrong-nonce", ["did not carry this run's nonce"], failures.NO_RESULT)
+        self.assert_not_clean("no-nonce-line", ["no result on the grader's channel"], failures.NO_RESULT)
 
     def test_every_run_gets_its_own_nonce(self):
         with tempfile.TemporaryDirectory() as tmp:
@@ -119,7 +124,7 @@ class FakeHarnessTest(unittest.TestCase):
             os.chmod(program, os.stat(program).st_mode | stat.S_IEXEC)
             nonces = set()
             for _ in range(3):
-                result, doc, why = grading.run_harness([program], 10, tmp)
+                result, doc, why = harness.run_argv([program], 10, tmp)
                 self.assertEqual((doc["value"], why), (42, None))
                 nonces.add(result.output.strip())
             self.assertEqual(len(nonces), 3)
@@ -130,7 +135,7 @@ class FakeHarnessTest(unittest.TestCase):
 
     def test_failed_device_launches(self):
         self.assert_not_clean("launch-failed", ["3 device-side launch(es) failed",
-                                                "cudaErrorLaunchPendingCountExceeded", "line 17"])
+                                                "cudaErrorLaunchPendingCountExceeded", "line 17"], failures.FAILED_LAUNCHES)
 
     def test_partial_credit_for_clean_runs(self):
         body = "if sys.argv[2] == '2': sys.exit(1)\n" + WRITE_CLEAN
@@ -138,6 +143,14 @@ class FakeHarnessTest(unittest.TestCase):
         self.assertEqual(runs.status, chk.FAILED)
         self.assertEqual(runs.score, 0.5)
         self.assertIn("1 of 2 runs", runs.message)
+        self.assertEqual(runs.failure, failures.EXIT_STATUS)
+
+    def test_a_lab_problem_is_its_own_kind(self):
+        self.lab = fake_lab()
+        self.lab.checks[1] = grading.runs_cleanly(1, "", problem=lambda params, doc: "the kit's reference disagrees")
+        runs, _ = self.grade_with(WRITE_CLEAN)
+        self.assertEqual((runs.status, runs.failure), (chk.FAILED, failures.LAB_PROBLEM))
+        self.assertIn("the kit's reference disagrees", runs.message)
 
 
 class LeftOutCasesTest(unittest.TestCase):

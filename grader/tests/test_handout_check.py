@@ -22,7 +22,7 @@ class HandoutCheckTest(unittest.TestCase):
 
     def test_good_text_passes(self):
         text = ("# 1. Intro\n\nSee [the figure](figure.svg) and [below](#2-more).\n\n## 2. More\n\n"
-                "Run `make grade LAB=01` or `make run LAB=04 ARGS=\"--lines 12000 --svg c.svg\"`, "
+                "Run `make grade LAB=01` or `make run LAB=04 ARGS=\"--lines 12000 --seed 3\"`, "
                 "then `grade.py --lab 1 --seed 3`. We make two kinds of checks.\n\n"
                 "```c\ncudaDeviceSynchronize(); // removed from device code in CUDA 12\n```\n")
         self.assertEqual(self.problems(text), [])
@@ -77,8 +77,8 @@ class FakeCheck:
 class FakeLab:
     def __init__(self, number, handout, build_hint, run_hint, hints):
         self.number, self.handout = number, handout
-        self.build_hint, self.run_hint = build_hint, run_hint
-        self.lab_checks = [FakeCheck("check %d" % i, h) for i, h in enumerate(hints)]
+        self.checks = [FakeCheck("compiles", build_hint), FakeCheck("runs cleanly", run_hint)] + \
+            [FakeCheck("check %d" % i, h) for i, h in enumerate(hints)]
 
 
 class TemplateCheckTest(unittest.TestCase):
@@ -161,14 +161,14 @@ class HintCheckTest(unittest.TestCase):
             self.assertIn(expected, found, hint_text)
 
     def test_check_and_run_hints_are_checked_too(self):
-        self.assertIn("run_hint", "\n".join(self.hint_problems(
+        self.assertIn("runs cleanly", "\n".join(self.hint_problems(
             "read handouts/07-example.md, section 1 (goal)", run_hint="read handouts/07-example.md, section 9 (x)")))
         self.assertIn("check 0", "\n".join(self.hint_problems(
             "read handouts/07-example.md, section 1 (goal)", hints=["read handouts/07-example.md, section 2.9 (x)"])))
 
     def test_the_kit_labs_01_to_04_hints_and_handouts_pass(self):
-        from gradelib import labs
-        kit_labs = [lab for lab in labs.all_labs().values() if lab.number in ("01", "02", "03", "04")]
+        from gradelib import registry
+        kit_labs = [lab for lab in registry.all_labs().values() if lab.number in ("01", "02", "03", "04")]
         self.assertEqual(len(kit_labs), 4)
         self.assertEqual(check_handouts.grader_hint_problems(kit_labs), [])
         handouts = [os.path.join(paths.KIT_ROOT, lab.handout) for lab in kit_labs]
@@ -177,9 +177,9 @@ class HintCheckTest(unittest.TestCase):
 
     def test_every_lab_of_the_grader_has_its_handout_checked(self):
         """Labs added later (05, 06, ...) are covered without a change here: their hints are checked too."""
-        from gradelib import labs
-        names = [where for lab in labs.all_labs().values() for where, _ in check_handouts.lab_hints(lab)]
-        self.assertTrue(all(any(w.startswith("lab %s " % lab.number) for w in names) for lab in labs.all_labs().values()))
+        from gradelib import registry
+        names = [where for lab in registry.all_labs().values() for where, _ in check_handouts.lab_hints(lab)]
+        self.assertTrue(all(any(w.startswith("lab %s " % lab.number) for w in names) for lab in registry.all_labs().values()))
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@ import unittest
 from gradelib import checks as chk
 from gradelib import grading, process
 from gradelib.grading import CaseRun
-from labs import lab01
+from tests.fakes import FakeContext
+from rubrics import lab01
 
 
 def simulate_flat_kernel(k, m, n):
@@ -40,9 +41,6 @@ class FakeResult:
     verdict, returncode, ok, output = process.OK, 0, True, ""
 
 
-class FakeContext:
-    def __init__(self, docs_by_case):
-        self.runs = [CaseRun(p, None, d, None) for p, d in docs_by_case]
 
 
 class Lab01Test(unittest.TestCase):
@@ -139,7 +137,7 @@ class Lab01Test(unittest.TestCase):
         ctx = self.fault_run(lab01.FAULT_K, lab01.FAULT_K - 40, 40)
         self.assertEqual(lab01.check_counter(ctx).message, "0 cases")
         self.assertEqual(lab01.check_grid_count(ctx).status, chk.PASSED)
-        self.assertIsNone(grading._diagnose(lab01.LAB, ctx.runs[0].params, FakeResult(), ctx.runs[0].doc))
+        self.assertIsNone(grading._diagnose(ctx.runs[0].params, FakeResult(), ctx.runs[0].doc, lab_problem=lab01.reference_problem))
 
     def test_reference_mismatch_blames_the_machine(self):
         p = {"K": 2, "M": 32, "N": 128}

@@ -7,16 +7,10 @@ import unittest
 from gradelib import checks as chk
 from gradelib import grading, paths
 from gradelib.grading import CaseRun
-from labs import lab04
+from tests.fakes import FakeContext
+from rubrics import lab04
 
 
-class FakeContext:
-    def __init__(self, runs, ptx_text=""):
-        self.runs = [CaseRun(p, None, d, None) for p, d in runs]
-        self.ptx = {"bezier.cu": ptx_text}
-
-    kernel_ptx = grading.Context.kernel_ptx  # the real PTX readers
-    launch_order = grading.Context.launch_order
 
 
 def lines_ok():
@@ -162,7 +156,7 @@ class Lab04Test(unittest.TestCase):
                   "heavy": {"flat": 2.2, "cdp_null": 0.6, "cdp_student": 0.21, "cdp_fire_and_forget": 0.2},
                   "short": {"flat": 0.008, "cdp_null": 1.2, "cdp_student": 0.54, "cdp_fire_and_forget": 0.28}}
         ctx = self.ctx(timing=timing)
-        for check in lab04.LAB.lab_checks:
+        for check in lab04.LAB.checks[2:]:
             if check.kind == chk.RUNTIME:
                 self.assertEqual(check.func(ctx).status, chk.PASSED, check.name)
         message = lab04.check_streams_beat_null(ctx).message
@@ -319,7 +313,7 @@ class Lab04Test(unittest.TestCase):
         self.assertEqual(lab04.check_each_vertex_once(self.ctx(lost_and_twice)).status, chk.FAILED)
 
     def static(self, check, text):
-        return check(FakeContext([], text))
+        return check(FakeContext([], ptx={"bezier.cu": text}))
 
     def test_launch_into_a_created_stream(self):
         self.assertEqual(self.static(lab04.check_launch_and_streams, cdp_ptx()).status, chk.PASSED)
@@ -347,7 +341,7 @@ class Lab04Test(unittest.TestCase):
         self.assertIn("tessellate_cdp: no device launch in the PTX", outcome.message)
 
     def test_timing_checks_are_marked(self):
-        timing = {c.name for c in lab04.LAB.lab_checks if c.timing}
+        timing = {c.name for c in lab04.LAB.checks[2:] if c.timing}
         self.assertEqual(timing, {"named streams beat the NULL stream", "CDP beats flat on the heavy tail"})
 
 
@@ -377,7 +371,7 @@ class RecordedDocumentsTest(unittest.TestCase):
     def test_each_recorded_submission_fails_exactly_its_checks(self):
         import json
         data = os.path.join(os.path.dirname(__file__), "data", "recorded")
-        checks = [c for c in lab04.LAB.lab_checks
+        checks = [c for c in lab04.LAB.checks[2:]
                   if c.kind == chk.RUNTIME and not c.timing and c.name not in self.PREDATE_RECORDINGS]
         self.assertIn("every child launch checked", [c.name for c in checks])
         for case, expected in self.EXPECTED_FAILURES.items():

@@ -8,19 +8,10 @@ import unittest
 from gradelib import checks as chk
 from gradelib import grading, paths, starters
 from gradelib.grading import CaseRun
-from labs import lab05
+from tests.fakes import FakeContext
+from rubrics import lab05
 
 
-class FakeContext:
-    def __init__(self, runs, source="", work_dir=None):
-        self.runs = [CaseRun(p, None, d, None) for p, d in runs]
-        self.source = source
-        self.work_dir = work_dir
-
-    def student_sources(self):
-        return self.source
-
-    student_code = grading.Context.student_code  # the real stripping of comments and starter branches
 
 
 def serial(n, lengths, gap=5.0):
@@ -128,12 +119,12 @@ class Lab05Test(unittest.TestCase):
         self.cases = lab05.make_cases(random.Random(5))
 
     def ctx(self, source=SOLUTION_SOURCE, **kinds):
-        return FakeContext([(p, make_doc(p, **kinds)) for p in self.cases], source)
+        return FakeContext([(p, make_doc(p, **kinds)) for p in self.cases], source=source)
 
     def ctx_delayed(self, **kinds):
         """The documents of the solution, but for the delayed case, made with kinds."""
         return FakeContext([(p, make_doc(p, **(kinds if p.get("delay_us") else {}))) for p in self.cases],
-                           SOLUTION_SOURCE)
+                           source=SOLUTION_SOURCE)
 
     def run_check(self, name, ctx):
         return lab05.LAB.check_named(name).func(ctx)
@@ -142,7 +133,7 @@ class Lab05Test(unittest.TestCase):
         self.assertEqual(self.cases, lab05.make_cases(random.Random(5)))
         self.assertEqual((self.cases[0]["streams"], self.cases[0]["threads"]), (8, 8), "the seed's sizes first")
         for c in self.cases:
-            args = lab05.harness_args(c)
+            args = lab05.LAB.harness_args(c)
             self.assertIn("--streams", args)
             self.assertIn("--thread-spin-us", args)
             self.assertGreaterEqual(c["threads"], 8)
@@ -158,7 +149,7 @@ class Lab05Test(unittest.TestCase):
         self.assertEqual([bool(c.get("delay_us")) for c in self.cases], [False, False, True])
         for s in range(30):
             d = lab05.make_cases(random.Random(s))[-1]
-            args = lab05.harness_args(d)
+            args = lab05.LAB.harness_args(d)
             self.assertEqual(args[args.index("--delay-us") + 1], str(d["delay_us"]))
             self.assertEqual(args[args.index("--delay-seed") + 1], str(d["delay_seed"]))
             self.assertGreaterEqual(d["streams"], 6)
@@ -166,20 +157,20 @@ class Lab05Test(unittest.TestCase):
             self.assertGreaterEqual(d["delay_us"] / 2, d["thread_spin_us"], "a Part B delay is a base length or more")
             self.assertGreaterEqual(d["repeats"], 2, "both shapes of Part A's delays need a round")
         self.assertGreater(len({lab05.make_cases(random.Random(s))[-1]["delay_seed"] for s in range(10)}), 5)
-        self.assertNotIn("--delay-us", lab05.harness_args(self.cases[0]))
+        self.assertNotIn("--delay-us", lab05.LAB.harness_args(self.cases[0]))
         # tools that build a case by hand (no delay keys) still get valid arguments
-        self.assertNotIn("--delay-us", lab05.harness_args({"streams": 8, "threads": 8, "spin_us": 1000,
+        self.assertNotIn("--delay-us", lab05.LAB.harness_args({"streams": 8, "threads": 8, "spin_us": 1000,
                                                            "thread_spin_us": 1000, "repeats": 5}))
 
     def test_timing_checks(self):
         """Every runtime check of this lab reads timelines: marked timing, and it reads only the timing
         cases (a case without the key is not looked at)."""
-        for c in lab05.LAB.lab_checks:
+        for c in lab05.LAB.checks[2:]:
             self.assertEqual(c.timing, c.kind == chk.RUNTIME, c.name)
         ctx = self.ctx()
         ctx.runs.append(CaseRun({"streams": 8, "threads": 8, "spin_us": 1000, "thread_spin_us": 1000,
                                  "repeats": 5}, None, {}, None))
-        for c in lab05.LAB.lab_checks:
+        for c in lab05.LAB.checks[2:]:
             if c.timing:
                 self.assertEqual(c.func(ctx).status, chk.PASSED, c.name)
 
@@ -287,7 +278,7 @@ class Lab05Test(unittest.TestCase):
         looks like a slow wait; in the delayed case, threads whose kernel the kit lengthened return before
         it ends in some round, although every median is positive."""
         t = self.cases[-1]["threads"]
-        ctx = FakeContext([(p, make_doc(p)) for p in self.cases], SOLUTION_SOURCE)
+        ctx = FakeContext([(p, make_doc(p)) for p in self.cases], source=SOLUTION_SOURCE)
         for run in ctx.runs:
             b = run.doc["part_b"]["student"]
             b["lateness_us"] = [80.0] * len(b["lateness_us"])
@@ -369,7 +360,7 @@ class Lab05Test(unittest.TestCase):
         self.assertEqual(self.run_check("fix explained", self.ctx(source="")).status, chk.FAILED)
 
     def test_checks_have_parents_and_hints(self):
-        for c in lab05.LAB.lab_checks:
+        for c in lab05.LAB.checks[2:]:
             self.assertTrue(c.hint.startswith("read handouts/05-default-streams.md, section "), c.name)
             if c.kind == chk.RUNTIME:
                 self.assertEqual(c.parent, "runs cleanly", c.name)

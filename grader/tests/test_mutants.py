@@ -7,7 +7,7 @@ import json
 import os
 import unittest
 
-from gradelib import labs as lab_registry
+from gradelib import registry
 
 TOOLS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools")
 spec = importlib.util.spec_from_file_location("mutants", os.path.join(TOOLS, "mutants.py"))
@@ -83,7 +83,7 @@ class OperatorTest(unittest.TestCase):
 
 class LabMutantsTest(unittest.TestCase):
     def test_every_lab_has_mutants_with_unique_ids(self):
-        for lab in lab_registry.all_labs().values():
+        for lab in registry.all_labs().values():
             found = mutants.generate(lab)
             self.assertGreater(len(found), 5, lab.name)
             ids = [m.id for m in found]
@@ -92,7 +92,7 @@ class LabMutantsTest(unittest.TestCase):
 
     def test_equivalent_lists_name_real_mutants_with_reasons(self):
         listed = 0
-        for lab in lab_registry.all_labs().values():
+        for lab in registry.all_labs().values():
             self.assertEqual(mutants.equivalent_list_problems(lab), [])
             for mutant_id, reason in mutants.read_equivalent(lab).items():
                 self.assertGreaterEqual(len(reason.split()), 4, "%s %s: say why" % (lab.name, mutant_id))
@@ -112,19 +112,19 @@ class RecordedRunTest(unittest.TestCase):
             return json.load(f)
 
     def test_each_run_graded_the_mutants_of_todays_solution(self):
-        for lab in lab_registry.all_labs().values():
+        for lab in registry.all_labs().values():
             recorded = [m["id"] for m in self.recorded(lab)["mutants"]]
             self.assertEqual(sorted(recorded), sorted(m.id for m in mutants.generate(lab)),
                              "%s: the solution or the operators changed since the recorded run: run "
                              "`make mutants LAB=%s` on a GPU and record it again" % (lab.name, lab.number))
 
     def test_the_baselines_scored_full_marks(self):
-        for lab in lab_registry.all_labs().values():
+        for lab in registry.all_labs().values():
             for b in self.recorded(lab)["baselines"]:
                 self.assertEqual(b["score"], b["max_score"], "%s: %s" % (lab.name, b))
 
     def test_equivalent_mutants_survived_and_the_rest_were_killed(self):
-        for lab in lab_registry.all_labs().values():
+        for lab in registry.all_labs().values():
             status = {m["id"]: m["status"] for m in self.recorded(lab)["mutants"]}
             equivalent = mutants.read_equivalent(lab)
             for mutant_id in equivalent:

@@ -16,11 +16,13 @@ import re
 from gradelib import checks as chk
 from gradelib import ptx
 from gradelib.grading import launch_log_problem, left_out_note, per_case
-from gradelib.labs import COMPILES, RUNS_CLEANLY, Lab, hint
+from gradelib.grading import COMPILES, RUNS_CLEANLY, compiles, runs_cleanly
+from gradelib.harness import Contract, Option
+from gradelib.registry import Lab, hint
 
 HANDOUT = "handouts/06-parallel-allocator.md"
 TIMING_REPEATS = 5
-# Thresholds on ratios of medians measured in the same run. On an H100 (CUDA 13.0, tools/lab_figures.py
+# Thresholds on ratios of medians measured in the same run. On an H100 (CUDA 13.0, tools/measure_thresholds.py
 # lab06, 10 runs each): malloc / pool 3,518-3,837 for the solution; per-thread / counter_take
 # 10.99-11.20 for the solution and 1.05 for the one-atomic-per-thread submission. Each threshold is
 # far below half the solution's worst run and, for aggregation, well above the unaggregated 1.05.
@@ -47,10 +49,6 @@ CASE_DEFAULTS = {"capacity": 0, "requests": 0, "slot_bytes": 12, "block_x": 256,
                  "lanes": "contiguous", "many": 0, "wrap_capacity": 4096, "wrap_requests": 0, "lines": 0,
                  "workload": "chained", "factor": 16, "max": 32, "fit": 100, "objects": 0, "object_bytes": 128,
                  "take_rounds": 0, "repeats": 0}
-_HARNESS_OPTIONS = ("capacity", "requests", "slot_bytes", "block_x", "block_y", "lanes", "many", "wrap_capacity",
-                    "wrap_requests", "lines", "workload", "factor", "max", "fit", "objects", "object_bytes",
-                    "take_rounds", "repeats", "seed")
-
 
 def make_cases(rng):
     """Uniqueness: about a million slots and 4x the requests; a tiny capacity (1, 31, 32, 33) under many
@@ -94,11 +92,21 @@ def make_cases(rng):
     ]
 
 
-def harness_args(p):  # "part" and "timing" are for the checks; the harness does not need them
-    args = []
-    for key in _HARNESS_OPTIONS:
-        args += ["--" + key.replace("_", "-"), str(p[key])]
-    return args
+
+# The harness's contract (common/harness/06-parallel-allocator/harness.cu). "part" and "timing" are for
+# the checks.
+HARNESS = Contract(
+    options=[Option("capacity", 0, 1 << 30), Option("requests", 0, 1 << 28), Option("slot_bytes", 12, 4096),
+             Option("blocks", 0, 1 << 20), Option("block_x", 1, 1024), Option("block_y", 1, 1024),
+             Option("lanes", choices=("contiguous", "scattered")), Option("many", 0, 4096),
+             Option("wrap_capacity", 1, 1 << 24), Option("wrap_requests", 0, 1 << 34), Option("lines", 0, 100000),
+             Option("workload", choices=("chained", "heavy")), Option("factor", 1, 1000000), Option("max", 4, 1 << 22),
+             Option("fit", 1, 1000), Option("objects", 0, 1 << 24), Option("object_bytes", 4, 4096),
+             Option("heap_mib", 0, 65536), Option("take_rounds", 0, 1024), Option("repeats", 0, 100),
+             Option("seed", 0, 2000000000)],
+    result_keys=["lab", "device", "params", "uniqueness", "wrap", "collect", "timing", "heap_bytes",
+                 "pending_launch_limit"],
+    case_keys=["part", "timing"])
 
 
 def _runs(ctx, part):
@@ -441,12 +449,13 @@ LAB = Lab(
     name="06-parallel-allocator",
     title="Lab 06: a parallel allocator",
     handout=HANDOUT,
+    harness=HARNESS,
     make_cases=make_cases,
-    harness_args=harness_args,
-    build_hint=hint(HANDOUT, "3 (the lab, step by step)"),
-    run_hint=hint(HANDOUT, "3 (the lab, step by step)"),
+    recorded_case={},
     starter_must_fail=("counter_take aggregates the warp", "collect_vertices launches a child grid"),
     checks=[
+        compiles(1, hint=hint(HANDOUT, "3 (the lab, step by step)")),
+        runs_cleanly(1, hint=hint(HANDOUT, "3 (the lab, step by step)")),
         chk.Check("counter_take aggregates the warp", 1, chk.STATIC, check_warp_aggregated, parent=COMPILES,
                   hint=hint(HANDOUT, "2.3 (atomics and warp aggregation)")),
         chk.Check("no device malloc in your file", 1, chk.STATIC, check_no_device_malloc, parent=COMPILES,

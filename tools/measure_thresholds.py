@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Figures for the results page, measured with the kit's own harnesses. Needs a GPU.
 
-  python3 tools/lab_figures.py OUT_DIR
+  python3 tools/measure_thresholds.py OUT_DIR
 
 Lab 01: flat reference vs the CDP solution, CUDA-event timing (warm-up, repeats, median), several
 processes per size. Lab 02: how often the races of the known-wrong submissions show, run after run
@@ -18,7 +18,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from gradelib import build, paths, process  # noqa: E402
 from gradelib import gpu as gpu_mod  # noqa: E402
-from labs import lab04 as lab04_rules  # noqa: E402
+from rubrics import lab04 as lab04_rules  # noqa: E402
 
 PROCESSES = 3   # separate runs of the harness per size
 REPEATS = 9     # timed launches per run (after one warm-up), median taken
@@ -168,7 +168,7 @@ def lab05():
     for the whole device, LAB05_RUNS runs each on the grader's first case and on the largest sizes it draws;
     prints what the grader's thresholds compare, and returns the rows."""
     import random
-    from labs import lab05 as rules
+    from rubrics import lab05 as rules
     lab = "05-default-streams"
     sides = {"solution": os.path.join(paths.SOLUTIONS_DIR, lab),
              "still-legacy": os.path.join(paths.INCORRECT_DIR, lab, "still-legacy"),
@@ -213,7 +213,7 @@ def lab06():
     submission) on the grader's timing case, how many duplicates the racy counter hands out on the
     grader's uniqueness case, LAB06_RUNS runs each; and Part A at the source's size (a million
     128-byte objects). Prints the tables and returns the rows."""
-    from labs import lab06 as rules
+    from rubrics import lab06 as rules
     lab = "06-parallel-allocator"
     timing_case = dict(rules.CASE_DEFAULTS, repeats=rules.TIMING_REPEATS, **rules.TIMING_CASE)
     unique_case = dict(rules.CASE_DEFAULTS, capacity=1 << 20, requests=4 << 20)

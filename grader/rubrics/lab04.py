@@ -10,7 +10,9 @@ heavy-tailed workload.
 from gradelib import checks as chk
 from gradelib import ptx
 from gradelib.grading import launch_log_problem, launches_checked_in_order, per_case
-from gradelib.labs import COMPILES, RUNS_CLEANLY, Lab, hint
+from gradelib.grading import COMPILES, RUNS_CLEANLY, compiles, runs_cleanly
+from gradelib.harness import Contract, Option
+from gradelib.registry import Lab, hint
 
 HANDOUT = "handouts/04-bezier-streams.md"
 DEFAULT_PENDING_LIMIT = 2048
@@ -64,9 +66,18 @@ def make_cases(rng):
     return cases + edges + timing
 
 
-def harness_args(p):  # "timing" names a timing case for the checks; the harness does not need it
-    return ["--lines", str(p["lines"]), "--workload", p["workload"], "--factor", str(p["factor"]),
-            "--max", str(p["max"]), "--seed", str(p["seed"]), "--repeats", str(p["repeats"])]
+
+# The harness's contract (common/harness/04-bezier-streams/harness.cu). "timing" names a timing case
+# for the checks. A case too large for the GPU's memory gets a document with "not_run" and little else.
+HARNESS = Contract(
+    options=[Option("lines", 1, 100000), Option("workload", choices=("chained", "heavy")),
+             Option("factor", 1, 1000000), Option("max", 4, 1 << 22), Option("seed", 0, 2000000000),
+             Option("repeats", 0, 100), Option("bench", 0, 1), Option("figure_lines", 0, 400)],
+    result_keys=["lab", "device", "params", "flat_ran", "flat", "cdp", "cdp_log", "launch_log", "heap",
+                 "heap_bytes", "heap_need_bytes", "exact_bytes", "worst_case_bytes", "pending_launch_limit",
+                 "total_vertices", "max_total_vertices", "flat_point_calls", "cdp_point_calls"],
+    optional_result_keys=["timing_ms", "figure"],
+    case_keys=["timing"])
 
 
 _CONSTANT_STREAMS = {ptx.NULL_STREAM: "the NULL stream (0)", ptx.TAIL_LAUNCH_STREAM: "cudaStreamTailLaunch",
@@ -283,12 +294,13 @@ LAB = Lab(
     name="04-bezier-streams",
     title="Lab 04: Bezier tessellation, streams and pool limits",
     handout=HANDOUT,
+    harness=HARNESS,
     make_cases=make_cases,
-    harness_args=harness_args,
-    build_hint=hint(HANDOUT, "3 (the lab, step by step)"),
-    run_hint=hint(HANDOUT, "3 (the lab, step by step)"),
+    recorded_case={"lines": 300, "factor": 64, "max": 256, "seed": 5, "figure_lines": 60},
     starter_must_fail=("device launch into a created stream", "launch checked after it is made"),
     checks=[
+        compiles(1, hint=hint(HANDOUT, "3 (the lab, step by step)")),
+        runs_cleanly(1, hint=hint(HANDOUT, "3 (the lab, step by step)")),
         chk.Check("device launch into a created stream", 1, chk.STATIC, check_launch_and_streams, parent=COMPILES,
                   hint=hint(HANDOUT, "2.5 (streams: why the NULL stream serializes)")),
         chk.Check("launch checked after it is made", 1, chk.STATIC, check_launch_checked_after, parent=COMPILES,

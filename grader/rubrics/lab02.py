@@ -9,7 +9,9 @@ slot (a late start): a second write that is not ordered after the child then lan
 from gradelib import checks as chk
 from gradelib import ptx
 from gradelib.grading import barrier_reached, launched_grids_problem, launches_checked_in_order, per_case
-from gradelib.labs import COMPILES, RUNS_CLEANLY, Lab, hint
+from gradelib.grading import COMPILES, RUNS_CLEANLY, compiles, runs_cleanly
+from gradelib.harness import Contract, Option
+from gradelib.registry import Lab, hint
 
 HANDOUT = "handouts/02-memory-visibility.md"
 RACE_THREADS = 128  # parents per block, fixed by the harness
@@ -29,9 +31,15 @@ def make_cases(rng):
     return [dict(race, n=n, threads=t, observe_delay_us=OBSERVE_DELAY_US * (k % 2)) for k, (n, t) in enumerate(sizes)]
 
 
-def harness_args(p):
-    return ["--blocks", str(p["blocks"]), "--trials", str(p["trials"]), "--n", str(p["n"]),
-            "--threads", str(p["threads"]), "--observe-delay-us", str(p.get("observe_delay_us", 0))]
+
+# The harness's contract (common/harness/02-memory-visibility/harness.cu). Children start at once
+# unless a case says otherwise.
+HARNESS = Contract(
+    options=[Option("blocks", 1, 128), Option("trials", 1, 100), Option("n", 1, 1 << 20),
+             Option("threads", 1, 1024), Option("observe_delay_us", 0, 100000)],
+    result_keys=["lab", "device", "params", "race", "data", "uses", "used", "child_grids", "timeline",
+                 "launch_log"],
+    grading_defaults={"observe_delay_us": 0})
 
 
 def expected_sums(n):
@@ -150,12 +158,13 @@ LAB = Lab(
     name="02-memory-visibility",
     title="Lab 02: memory visibility",
     handout=HANDOUT,
+    harness=HARNESS,
     make_cases=make_cases,
-    harness_args=harness_args,
-    build_hint=hint(HANDOUT, "2.6 (then and now: the legacy API)"),
-    run_hint=hint(HANDOUT, "2.4 (tail launch and fire-and-forget)"),
+    recorded_case={"blocks": 8, "trials": 1, "n": 300, "threads": 128},
     starter_must_fail=("continuation is tail-launched",),
     checks=[
+        compiles(1, hint=hint(HANDOUT, "2.6 (then and now: the legacy API)")),
+        runs_cleanly(1, hint=hint(HANDOUT, "2.4 (tail launch and fire-and-forget)")),
         chk.Check("continuation is tail-launched", 2, chk.STATIC, check_tail_launches, parent=COMPILES,
                   hint=hint(HANDOUT, "2.4 (tail launch and fire-and-forget)")),
         chk.Check("no device-side cudaDeviceSynchronize", 1, chk.STATIC, check_no_device_sync, parent=COMPILES,

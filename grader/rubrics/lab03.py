@@ -9,7 +9,9 @@ from gradelib import checks as chk
 from gradelib import ptx
 from gradelib.diff import multiset_diff
 from gradelib.grading import launched_grids_problem, launches_checked_in_order, per_case
-from gradelib.labs import COMPILES, RUNS_CLEANLY, Lab, hint
+from gradelib.grading import COMPILES, RUNS_CLEANLY, compiles, runs_cleanly
+from gradelib.harness import Contract, Option
+from gradelib.registry import Lab, hint
 
 HANDOUT = "handouts/03-nested-recursion.md"
 MIN_EXPLANATION_WORDS = 12
@@ -48,9 +50,12 @@ def make_cases(rng):
     return cases
 
 
-def harness_args(p):
-    return ["--blocks", str(p["blocks"]), "--threads", str(p["threads"]), "--depth", str(p["depth"]),
-            "--print", "0"]
+
+# The harness's contract (common/harness/03-nested-recursion/harness.cu). Graded runs print nothing.
+HARNESS = Contract(
+    options=[Option("blocks", 1, 16), Option("threads", 1, 1024), Option("depth", 1, 100000), Option("print", 0, 1)],
+    result_keys=["lab", "device", "params", "hello", "deep", "pending_launch_limit", "launch_log"],
+    grading_defaults={"print": 0})
 
 
 def check_recursive_launch(ctx):
@@ -127,12 +132,13 @@ LAB = Lab(
     name="03-nested-recursion",
     title="Lab 03: nested recursion",
     handout=HANDOUT,
+    harness=HARNESS,
     make_cases=make_cases,
-    harness_args=harness_args,
-    build_hint=hint(HANDOUT, "3 (the lab, step by step)"),
-    run_hint=hint(HANDOUT, "2.4 (the pending-launch pool)"),
+    recorded_case={"blocks": 2, "threads": 6, "depth": 2500},
     starter_must_fail=("recursive launch in PTX", "Part B fix explained"),
     checks=[
+        compiles(1, hint=hint(HANDOUT, "3 (the lab, step by step)")),
+        runs_cleanly(1, hint=hint(HANDOUT, "2.4 (the pending-launch pool)")),
         chk.Check("recursive launch in PTX", 1, chk.STATIC, check_recursive_launch, parent=COMPILES,
                   hint=hint(HANDOUT, "2.2 (recursion from the device: the nested hello world)")),
         chk.Check("Part B fix explained", 1, chk.STATIC, check_explanation, parent=COMPILES,

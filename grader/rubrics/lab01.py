@@ -9,7 +9,9 @@ the work of the child grids that ran.
 from gradelib import checks as chk
 from gradelib import ptx
 from gradelib.grading import FAULT, barrier_reached, launched_grids_problem, launches_checked_in_order, per_case
-from gradelib.labs import COMPILES, RUNS_CLEANLY, Lab, hint
+from gradelib.grading import COMPILES, RUNS_CLEANLY, compiles, runs_cleanly
+from gradelib.harness import Contract, Option
+from gradelib.registry import Lab, hint
 
 HANDOUT = "handouts/01-divergent-counter.md"
 MAX_K = 2048  # the harness's limit: one child per block stays inside the default pending-launch pool
@@ -45,11 +47,16 @@ def make_cases(rng):
     return cases
 
 
-def harness_args(p):
-    args = ["--K", str(p["K"]), "--M", str(p["M"]), "--N", str(p["N"]), "--repeats", "0"]
-    if p.get(FAULT):
-        args += ["--pending-limit", str(p["pending_limit"]), "--child-spin-us", str(p["child_spin_us"])]
-    return args
+
+# The harness's contract (common/harness/01-divergent-counter/harness.cu). Graded runs time nothing.
+HARNESS = Contract(
+    options=[Option("K", 1, MAX_K), Option("M", 1, 32), Option("N", 1, 1 << 24), Option("repeats", 0, 1000),
+             Option("pending_limit", 0, 1 << 20), Option("child_spin_us", 0, 100000)],
+    result_keys=["lab", "device", "params", "student_foo", "reference_foo", "child_grids", "child_shapes",
+                 "child_grids_other_shapes", "pending_launch_limit", "launch_log"],
+    optional_result_keys=["timing"],
+    grading_defaults={"repeats": 0},
+    case_keys=[FAULT])
 
 
 def reference_problem(p, doc):
@@ -147,15 +154,13 @@ LAB = Lab(
     name="01-divergent-counter",
     title="Lab 01: divergent counter",
     handout=HANDOUT,
+    harness=HARNESS,
     make_cases=make_cases,
-    harness_args=harness_args,
-    build_points=2,
-    run_points=1,
-    build_hint=hint(HANDOUT, "2.2 (the launch statement)"),
-    run_hint=hint(HANDOUT, "2.4 (errors are per thread)"),
-    run_problem=reference_problem,
+    recorded_case={"K": 5, "M": 3, "N": 7},
     starter_must_fail=("device launch in PTX", "launch errors checked"),
     checks=[
+        compiles(2, hint=hint(HANDOUT, "2.2 (the launch statement)")),
+        runs_cleanly(1, hint=hint(HANDOUT, "2.4 (errors are per thread)"), problem=reference_problem),
         chk.Check("device launch in PTX", 2, chk.STATIC, check_device_launch, parent=COMPILES,
                   hint=hint(HANDOUT, "2.2 (the launch statement) and 3 (the lab, step by step)")),
         chk.Check("launch errors checked", 1, chk.STATIC, check_launch_checked, parent=COMPILES,

@@ -19,7 +19,9 @@ import subprocess
 from gradelib import checks as chk
 from gradelib import paths
 from gradelib.grading import per_case
-from gradelib.labs import COMPILES, RUNS_CLEANLY, Lab, hint
+from gradelib.grading import COMPILES, RUNS_CLEANLY, compiles, runs_cleanly
+from gradelib.harness import Contract, Option
+from gradelib.registry import Lab, hint
 
 HANDOUT = "handouts/05-default-streams.md"
 FLAGS_FILE = "nvcc.flags"
@@ -33,7 +35,7 @@ MECHANISM_WORDS = re.compile(r"per[- ]thread|non[- ]?blocking|cudaStreamNonBlock
 # Thresholds, with at least 2x headroom over the reference solution's worst run. Expected: legacy /
 # student span about N for Part A (N workers of equal length at once) and (T + 1) / 2 for Part B (T
 # threads, lengths 1..T x base); a submission that still serializes scores about 1.0 on both.
-# Measured on an H100 (CUDA 13.0, tools/lab_figures.py lab05, 10 runs each): solution A 7.28-7.40
+# Measured on an H100 (CUDA 13.0, tools/measure_thresholds.py lab05, 10 runs each): solution A 7.28-7.40
 # (8 streams) and 11.35-11.81 (16), B 4.48-4.50 (8 threads) and 6.44-6.50 (12), every worker at
 # once; still-legacy 1.00 and 1 at once; wait lateness 6-14 us for the solution against 5,236-6,992
 # us when a thread waits for the whole device (base lengths 1,000 and 500 us).
@@ -84,12 +86,15 @@ def make_cases(rng):
     return cases
 
 
-def harness_args(p):
-    args = ["--streams", str(p["streams"]), "--threads", str(p["threads"]), "--spin-us", str(p["spin_us"]),
-            "--thread-spin-us", str(p["thread_spin_us"]), "--repeats", str(p["repeats"])]
-    if p.get("delay_us"):
-        args += ["--delay-us", str(p["delay_us"]), "--delay-seed", str(p["delay_seed"])]
-    return args
+
+# The harness's contract (common/harness/05-default-streams/harness.cu). Every case is a timed timeline
+# ("timing", for the checks).
+HARNESS = Contract(
+    options=[Option("streams", 1, 32), Option("threads", 1, 32), Option("spin_us", 1, 100000),
+             Option("thread_spin_us", 1, 100000), Option("repeats", 1, 51), Option("delay_us", 0, 100000),
+             Option("delay_seed", 0, 2147483647)],
+    result_keys=["lab", "device", "params", "max_connections", "part_a", "part_b"],
+    case_keys=["timing"])
 
 
 def timed_runs(ctx):
@@ -326,13 +331,13 @@ LAB = Lab(
     name="05-default-streams",
     title="Lab 05: default streams",
     handout=HANDOUT,
+    harness=HARNESS,
     make_cases=make_cases,
-    harness_args=harness_args,
-    run_problem=run_problem,
-    build_hint=_hint(S_STEPS, S_PER_THREAD),
-    run_hint=_hint(S_MEASURE),
+    recorded_case={"streams": 8, "threads": 8, "spin_us": 1000, "thread_spin_us": 1000, "repeats": 5},
     starter_must_fail=("Part B waits without cudaDeviceSynchronize", "fix explained"),
     checks=[
+        compiles(1, hint=_hint(S_STEPS, S_PER_THREAD)),
+        runs_cleanly(1, hint=_hint(S_MEASURE), problem=run_problem),
         chk.Check("flags file allowed", 1, chk.STATIC, check_flags_allowed, hint=_hint(S_PER_THREAD)),
         chk.Check("Part B waits without cudaDeviceSynchronize", 1, chk.STATIC, check_no_device_sync_in_part_b,
                   parent=COMPILES, hint=_hint(S_WAIT)),

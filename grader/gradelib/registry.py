@@ -1,0 +1,90 @@
+"""The lab registry. Each lab's rubric is a module grader/rubrics/labNN.py that defines LAB = Lab(...);
+adding one is all it takes to register a lab (CONTRIBUTING.md)."""
+import importlib
+import os
+import pkgutil
+
+
+class Lab:
+    """What the grader needs to know about one lab, declared once in its rubric module.
+
+    name            folder name, e.g. "01-divergent-counter" (labs/NAME, solutions/NAME, common/harness/NAME)
+    title           for reports
+    handout         path of the handout, relative to the kit
+    harness         the harness's contract (gradelib.harness.Contract): its options and result keys
+    make_cases      rng -> list of case parameter dicts; one harness run per dict
+    recorded_case   the case whose result documents the kit records (grader/tests/data/recorded/) and
+                    draws the handout's figures from
+    checks          the whole rubric, in order: grading.compiles(...), grading.runs_cleanly(...), then
+                    the lab's own checks
+    starter_must_fail  names of static checks the starter must fail (the kit's own tests use it)
+    """
+
+    def __init__(self, name, title, handout, harness, make_cases, recorded_case, checks, starter_must_fail=()):
+        self.name = name
+        self.title = title
+        self.handout = handout
+        self.harness = harness
+        self.make_cases = make_cases
+        self.recorded_case = dict(recorded_case)
+        self.checks = list(checks)
+        self.starter_must_fail = tuple(starter_must_fail)
+
+    @property
+    def number(self):
+        return self.name.split("-", 1)[0]
+
+    @property
+    def max_score(self):
+        return sum(c.points for c in self.checks)
+
+    def harness_args(self, params):
+        """The harness's arguments for one case (through the contract)."""
+        return self.harness.argv(params)
+
+    def check_named(self, name):
+        for c in self.checks:
+            if c.name == name:
+                return c
+        return None
+
+
+def hint(lab_handout, section):
+    """A hint line that names the handout and section."""
+    return "read %s, section %s" % (lab_handout, section)
+
+
+def _load_all():
+    import rubrics as rubric_package  # grader/rubrics, on sys.path beside gradelib
+    found = {}
+    for info in pkgutil.iter_modules(rubric_package.__path__):
+        if not info.name.startswith("lab"):
+            continue
+        module = importlib.import_module("rubrics." + info.name)
+        lab = getattr(module, "LAB", None)
+        if isinstance(lab, Lab):
+            found[lab.name] = lab
+    return dict(sorted(found.items()))
+
+
+_REGISTRY = None
+
+
+def all_labs():
+    global _REGISTRY
+    if _REGISTRY is None:
+        _REGISTRY = _load_all()
+    return _REGISTRY
+
+
+def resolve(spec):
+    """'4', '04' or '04-bezier-streams' -> Lab. Raises KeyError with the choices."""
+    labs = all_labs()
+    spec = spec.strip().rstrip("/")
+    spec = os.path.basename(spec)
+    if spec.isdigit():
+        spec = "%02d" % int(spec)
+    for name, lab in labs.items():
+        if name == spec or lab.number == spec:
+            return lab
+    raise KeyError("no lab %r; labs are: %s" % (spec, ", ".join(labs)))

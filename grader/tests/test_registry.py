@@ -1,0 +1,176 @@
+"""The lab registry, each lab's rubric, and each lab's harness contract against the harness's C code and
+the recorded result documents."""
+import glob
+import json
+import os
+import random
+import re
+import unittest
+
+from gradelib import build, paths, registry
+from gradelib import checks as chk
+from gradelib.grading import COMPILES, RUNS_CLEANLY
+from gradelib.harness import CHANNEL_OPTIONS
+
+RECORDED = os.path.join(os.path.dirname(__file__), "data", "recorded")
+SEEDS = range(50)  # case draws checked against each contract
+
+
+class ResolveTest(unittest.TestCase):
+    def test_number_forms(self):
+        for spec in ("1", "01", "01-divergent-counter", "labs/01-divergent-counter/"):
+            self.assertEqual(registry.resolve(spec).name, "01-divergent-counter")
+
+    def test_unknown_lab_lists_the_choices(self):
+        with self.assertRaises(KeyError) as caught:
+            registry.resolve("99")
+        self.assertIn("01-divergent-counter", caught.exception.args[0])
+
+
+class RubricTest(unittest.TestCase):
+    def test_every_rubric_starts_with_the_kits_two_checks(self):
+        for lab in registry.all_labs().values():
+            first, second = lab.checks[:2]
+            self.assertEqual((first.name, first.kind, first.parent), (COMPILES, chk.BUILD, None), lab.name)
+            self.assertEqual((second.name, second.kind, second.parent), (RUNS_CLEANLY, chk.RUNTIME, COMPILES),
+                             lab.name)
+
+    def test_every_lab_declares_sound_checks(self):
+        for lab in registry.all_labs().values():
+            names = [c.name for c in lab.checks]
+            self.assertEqual(len(names), len(set(names)), lab.name)
+            for c in lab.checks:
+                self.assertGreater(c.points, 0)
+                self.assertIn(lab.handout, c.hint, "%s: %s hint must name the handout" % (lab.name, c.name))
+                if c.parent is not None:
+                    self.assertLess(names.index(c.parent), names.index(c.name), "%s: parent first" % c.name)
+            for name in lab.starter_must_fail:
+                self.assertIsNotNone(lab.check_named(name), name)
+            self.assertEqual(lab.max_score, sum(c.points for c in lab.checks))
+
+    def test_every_lab_has_its_handout_and_a_readme_naming_the_student_files(self):
+        for lab in registry.all_labs().values():
+            self.assertTrue(os.path.isfile(os.path.join(paths.KIT_ROOT, lab.handout)), lab.handout)
+            with open(os.path.join(paths.LABS_DIR, lab.name, "README.md")) as f:
+                readme = f.read()
+            for name in build.lab_vars(lab.name)["student_files"]:
+                self.assertIn("`%s`" % name, readme, "%s/README.md must name %s" % (lab.name, name))
+
+
+# ---- the harness contract against the C code -------------------------------------------------
+
+def _c_sources(lab_name):
+    """The harness's own sources and every kit header and source it may take a #define from."""
+    folders = [os.path.join(paths.KIT_ROOT, "common", "harness", lab_name),
+               os.path.join(paths.KIT_ROOT, "common", "include"), os.path.join(paths.KIT_ROOT, "common", "src")]
+    return [p for folder in folders for p in sorted(glob.glob(os.path.join(folder, "*.[ch]*")))]
+
+
+def _defines(lab_name):
+    found = {}
+    for path in _c_sources(lab_name):
+        with open(path) as f:
+            for m in re.finditer(r"^#define[ \t]+(\w+)[ \t]+([^\n/]+)", f.read(), re.M):
+                found[m.group(1)] = m.group(2).strip()
+    return found
+
+
+def c_integer(expr, defines):
+    """The value of a C integer constant expression of literals, #defines, + - * << and parentheses,
+    or None when it is not one."""
+    for _ in range(8):
+        expr = re.sub(r"\b([A-Za-z_]\w*)\b", lambda m: "(%s)" % defines.get(m.group(1), m.group(1)), expr)
+    expr = re.sub(r"\(\s*(?:unsigned\s+)?(?:long\s+long|long|int|size_t)\s*\)", "", expr)  # casts
+    expr = re.sub(r"(?<=\d)[uUlL]+\b", "", expr)
+    if not re.fullmatch(r"[\d\s()+\-*<>]+", expr):
+        return None
+    return int(eval(expr, {"__builtins__": {}}))  # only digits, spaces and + - * << ( ) are left
+
+
+def c_options(lab_name):
+    """(options[] names, {flag: (low, high)} of every kit_arg_long) of the lab's harness.cu."""
+    with open(os.path.join(paths.KIT_ROOT, "common", "harness", lab_name, "harness.cu")) as f:
+        source = f.read()
+    table = re.search(r"options\[\]\s*=\s*\{([^}]*)\}", source)
+    names = set(re.findall(r'"(--[\w-]+)"', table.group(1))) if table else set()
+    defines = _defines(lab_name)
+    bounds = {}
+    for m in re.finditer(r'kit_arg_long\(\s*argc,\s*argv,\s*"(--[\w-]+)",((?:[^;()]|\([^;()]*\))*)\)\s*;', source):
+        args = [a.strip() for a in re.split(r",(?![^()]*\))", m.group(2))]
+        bounds[m.group(1)] = (c_integer(args[-2], defines), c_integer(args[-1], defines))
+    return names, bounds
+
+
+def recorded_documents(lab):
+    docs = {}
+    for path in sorted(glob.glob(os.path.join(RECORDED, "lab%s-*.json" % lab.number))):
+        with open(path) as f:
+            text = f.read()
+        docs[os.path.basename(path)] = json.loads(text[text.index("\n") + 1:] if text.startswith("kit-nonce") else text)
+    return docs
+
+
+class ContractTest(unittest.TestCase):
+    def test_c_integer(self):
+        self.assertEqual(c_integer("(1 << 20)", {}), 1 << 20)
+        self.assertEqual(c_integer("MAX_K", {"MAX_K": "2 * HALF", "HALF": "1024"}), 2048)
+        self.assertEqual(c_integer("2000000000L", {}), 2000000000)
+        self.assertIsNone(c_integer("sizeof(kit_record_t)", {}))
+
+    def test_options_are_the_harness_options_table(self):
+        for lab in registry.all_labs().values():
+            names, _ = c_options(lab.name)
+            self.assertEqual({o.flag for o in lab.harness.options} | set(CHANNEL_OPTIONS), names,
+                             "%s: the contract and the C options[] table differ" % lab.name)
+
+    def test_ranges_are_the_harness_ranges(self):
+        for lab in registry.all_labs().values():
+            _, bounds = c_options(lab.name)
+            for option in lab.harness.options:
+                if option.choices is not None:
+                    self.assertNotIn(option.flag, bounds, "%s %s: a word in the contract" % (lab.name, option.flag))
+                    continue
+                self.assertEqual((option.low, option.high), bounds.get(option.flag),
+                                 "%s %s: the contract's range and the C code's differ" % (lab.name, option.flag))
+
+    def test_every_drawn_case_is_one_the_harness_accepts(self):
+        """No seed draws a case the harness would refuse ("the harness rejected its parameters")."""
+        for lab in registry.all_labs().values():
+            lab.harness_args(lab.recorded_case)
+            for seed in SEEDS:
+                for case in lab.make_cases(random.Random(seed)):
+                    try:
+                        lab.harness_args(case)
+                    except ValueError as err:
+                        self.fail("%s, seed %d, case %s: %s" % (lab.name, seed, case, err))
+
+    def test_argv_refuses_what_the_harness_would(self):
+        lab = registry.resolve("01")
+        self.assertEqual(lab.harness_args({"K": 3, "M": 2, "N": 5}),
+                         ["--K", "3", "--M", "2", "--N", "5", "--repeats", "0"])
+        for bad in ({"K": 0, "M": 1, "N": 1}, {"K": 1, "M": 33, "N": 1}, {"K": 1, "M": 1, "N": 1, "typo": 1},
+                    {"K": "1", "M": 1, "N": 1}):
+            with self.assertRaises(ValueError):
+                lab.harness_args(bad)
+
+    def test_recorded_documents_have_the_contracts_keys(self):
+        for lab in registry.all_labs().values():
+            docs = recorded_documents(lab)
+            self.assertTrue(docs, "%s: no recorded result document in %s" % (lab.name, RECORDED))
+            for name, doc in docs.items():
+                self.assertIsNone(lab.harness.document_problem(doc), name)
+                self.assertEqual(doc.get("lab", lab.name), lab.name, name)
+
+    def test_document_problem_names_the_difference(self):
+        lab = registry.resolve("03")
+        doc = {k: 0 for k in lab.harness.result_keys}
+        self.assertIsNone(lab.harness.document_problem(doc))
+        del doc["deep"]
+        doc["extra"] = 1
+        problem = lab.harness.document_problem(doc)
+        self.assertIn("deep", problem)
+        self.assertIn("extra", problem)
+
+
+if __name__ == "__main__":
+    unittest.main()
