@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
-"""Figures for the results page, measured with the kit's own harnesses. Needs a GPU.
+"""Both sides of the grader's thresholds, measured with the kit's own harnesses, for the results page
+(RESULTS.md) and the thresholds in the rubrics. Needs a GPU.
 
   python3 tools/measure_thresholds.py OUT_DIR
 
 Lab 01: flat reference vs the CDP solution, CUDA-event timing (warm-up, repeats, median), several
 processes per size. Lab 02: how often the races of the known-wrong submissions show, run after run
-(the grader must reject them every time). Lab 04: both sides of the timing thresholds, the
-solution and the NULL-stream submission, 10 runs each on the grader's timing cases. Writes OUT_DIR/figures.json and OUT_DIR/figures.md and
-prints the tables.
+(the grader must reject them every time). Labs 04, 05 and 06: both sides of the timing thresholds,
+the solution and the known-wrong submissions they must reject, 10 runs each on the grader's timing
+cases. Every harness is built and run through gradelib.harness, with each lab's own contract.
+Writes OUT_DIR/thresholds.json and OUT_DIR/thresholds.md and prints the tables.
 """
 import json
 import os
@@ -16,7 +18,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "grader"))
 
-from gradelib import build, paths, process  # noqa: E402
+from gradelib import exits, harness, paths, registry  # noqa: E402
 from gradelib import gpu as gpu_mod  # noqa: E402
 from rubrics import lab04 as lab04_rules  # noqa: E402
 
@@ -34,32 +36,34 @@ LAB01_SIZES = [
 RACE_RUNS = 10  # runs of each racy submission
 
 
+RUN_TIMEOUT = 300  # seconds for one harness run
+
+
 def build_submission(lab_name, source_dir, tag):
-    build_dir = os.path.join(paths.BUILD_ROOT, "figures", lab_name, tag)
-    made = build.make(lab_name, source_dir, build_dir, ["all"], build.cuda_arch())
-    if not made.ok:
+    """The harness program of a lab built from source_dir (exits on a failed build)."""
+    lab = registry.resolve(lab_name)
+    program, made = harness.build_program(lab, source_dir, os.path.join(paths.BUILD_ROOT, "thresholds", lab_name, tag))
+    if program is None:
         sys.exit("build failed:\n" + made.output)
-    return os.path.join(build_dir, build.lab_vars(lab_name)["program"]), build_dir
+    return program
 
 
-def run_harness(argv, doc_path):
-    ran = process.run_bounded(argv + ["--json", doc_path], 300)
-    if not ran.ok:
-        sys.exit("harness %s: %s\n%s" % (argv, ran.describe(300), ran.output))
-    with open(doc_path) as f:
-        return json.load(f)
+def run_case(lab_name, program, params):
+    """The result document of one run of a lab's harness on one case (exits on a run that is not clean)."""
+    ran, doc, why = harness.run(registry.resolve(lab_name), program, params, RUN_TIMEOUT)
+    if not ran.ok or doc is None:
+        sys.exit("harness %s %s: %s\n%s" % (program, params, why or ran.describe(RUN_TIMEOUT), ran.output))
+    return doc
 
 
 def lab01():
     lab = "01-divergent-counter"
-    program, build_dir = build_submission(lab, os.path.join(paths.SOLUTIONS_DIR, lab), "solution")
+    program = build_submission(lab, os.path.join(paths.SOLUTIONS_DIR, lab), "solution")
     rows = []
     for size in LAB01_SIZES:
         flat, cdp = [], []
-        for i in range(PROCESSES):
-            argv = [program, "--K", str(size["K"]), "--M", str(size["M"]), "--N", str(size["N"]),
-                    "--repeats", str(REPEATS)]
-            doc = run_harness(argv, os.path.join(build_dir, "timing-%d.json" % i))
+        for _ in range(PROCESSES):
+            doc = run_case(lab, program, dict(size, repeats=REPEATS))
             flat.append(doc["timing"]["reference"]["median_ms"])
             cdp.append(doc["timing"]["student"]["median_ms"])
         row = dict(size, flat_ms=statistics.median(flat), cdp_ms=statistics.median(cdp),
@@ -73,13 +77,12 @@ def lab02():
     """Each racy submission RACE_RUNS times with the grader's Part A size; no-barrier at n=4097, T=256."""
     lab = "02-memory-visibility"
     rows = []
-    for case, argv_extra, key in (("race-left-in", ["--n", "1"], "race"),
-                                  ("no-barrier", ["--n", "4097", "--threads", "256"], "data")):
-        program, build_dir = build_submission(lab, os.path.join(paths.INCORRECT_DIR, lab, case), case)
+    for case, size, key in (("race-left-in", {"n": 1}, "race"),
+                            ("no-barrier", {"n": 4097, "threads": 256}, "data")):
+        program = build_submission(lab, os.path.join(paths.INCORRECT_DIR, lab, case), case)
         runs = []
-        for i in range(RACE_RUNS):
-            doc = run_harness([program, "--blocks", "16", "--trials", "2"] + argv_extra,
-                              os.path.join(build_dir, "run-%d.json" % i))
+        for _ in range(RACE_RUNS):
+            doc = run_case(lab, program, dict(size, blocks=16, trials=2))
             runs.append(doc["race"]["saw_second"] if key == "race" else doc["data"]["bad"])
         total = 4096 if key == "race" else 4097
         rows.append({"case": case, "runs": runs, "out_of": total, "min": min(runs), "max": max(runs)})
@@ -97,14 +100,11 @@ def lab04():
              "null-stream": os.path.join(paths.INCORRECT_DIR, lab, "null-stream")}
     rows = []
     for side, source in sides.items():
-        program, build_dir = build_submission(lab, source, side)
+        program = build_submission(lab, source, side)
         for name, cfg in lab04_rules.TIMING_CASES.items():
             null_over, flat_over = [], []
             for i in range(LAB04_RUNS):
-                argv = [program, "--lines", str(cfg["lines"]), "--workload", cfg["workload"], "--factor",
-                        str(cfg["factor"]), "--max", str(cfg["max"]), "--seed", str(i + 1),
-                        "--repeats", str(lab04_rules.TIMING_REPEATS)]
-                t = run_harness(argv, os.path.join(build_dir, "run.json"))["timing_ms"]
+                t = run_case(lab, program, dict(cfg, seed=i + 1, repeats=lab04_rules.TIMING_REPEATS))["timing_ms"]
                 null_over.append(t["cdp_null"] / t["cdp_student"])
                 flat_over.append(t["flat"] / t["cdp_student"])
             rows.append(dict(cfg, case=name, side=side, null_over_student=null_over, flat_over_student=flat_over))
@@ -117,18 +117,18 @@ def cuda_version(number):
 
 
 def main():
-    out_dir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(paths.BUILD_ROOT, "figures")
+    out_dir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(paths.BUILD_ROOT, "thresholds")
     os.makedirs(out_dir, exist_ok=True)
     gpu = gpu_mod.detect()
     if not gpu.available:
         print("no GPU: %s" % gpu.reason)
-        return 77
+        return exits.NOT_RUN
     rows = lab01()
     races = lab02()
     bezier = lab04()
     doc = {"device": gpu.device, "processes": PROCESSES, "repeats": REPEATS, "lab01": rows, "lab02": races,
            "lab04": bezier}
-    with open(os.path.join(out_dir, "figures.json"), "w") as f:
+    with open(os.path.join(out_dir, "thresholds.json"), "w") as f:
         json.dump(doc, f, indent=2)
     lines = ["Lab 01 on %s (CUDA runtime %s, driver supports %s): median of %d processes x %d timed launches"
              % (gpu.name, cuda_version(gpu.device.get("runtime_version")),
@@ -152,7 +152,7 @@ def main():
             max(r["null_over_student"]),
             min(r["flat_over_student"]), max(r["flat_over_student"])))
     table = "\n".join(lines)
-    with open(os.path.join(out_dir, "figures.md"), "w") as f:
+    with open(os.path.join(out_dir, "thresholds.md"), "w") as f:
         f.write(table + "\n")
     print(table)
     lab05()
@@ -177,13 +177,12 @@ def lab05():
              {"streams": 16, "threads": 12, "spin_us": 500, "thread_spin_us": 500, "repeats": rules.REPEATS}]
     rows = []
     for side, source in sides.items():
-        program, build_dir = build_submission(lab, source, side)
+        program = build_submission(lab, source, side)
         for case in cases:
             got = {"a_ratio": [], "a_at_once": [], "b_ratio": [], "b_at_once": [], "b_worst_late_us": [],
                    "legacy_overlaps": []}
             for i in range(LAB05_RUNS):
-                doc = run_harness([program] + rules.harness_args(case) + ["--svg", os.path.join(build_dir, "t.svg")],
-                                  os.path.join(build_dir, "run.json"))
+                doc = run_case(lab, program, case)
                 a, b = doc["part_a"], doc["part_b"]
                 got["a_ratio"].append(a["legacy"]["span_us"] / a["student"]["span_us"])
                 got["a_at_once"].append(a["student"]["max_concurrent"])
@@ -222,12 +221,11 @@ def lab06():
              ("racy-counter", os.path.join(paths.INCORRECT_DIR, lab, "racy-counter"), unique_case)]
     rows = []
     for side, source, case in sides:
-        program, build_dir = build_submission(lab, source, side)
+        program = build_submission(lab, source, side)
         got = {"malloc_over_pool": [], "malloc_over_bulk": [], "per_thread_over_yours": [], "duplicates": [],
                "malloc_failures": []}
         for i in range(LAB06_RUNS):
-            doc = run_harness([program] + rules.harness_args(dict(case, seed=i + 1)),
-                              os.path.join(build_dir, "run.json"))
+            doc = run_case(lab, program, dict(case, seed=i + 1))
             t, u = doc["timing"], doc["uniqueness"]
             if t["ran"]:
                 got["malloc_over_pool"].append(t["per_object_malloc"]["median_ms"] / t["pool"]["median_ms"])
@@ -249,9 +247,8 @@ def lab06():
     for r in rows:
         print("| %s | %s | %s | %s | %s |" % (r["side"], span(r["malloc_over_pool"]), span(r["malloc_over_bulk"]),
                                               span(r["per_thread_over_yours"]), span(r["duplicates"], "%d..%d")))
-    program, build_dir = build_submission(lab, os.path.join(paths.SOLUTIONS_DIR, lab), "solution")
-    part_a = run_harness([program] + rules.harness_args(dict(rules.CASE_DEFAULTS, objects=1000000, repeats=3, seed=1)),
-                         os.path.join(build_dir, "part-a.json"))["timing"]
+    program = build_submission(lab, os.path.join(paths.SOLUTIONS_DIR, lab), "solution")
+    part_a = run_case(lab, program, dict(rules.CASE_DEFAULTS, objects=1000000, repeats=3, seed=1))["timing"]
     print("\nLab 06 Part A, 1,000,000 objects of 128 bytes, median of 3: per-object malloc %.3f ms "
           "(%d failed), bulk %.3f ms, pool %.3f ms: per-object / bulk %.1fx, per-object / pool %.1fx"
           % (part_a["per_object_malloc"]["median_ms"], part_a["per_object_malloc"]["malloc_failures"],

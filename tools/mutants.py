@@ -27,7 +27,6 @@ per operator. Exit status 0 when the baselines score full marks, no mutant survi
 entry of the equivalent list names a mutant that exists and survives; 1 otherwise; 2 bad usage.
 """
 import argparse
-import json
 import os
 import re
 import shutil

@@ -214,6 +214,24 @@ def launches_checked_in_order(ctx, functions=None, require_launch=False):
     return chk.passed()
 
 
+MIN_EXPLANATION_WORDS = 12
+
+
+def explained(ctx, what, mechanism=None):
+    """The outcome of a check that the student's files explain a fix in a comment starting /* WHY:
+    (what: what it must explain), of MIN_EXPLANATION_WORDS words or more, without TODO, and naming
+    the mechanism where one is given (a compiled pattern)."""
+    comments = re.findall(r"/\*\s*WHY:(.*?)\*/", ctx.student_sources(), re.S)
+    if not comments:
+        return chk.failed("expected: a comment starting /* WHY: that %s\nactual:   no such comment" % what)
+    for text in comments:
+        words = re.findall(r"[A-Za-z0-9_']+", text)
+        if "TODO" not in text and len(words) >= MIN_EXPLANATION_WORDS and (mechanism is None or mechanism.search(text)):
+            return chk.passed()
+    return chk.failed("expected: a WHY comment of %d words or more, no TODO, that %s\nactual:   %s"
+                      % (MIN_EXPLANATION_WORDS, what, "; ".join(" ".join(t.split())[:80] for t in comments)))
+
+
 def barrier_reached(ctx, kernel, why):
     """The outcome of a check that every thread of kernel reaches its __syncthreads() (why: why the
     kernel needs the barrier, for the message when it has none)."""

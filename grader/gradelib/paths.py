@@ -8,7 +8,6 @@ SOLUTIONS_DIR = os.path.join(KIT_ROOT, "solutions")
 INCORRECT_DIR = os.path.join(SOLUTIONS_DIR, "incorrect")
 ALTERNATIVE_DIR = os.path.join(SOLUTIONS_DIR, "alternative")
 HOSTILE_DIR = os.path.join(SOLUTIONS_DIR, "hostile")
-HANDOUTS_DIR = os.path.join(KIT_ROOT, "handouts")
 BUILD_ROOT = os.path.join(KIT_ROOT, "build")
 PROBE_MAKEFILE = os.path.join(KIT_ROOT, "common", "probe", "Makefile")
 # The instructor's private salt (never in the student kit; see README, "For instructors").

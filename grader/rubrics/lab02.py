@@ -8,8 +8,8 @@ slot (a late start): a second write that is not ordered after the child then lan
 """
 from gradelib import checks as chk
 from gradelib import ptx
-from gradelib.grading import barrier_reached, launched_grids_problem, launches_checked_in_order, per_case
-from gradelib.grading import COMPILES, RUNS_CLEANLY, compiles, runs_cleanly
+from gradelib.grading import (COMPILES, RUNS_CLEANLY, barrier_reached, compiles, launched_grids_problem,
+                             launches_checked_in_order, per_case, runs_cleanly)
 from gradelib.harness import Contract, Option
 from gradelib.registry import Lab, hint
 

@@ -9,8 +9,9 @@ heavy-tailed workload.
 """
 from gradelib import checks as chk
 from gradelib import ptx
-from gradelib.grading import launch_log_problem, launches_checked_in_order, per_case
-from gradelib.grading import COMPILES, RUNS_CLEANLY, compiles, runs_cleanly
+from gradelib.bezier_lines import first_wrong_vertex
+from gradelib.grading import (COMPILES, RUNS_CLEANLY, compiles, launch_log_problem, launches_checked_in_order,
+                             per_case, runs_cleanly)
 from gradelib.harness import Contract, Option
 from gradelib.registry import Lab, hint
 
@@ -151,10 +152,9 @@ def _lines_message(result, n):
     first = ""
     if result.get("first_bad_line", -1) >= 0:
         first = "; first: line %d (%s)" % (result["first_bad_line"], result.get("first_bad_what"))
-        if result.get("first_bad_what") == "wrong vertices":
-            first += ", vertex %d is (%g, %g), expected (%g, %g)" % (
-                result["first_bad_index"], result["first_got_x"], result["first_got_y"],
-                result["first_want_x"], result["first_want_y"])
+        vertex = first_wrong_vertex(result)
+        if vertex:
+            first += ", " + vertex
     return "%d of %d lines wrong: %s%s" % (result["lines_bad"], n, ", ".join(parts), first)
 
 

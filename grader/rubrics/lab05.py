@@ -18,8 +18,7 @@ import subprocess
 
 from gradelib import checks as chk
 from gradelib import paths
-from gradelib.grading import per_case
-from gradelib.grading import COMPILES, RUNS_CLEANLY, compiles, runs_cleanly
+from gradelib.grading import COMPILES, RUNS_CLEANLY, compiles, explained, per_case, runs_cleanly
 from gradelib.harness import Contract, Option
 from gradelib.registry import Lab, hint
 
@@ -28,7 +27,6 @@ FLAGS_FILE = "nvcc.flags"
 FLAGS_CHECKER = os.path.join(paths.KIT_ROOT, "common", "student-flags.sh")  # the one whitelist, kit.mk's too
 PART_B_FUNCTION = "thread_launch_and_wait"
 REPEATS = 5
-MIN_EXPLANATION_WORDS = 12
 # A WHY comment names the mechanism it relies on.
 MECHANISM_WORDS = re.compile(r"per[- ]thread|non[- ]?blocking|cudaStreamNonBlocking|cudaStreamPerThread", re.I)
 
@@ -178,18 +176,8 @@ def check_no_device_sync_in_part_b(ctx):
 
 
 def check_explanation(ctx):
-    comments = re.findall(r"/\*\s*WHY:(.*?)\*/", ctx.student_sources(), re.S)
-    if not comments:
-        return chk.failed("expected: a comment starting /* WHY: that says which fix you chose for Part A and why "
-                          "it works\nactual:   no such comment")
-    for text in comments:
-        words = re.findall(r"[A-Za-z0-9_']+", text)
-        if "TODO" not in text and len(words) >= MIN_EXPLANATION_WORDS and MECHANISM_WORDS.search(text):
-            return chk.passed()
-    return chk.failed("expected: a WHY comment of %d words or more, no TODO, that names the mechanism "
-                      "(the per-thread default stream or non-blocking streams) and says why it works\n"
-                      "actual:   %s" % (MIN_EXPLANATION_WORDS,
-                                        "; ".join(" ".join(t.split())[:80] for t in comments)))
+    return explained(ctx, "names the mechanism (the per-thread default stream or non-blocking streams) and says "
+                          "why your Part A fix works", MECHANISM_WORDS)
 
 
 # ---------------- runtime checks ----------------

@@ -15,8 +15,8 @@ import re
 
 from gradelib import checks as chk
 from gradelib import ptx
-from gradelib.grading import launch_log_problem, left_out_note, per_case
-from gradelib.grading import COMPILES, RUNS_CLEANLY, compiles, runs_cleanly
+from gradelib.bezier_lines import first_wrong_vertex
+from gradelib.grading import COMPILES, RUNS_CLEANLY, compiles, launch_log_problem, left_out_note, per_case, runs_cleanly
 from gradelib.harness import Contract, Option
 from gradelib.registry import Lab, hint
 
@@ -313,11 +313,8 @@ def _vertices_message(c):
         parts.append("%d vertices wrong" % check["vertices_wrong"])
     if check["missing"] != c["full_lines"]:
         parts.append("%d without vertices" % check["missing"])
-    first = ""
-    if check.get("first_bad_line", -1) >= 0 and check.get("first_bad_what") == "wrong vertices":
-        first = "; first: line %d, vertex %d is (%g, %g), expected (%g, %g)" % (
-            check["first_bad_line"], check["first_bad_index"], check["first_got_x"], check["first_got_y"],
-            check["first_want_x"], check["first_want_y"])
+    vertex = first_wrong_vertex(check)
+    first = "; first: line %d, %s" % (check["first_bad_line"], vertex) if vertex else ""
     return "%s%s" % (", ".join(parts), first)
 
 

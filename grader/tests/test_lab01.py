@@ -4,9 +4,8 @@ import unittest
 
 from gradelib import checks as chk
 from gradelib import grading, process
-from gradelib.grading import CaseRun
-from tests.fakes import FakeContext
 from rubrics import lab01
+from tests.fakes import FakeContext
 
 
 def simulate_flat_kernel(k, m, n):

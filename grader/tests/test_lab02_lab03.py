@@ -4,9 +4,8 @@ import random
 import unittest
 
 from gradelib import checks as chk
-from gradelib.grading import CaseRun
-from tests.fakes import FakeContext
 from rubrics import lab02, lab03
+from tests.fakes import FakeContext
 
 
 

@@ -5,10 +5,9 @@ import re
 import unittest
 
 from gradelib import checks as chk
-from gradelib import grading, paths
-from gradelib.grading import CaseRun
-from tests.fakes import FakeContext
+from gradelib import paths
 from rubrics import lab04
+from tests.fakes import FakeContext
 
 
 

@@ -6,10 +6,10 @@ import tempfile
 import unittest
 
 from gradelib import checks as chk
-from gradelib import grading, paths, starters
+from gradelib import paths, starters
 from gradelib.grading import CaseRun
-from tests.fakes import FakeContext
 from rubrics import lab05
+from tests.fakes import FakeContext
 
 
 

@@ -5,10 +5,8 @@ import random
 import unittest
 
 from gradelib import checks as chk
-from gradelib import grading
-from gradelib.grading import CaseRun
-from tests.fakes import FakeContext
 from rubrics import lab06
+from tests.fakes import FakeContext
 
 
 
