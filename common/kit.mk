@@ -7,11 +7,9 @@
 #   HARNESS_SOURCES := harness.cu                    (kit-owned, in common/harness/$(LAB_NAME)/)
 #   include $(dir $(lastword $(MAKEFILE_LIST)))../../common/kit.mk
 #
-# A lab whose harness uses kit-owned code of another lab's harness names those sources, relative
-# to common/harness/, before the include:
-#   SHARED_HARNESS_SOURCES := 04-bezier-streams/bezier_lines.cu
-# Each is compiled to $(KIT_OBJ_DIR)/<its path>.o, the very object the owning lab builds, and linked
-# in; the headers beside it count as kit headers of this lab (every object here depends on them).
+# Code more than one lab uses lives in common/: headers in common/include/, sources in common/src/.
+# Every common/src/*.cu is compiled once per architecture and linked into every program, so a lab
+# needs no line to use it (none of it calls student code, so a lab that does not use it still links).
 #
 # A lab about compiler options may also name a small flags file the student edits (listed in
 # STUDENT_FILES too):
@@ -55,10 +53,8 @@ STUDENT_CU   := $(filter %.cu,$(STUDENT_FILES))
 STUDENT_OBJS := $(addprefix $(BUILD_DIR)/,$(STUDENT_CU:.cu=.o))
 STUDENT_PTX  := $(addprefix $(BUILD_DIR)/,$(STUDENT_CU:.cu=.ptx))
 HARNESS_OBJS := $(addprefix $(KIT_OBJ_DIR)/$(LAB_NAME)/,$(HARNESS_SOURCES:.cu=.o))
-SHARED_OBJS  := $(addprefix $(KIT_OBJ_DIR)/,$(SHARED_HARNESS_SOURCES:.cu=.o))
-RUNTIME_OBJ  := $(KIT_OBJ_DIR)/kit_runtime.o
-KIT_HEADERS  := $(wildcard $(KIT_ROOT)/common/include/*.h) $(wildcard $(HARNESS_DIR)/*.h) \
-                $(wildcard $(addprefix $(KIT_ROOT)/common/harness/,$(addsuffix *.h,$(sort $(dir $(SHARED_HARNESS_SOURCES))))))
+COMMON_OBJS  := $(patsubst $(KIT_ROOT)/common/src/%.cu,$(KIT_OBJ_DIR)/%.o,$(wildcard $(KIT_ROOT)/common/src/*.cu))
+KIT_HEADERS  := $(wildcard $(KIT_ROOT)/common/include/*.h) $(wildcard $(HARNESS_DIR)/*.h)
 
 # Objects are written under a temporary name and renamed, so builds sharing KIT_OBJ_DIR never
 # see a half-written file.
@@ -82,7 +78,7 @@ endif
 .PHONY: all ptx run clean print-lab
 all: $(BUILD_DIR)/$(PROGRAM)
 
-$(BUILD_DIR)/$(PROGRAM): $(STUDENT_OBJS) $(HARNESS_OBJS) $(SHARED_OBJS) $(RUNTIME_OBJ)
+$(BUILD_DIR)/$(PROGRAM): $(STUDENT_OBJS) $(HARNESS_OBJS) $(COMMON_OBJS)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCC_FLAGS) $^ -o $@ $(LDLIBS)
 
@@ -92,12 +88,7 @@ $(BUILD_DIR)/%.o: $(SRC_DIR)/%.cu $(KIT_HEADERS) $(STUDENT_FLAGS_CHECKED)
 $(KIT_OBJ_DIR)/$(LAB_NAME)/%.o: $(HARNESS_DIR)/%.cu $(KIT_HEADERS)
 	$(compile)
 
-ifneq ($(strip $(SHARED_OBJS)),)
-$(SHARED_OBJS): $(KIT_OBJ_DIR)/%.o: $(KIT_ROOT)/common/harness/%.cu $(KIT_HEADERS)
-	$(compile)
-endif
-
-$(RUNTIME_OBJ): $(KIT_ROOT)/common/src/kit_runtime.cu $(KIT_HEADERS)
+$(COMMON_OBJS): $(KIT_OBJ_DIR)/%.o: $(KIT_ROOT)/common/src/%.cu $(KIT_HEADERS)
 	$(compile)
 
 ptx: $(STUDENT_PTX)

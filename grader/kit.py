@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """The kit's helper commands (the top-level Makefile calls these).
 
-  kit.py run LAB [ARGS...]      build the student's lab (labs/) and run its harness
+  kit.py run LAB [ARGS...]      build the student's lab (labs/) and run its harness (Labs 04 and 05:
+                                and draw the run's picture next to the program)
   kit.py doctor                 toolkit, GPU, whether dynamic parallelism runs, what will be skipped
   kit.py starters [--check]     regenerate labs/ starters from solutions/ (--check: fail on drift)
   kit.py lab-dir LAB            print the lab's folder name (01 -> 01-divergent-counter)
 """
+import json
 import os
 import shutil
 import subprocess
@@ -25,6 +27,17 @@ def resolve_or_exit(spec):
         sys.exit("kit.py: %s" % err.args[0])
 
 
+def _run_figures():
+    """tools/draw_figures.py, which draws the pictures of one run (Labs 04 and 05), or None where
+    this kit has no tools/draw_figures.py."""
+    tools = os.path.join(paths.KIT_ROOT, "tools")
+    if not os.path.exists(os.path.join(tools, "draw_figures.py")):
+        return None
+    sys.path.insert(0, tools)
+    import draw_figures
+    return draw_figures
+
+
 def cmd_run(args):
     if not args:
         sys.exit("usage: kit.py run LAB [harness arguments...]   (make run LAB=01 ARGS='...')")
@@ -36,8 +49,32 @@ def cmd_run(args):
     if made.returncode != 0:
         return made.returncode
     program = os.path.join(paths.BUILD_ROOT, "labs", lab.name, "sm_" + arch, build.lab_vars(lab.name)["program"])
-    print("$ %s %s" % (paths.relative(program), " ".join(args[1:])), flush=True)
-    return subprocess.run([program] + args[1:], env=build.make_env()).returncode
+    harness_args = args[1:]
+    print("$ %s %s" % (paths.relative(program), " ".join(harness_args)), flush=True)
+    # A lab with a picture of one run (Lab 04's curves, Lab 05's timelines): its result document goes
+    # next to the program, and the picture is drawn from it.
+    figures = _run_figures()
+    doc_path = None
+    if figures is not None and lab.name in figures.RUN_FIGURES:
+        if "--json" in harness_args[:-1]:  # the student's own document: drawn from there
+            doc_path = harness_args[harness_args.index("--json") + 1]
+        else:
+            doc_path = os.path.join(os.path.dirname(program), "run.json")
+            if os.path.exists(doc_path):
+                os.remove(doc_path)
+            harness_args = harness_args + ["--json", doc_path]
+    code = subprocess.run([program] + harness_args, env=build.make_env()).returncode
+    if code != 0 or doc_path is None or not os.path.isfile(doc_path):
+        return code
+    try:
+        with open(doc_path) as f:
+            doc = json.load(f)
+        picture = figures.draw_run_figure(lab.name, doc, os.path.dirname(program))
+    except ValueError as err:  # json's error, and the figure's (FigureError is one)
+        print("\nno picture: %s" % err)
+        return code
+    print("\npicture of this run: %s" % paths.relative(picture))
+    return code
 
 
 def _version_line(argv, containing=None):

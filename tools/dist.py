@@ -27,7 +27,7 @@ from gradelib import paths  # noqa: E402
 
 TOP = "cdp-labs"
 STUDENT_README = "tools/student-README.md"
-SHIPPED = ("Makefile", "common/", "grader/", "labs/", "handouts/", "tools/render_handouts.sh")
+SHIPPED = ("Makefile", "common/", "grader/", "labs/", "handouts/", "tools/render_handouts.sh", "tools/draw_figures.py")
 NOT_SHIPPED = ("grader/tests/", "grader/selftest.py", "grader/slurm/", os.path.relpath(paths.SALT_FILE, KIT_ROOT))
 
 

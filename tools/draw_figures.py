@@ -1,32 +1,42 @@
 #!/usr/bin/env python3
-"""Draws the handouts' figures from harness result documents (JSON), so that every picture shows a
-real run. Standard library only.
+"""Draws every figure of the handouts from harness result documents (JSON), so that every picture
+shows a real run: the harnesses write data, this module draws. Standard library only.
 
   python3 tools/draw_figures.py --docs DIR --out DIR     draw from result documents already made
-  python3 tools/draw_figures.py --gpu [--out DIR]        `make figures`: on a GPU machine, build the
-        solutions and known-wrong submissions, run the harnesses, keep the documents in
-        build/figures/docs/ and redraw DIR (default handouts/figures/), including the figures the
-        harnesses draw themselves (--svg: Lab 04's curves, and every other lab whose harness has
-        --svg, such as Lab 05). Without a GPU it says so and exits 77, touching nothing.
+  python3 tools/draw_figures.py --gpu [--docs-out DIR] [--out DIR]
+        `make figures`: on a GPU machine, build every lab's solution, known-wrong and alternative
+        submissions, run each on its lab's recorded case (the rubric's recorded_case), write the
+        documents to --docs-out (default build/figures/docs/) and redraw --out (default
+        handouts/figures/). Without a GPU it says so and exits 77, touching nothing.
 
-DIR holds result documents named labNN-CASE.json (CASE: solution, or a known-wrong submission's
-folder name), as in grader/tests/data/recorded/ or as `make figures` writes them. Draws, where the
-documents are there:
+DIR holds result documents named labNN-CASE.json (CASE: solution, or a known-wrong or alternative
+submission's folder name), as in grader/tests/data/recorded/ or as `make figures` writes them.
+Draws, where the documents are there:
 
+  01-divergent-counter-grids.svg  Lab 01: the parent grid's blocks and warps, and the child grid each
+                         block's thread 0 launched, with the sizes and counts of the solution's run;
   02-race-timeline.svg   Lab 02, Part A: what the children saw, submission by submission, and, when
                          the documents carry the harness's %globaltimer stamps ("timeline"), when
                          each step of the race happened;
   03-recursion-tree.svg  Lab 03: the launch tree of Part A, one box per grid and one cell per
                          (depth, block, thread) record of the solution's run, and Part B's chain
-                         against the pending-launch limit, submission by submission.
+                         against the pending-launch limit, submission by submission;
+  04-bezier-curves.svg   Lab 04: the solution's curves, each vertex coloured by its line's count
+                         (the document's "figure": the harness's --figure-lines);
+  05-stream-timelines.svg Lab 05: the median round's kernel timelines, the kit's legacy build left
+                         and the solution right, Part A above Part B (each side's "median_timeline");
   06-allocator-costs.svg Lab 06: what an allocation costs, on a log scale: per-object device malloc
                          against one bulk allocation and the pool (Part A), and one atomic per
                          thread against the warp-aggregated counter (Part B), from the solution's run.
 
 Each figure names the GPU and the runs it was drawn from. Exit status 1 when a document a figure
 needs is missing or does not hold what the figure needs; each problem is printed.
+
+draw_run_figure() draws the one-run pictures of Labs 04 and 05 (RUN_FIGURES) from a student's own
+run: `make run LAB=05`, and `make run LAB=04` with --figure-lines, write them next to the program.
 """
 import argparse
+import concurrent.futures
 import glob
 import json
 import math
@@ -37,6 +47,7 @@ import sys
 from xml.sax.saxutils import escape
 
 FONT = "font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\""
+MONO = "font-family=\"DejaVu Sans Mono, Menlo, Consolas, monospace\""
 INK = "#222222"
 MUTED = "#777777"
 BLUE = "#3b6fb6"
@@ -45,7 +56,7 @@ GREEN = "#3c8d4f"
 AMBER = "#d9962b"
 
 
-class FigureError(Exception):
+class FigureError(ValueError):
     """A document a figure needs is missing, or lacks what the figure needs."""
 
 
@@ -71,9 +82,11 @@ class Svg:
         self.parts = ["<title>%s</title>" % escape(title),
                       '<rect class="background" x="0" y="0" width="%d" height="%d" fill="white"/>' % (width, height)]
 
-    def rect(self, cls, x, y, w, h, fill, stroke="none", rx=0, tip=None):
+    def rect(self, cls, x, y, w, h, fill, stroke="none", rx=0, tip=None, dash=None):
         inner = "<title>%s</title>" % escape(tip) if tip else ""
         end = ">%s</rect>" % inner if inner else "/>"
+        if dash:
+            end = ' stroke-dasharray="%s"%s' % (dash, end)
         self.parts.append('<rect class="%s" x="%.1f" y="%.1f" width="%.1f" height="%.1f" rx="%g" fill="%s" stroke="%s"%s'
                           % (cls, x, y, max(w, 0.0), h, rx, fill, stroke, end))
 
@@ -87,9 +100,13 @@ class Svg:
         end = "><title>%s</title></circle>" % escape(tip) if tip else "/>"
         self.parts.append('<circle class="%s" cx="%.1f" cy="%.1f" r="%g" fill="%s"%s' % (cls, x, y, r, fill, end))
 
-    def text(self, cls, x, y, s, size=12, anchor="start", fill=INK, weight="normal"):
+    def polyline(self, cls, points, stroke, width=1.0):
+        self.parts.append('<polyline class="%s" fill="none" stroke="%s" stroke-width="%g" points="%s"/>'
+                          % (cls, stroke, width, " ".join("%.1f,%.1f" % p for p in points)))
+
+    def text(self, cls, x, y, s, size=12, anchor="start", fill=INK, weight="normal", mono=False):
         self.parts.append('<text class="%s" x="%.1f" y="%.1f" font-size="%g" text-anchor="%s" fill="%s" font-weight="%s" %s>%s</text>'
-                          % (cls, x, y, size, anchor, fill, weight, FONT, escape(s)))
+                          % (cls, x, y, size, anchor, fill, weight, MONO if mono else FONT, escape(s)))
 
     def write(self, path):
         head = ('<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d">\n'
@@ -109,7 +126,108 @@ def device_words(doc):
 
 
 def params_words(doc):
-    return " ".join("--%s %s" % (k, v) for k, v in doc.get("params", {}).items())
+    """The run's parameters as the harness's options: {"child_spin_us": 0} -> "--child-spin-us 0"."""
+    return " ".join("--%s %s" % (k.replace("_", "-"), v) for k, v in doc.get("params", {}).items())
+
+
+def case_words(case):
+    return "the solution's run" if case == "solution" else "the run of %s" % case
+
+
+# ---------------------------------------------------------------- Lab 01: the parent grid and its children
+
+DARK = "#1f4e79"
+LANE = "#d9e2ec"
+PANEL = "#f7f7f7"
+CHILD = "#eef5ee"
+MAX_BLOCKS_DRAWN = 6  # more: blocks 0, 1, ..., the last two, with an ellipsis between
+MAX_WARPS_DRAWN = 4   # more: w0, w1, ..., the last
+
+
+def drawn_indices(n, most):
+    """The indices drawn out of n, None where an ellipsis stands: all of them up to most."""
+    if n <= most:
+        return list(range(n))
+    return [0, 1, None] + list(range(n - (most - 3), n))
+
+
+def draw_grids(docs, out_path):
+    doc = docs.get(("01", "solution"))
+    if doc is None:
+        raise FigureError("no lab01-solution.json: the grids are drawn from the solution's run")
+    k, m, n = doc["params"]["K"], doc["params"]["M"], doc["params"]["N"]
+    shapes = doc["child_shapes"]
+    one_child_per_block = (doc["child_grids"] == k and doc["child_grids_other_shapes"] == 0 and len(shapes) == 1
+                           and shapes[0]["grid"] == [1, 1, 1] and shapes[0]["block"] == [m, 1, 1]
+                           and shapes[0]["count"] == k)
+    if not one_child_per_block:
+        raise FigureError("lab01-solution.json: the run did not launch one child grid of <<<1, %d>>> per block "
+                          "(child_grids %s, shapes %s)" % (m, doc["child_grids"], shapes))
+    log = doc["launch_log"]
+    blocks = drawn_indices(k, MAX_BLOCKS_DRAWN)
+    warps = drawn_indices(m, MAX_WARPS_DRAWN)
+    col_w, gap, left = 170, 15, 20
+    width = max(660, left * 2 + len(blocks) * (col_w + gap) - gap + 20)  # + room for the last launch label
+    top = 62
+    block_h = 42 + len(warps) * 20 + 28
+    child_y = top + block_h + 60
+    child_h = 66
+    text_y = child_y + child_h + 24
+    height = text_y + 96
+    svg = Svg(width, height, "Lab 01: a parent grid of %d blocks; thread 0 of each block launches one child grid of "
+                             "one block of %d threads, from a recorded run" % (k, m))
+    svg.text("heading", left, 24, "Parent grid: diverge_cta<<<K, 32*M>>>(foo, N) with K = %d, M = %d, N = %d"
+             % (k, m, n), 14, weight="bold")
+    svg.text("caption", left, 42, "%s; %s with %s" % (device_words(doc), case_words("solution"), params_words(doc)),
+             11, fill=MUTED)
+    lane_w = 112
+    for column, b in enumerate(blocks):
+        x = left + column * (col_w + gap)
+        if b is None:
+            svg.text("ellipsis", x + col_w / 2, top + block_h / 2, "\u2026", 22, "middle")
+            svg.text("ellipsis", x + col_w / 2, child_y + child_h / 2 + 6, "\u2026", 22, "middle")
+            continue
+        svg.rect("block", x, top, col_w, block_h, PANEL, stroke=INK, rx=6, tip="block %d of %d: %d threads, %d warps"
+                 % (b, k, 32 * m, m))
+        svg.text("block-label", x + 10, top + 18, "block %d" % b, 11, weight="bold")
+        svg.text("block-size", x + col_w - 10, top + 18, "%d threads" % (32 * m), 10, "end")
+        for row, w in enumerate(warps):
+            y = top + 30 + row * 20
+            if w is None:
+                svg.text("ellipsis", x + 10 + 36 + lane_w / 2, y + 10, "\u22ee", 14, "middle")
+                continue
+            svg.text("warp-label", x + 10, y + 10, "w%d" % w, 10)
+            svg.rect("warp", x + 46, y, lane_w, 12, LANE, stroke="#555555",
+                     tip="block %d, warp %d: lane 0 is its leader" % (b, w))
+            svg.rect("leader", x + 46, y, lane_w / 32.0, 12, DARK, tip="block %d, thread %d: a leader" % (b, 32 * w))
+        svg.text("shared-x", x + 10, top + block_h - 12, "shared x: thread 0 sets x = 5", 10)
+        lx = x + 46 + lane_w / 64.0
+        svg.line("launch", lx, top + block_h, lx, child_y - 2, INK, 1.5, arrow=True)
+        svg.text("launch-label", lx + 8, top + block_h + 25, "thread 0 launches", 10)
+        svg.text("launch-label", lx + 8, top + block_h + 38, "+ KIT_CHECK_LAUNCH()", 10, mono=True)
+        svg.rect("child-grid", x, child_y, col_w, child_h, CHILD, stroke=INK, rx=6,
+                 tip="the child grid of block %d: <<<1, %d>>>" % (b, m), dash="5,3")
+        svg.text("child-label", x + 10, child_y + 17, "child grid: 1 block", 11, weight="bold")
+        svg.rect("child-block", x + 46, child_y + 27, lane_w, 12, DARK, tip="%d threads, all active" % m)
+        svg.text("child-size", x + 46 + lane_w / 2, child_y + 37, "%d threads, all active" % m, 10, "middle",
+                 fill="white")
+        svg.text("child-work", x + 10, child_y + 57, "entry_work(foo, %d) each" % n, 10, mono=True)
+    svg.text("launches", left, text_y, "Each launch: entry_kernel<<<1, M>>>(foo, n), M = blockDim.x / 32 = %d. "
+             "%d child grids in all; %d of %d launches checked, %d failed." % (m, doc["child_grids"], log["checked"],
+                                                                             doc["child_grids"], log["failed"]), 11)
+    svg.rect("legend-key", left, text_y + 12, 10, 12, DARK)
+    svg.text("legend", left + 18, text_y + 22, "leader lane (threadIdx.x % 32 == 0) of each warp; in a child grid, "
+             "every thread is active", 11)
+    svg.rect("legend-key", left, text_y + 32, 10, 12, LANE, stroke="#555555")
+    svg.text("legend", left + 18, text_y + 42, "other lanes: in the flat kernel they idle, masked off, while their "
+             "leader runs the N-step loop", 11)
+    svg.text("note", left, text_y + 66, "The parent grid completes only after all its child grids complete; every "
+             "parent thread still reaches __syncthreads(),", 11)
+    svg.text("note", left, text_y + 80, "then the M\u22121 leaders other than thread 0 add x to foo: foo = %d (the "
+             "kit's flat version: %d)." % (doc["student_foo"], doc["reference_foo"]), 11)
+    svg.write(out_path)
+    return {"blocks": len([b for b in blocks if b is not None]), "warps": len([w for w in warps if w is not None]),
+            "child_grids": doc["child_grids"]}
 
 
 # ---------------------------------------------------------------- Lab 03: the launch tree
@@ -376,6 +494,181 @@ def draw_race(docs, out_path):
     return {"runs": len(runs), "timeline_rows": len(rows)}
 
 
+# ---------------------------------------------------------------- Lab 04: the curves
+
+CURVE_SCALE = 720 / 1.1  # pixels per unit: the unit square with a margin of 0.05 on each side
+
+
+def vertex_colour(count, low, high):
+    """Blue for low vertices ... red for high, by the line's count."""
+    t = (count - low) / float(high - low) if high > low else 1.0
+    red = int(255 * t)
+    return "#%02x00%02x" % (red, 255 - red)
+
+
+def draw_curves(doc, out_path, who="yours", case=None):
+    """The curves of one Lab 04 run from its "figure" (--figure-lines N): each line's vertices, joined
+    by a grey polyline and coloured by its count, blue (the fewest) to red (max_vertices)."""
+    fig = doc.get("figure")
+    if not fig or not fig.get("lines"):
+        raise FigureError("the document holds no curves (the harness's --figure-lines N puts the first N lines in)")
+    low, high = fig["min_vertices"], fig["max_vertices"]
+    lines = fig["lines"]
+
+    def px(x, y):
+        return (x + 0.05) * CURVE_SCALE, (1.05 - y) * CURVE_SCALE
+
+    width = 720
+    plot_h = 1.1 * CURVE_SCALE
+    height = int(plot_h + 70)
+    svg = Svg(width, height, "Lab 04: %d curves tessellated by %s, vertices coloured by count" % (len(lines), who))
+    vertices = 0
+    for number, line in enumerate(lines):
+        colour = vertex_colour(line["count"], low, high)
+        shown_points = [v for v in line["vertices"] if v and None not in v]
+        # The grey line joins the vertices near the square; a vertex far off (a wrong one) would
+        # only stretch it across the picture.
+        near = [px(x, y) for x, y in shown_points if abs(x) < 10 and abs(y) < 10]
+        if len(near) > 1:
+            svg.polyline("curve", near, "#bbbbbb", 1.3)
+        for x, y in shown_points:
+            if -0.05 <= x <= 1.05 and -0.05 <= y <= 1.05:
+                cx, cy = px(x, y)
+                svg.circle("vertex", cx, cy, 2, colour)
+                vertices += 1
+    svg.text("caption", 20, plot_h + 18, "%d curves; vertex colour: blue = %d vertices ... red = %d"
+             % (len(lines), low, high), 13)
+    whose = case_words(case) if case else "your run"
+    svg.text("caption", 20, plot_h + 38, "%s; %s with %s:" % (device_words(doc), whose, params_words(doc)), 10,
+             fill=MUTED)
+    svg.text("caption", 20, plot_h + 52, "its first %d lines, each vertex where %s's dynamic version put it (%s)"
+             % (len(lines), who, fig.get("from", "cdp")), 10, fill=MUTED)
+    svg.write(out_path)
+    return {"curves": len(lines), "vertices": vertices}
+
+
+def draw_curves_figure(docs, out_path):
+    doc = docs.get(("04", "solution"))
+    if doc is None:
+        raise FigureError("no lab04-solution.json: the curves are drawn from the solution's run")
+    if "figure" not in doc:
+        raise FigureError("lab04-solution.json holds no curves (its run had no --figure-lines)")
+    return draw_curves(doc, out_path, "the solution", "solution")
+
+
+# ---------------------------------------------------------------- Lab 05: kernel timelines
+
+TIMELINE_WIDTH = 1000
+TIMELINE_PANEL = 440
+TIMELINE_LABEL = 60
+TIMELINE_ROW = 14
+WORKER_BLUE = "#4a7ebb"
+TINY_ORANGE = "#e08a2c"
+TIMELINE_PARTS = (("part_a", "Part A", "streams", "stream"), ("part_b", "Part B", "threads", "thread"))
+
+
+def tick_step(span):
+    """A step of 1, 2 or 5 times a power of ten that cuts span into about five parts."""
+    step = 1.0
+    while step * 10.0 <= span / 5.0:
+        step *= 10.0
+    if step * 5.0 <= span / 5.0:
+        return step * 5.0
+    if step * 2.0 <= span / 5.0:
+        return step * 2.0
+    return step
+
+
+def timeline_side(doc, part, side):
+    """(kernels of the median round, its span in us, kernels at once in it) of one side of a part."""
+    s = doc[part][side]
+    if "median_timeline" not in s:
+        raise FigureError("%s.%s has no median_timeline (written by an older harness)" % (part, side))
+    k = s["median_round"]
+    return s["median_timeline"], s["spans_us"][k], s["max_concurrent_runs"][k]
+
+
+def draw_panel(svg, part_title, row_word, n_workers, has_default, side_name, side, scale_us, x0, y0):
+    kernels, span, at_once = side
+    rows = n_workers + (1 if has_default else 0)
+    plot_x, plot_w = x0 + TIMELINE_LABEL, TIMELINE_PANEL - TIMELINE_LABEL
+    px_per_us = plot_w / scale_us
+    svg.text("panel-title", x0, y0 - 6, "%s, %s: span %.0f us, %g at once" % (part_title, side_name, span, at_once),
+             12, weight="bold")
+    for row in range(rows):
+        y = y0 + row * TIMELINE_ROW
+        label = "default" if has_default and row == n_workers else "%s %d" % (row_word, row)
+        svg.text("row-label", x0, y + 10, label, 10)
+        svg.line("row-line", plot_x, y + TIMELINE_ROW, plot_x + plot_w, y + TIMELINE_ROW, "#eeeeee")
+    for kern in kernels:
+        row = kern["row"] if kern["worker"] else n_workers
+        x = plot_x + kern["start_us"] * px_per_us
+        w = max((kern["end_us"] - kern["start_us"]) * px_per_us, 1.5)  # tiny kernels stay visible
+        svg.rect("worker" if kern["worker"] else "tiny", x, y0 + row * TIMELINE_ROW + 2, w, TIMELINE_ROW - 4,
+                 WORKER_BLUE if kern["worker"] else TINY_ORANGE,
+                 tip="%s %d: %.1f to %.1f us" % (row_word if kern["worker"] else "tiny kernel", kern["row"],
+                                                 kern["start_us"], kern["end_us"]))
+        if "returned_us" in kern:
+            back = plot_x + kern["returned_us"] * px_per_us
+            svg.line("returned", back, y0 + kern["row"] * TIMELINE_ROW, back, y0 + (kern["row"] + 1) * TIMELINE_ROW,
+                     "#000000", 2)
+    axis_y = y0 + rows * TIMELINE_ROW + 4
+    svg.line("axis", plot_x, axis_y, plot_x + plot_w, axis_y, "#444444")
+    step = tick_step(scale_us)
+    v = 0.0
+    while v <= scale_us + 1e-9:
+        x = plot_x + v * px_per_us
+        svg.line("axis-tick", x, axis_y, x, axis_y + 4, "#444444")
+        svg.text("axis-label", x, axis_y + 14, "%g" % v, 9, "middle")
+        v += step
+    svg.text("axis-unit", plot_x + plot_w, axis_y + 26, "us", 9, "end")
+
+
+def draw_timelines(doc, out_path, who="yours", case=None):
+    """The median round of each part of one Lab 05 run: the kit's legacy build left, the submission
+    right, both sides of a part on one time axis; black ticks: when each Part B thread's wait returned."""
+    sides = {}
+    heights = []
+    for part, _, count_key, _ in TIMELINE_PARTS:
+        if part not in doc:
+            raise FigureError("the document has no %s" % part)
+        sides[part] = [timeline_side(doc, part, side) for side in ("legacy", "student")]
+        heights.append((doc["params"][count_key] + (1 if part == "part_a" else 0)) * TIMELINE_ROW + 60)
+    height = 30 + sum(heights) + 72
+    svg = Svg(TIMELINE_WIDTH, height, "Lab 05: kernel timelines of the median round, the kit's legacy build and %s"
+              % who)
+    y = 30
+    bars = 0
+    for (part, title, count_key, row_word), part_h in zip(TIMELINE_PARTS, heights):
+        scale = max([1.0] + [span for _, span, _ in sides[part]])
+        for s, side in enumerate(sides[part]):
+            draw_panel(svg, title, row_word, doc["params"][count_key], part == "part_a",
+                       "legacy (kit)" if s == 0 else who, side, scale, 20 + s * (TIMELINE_PANEL + 60), y + 14)
+            bars += len(side[0])
+        y += part_h
+    p = doc["params"]
+    svg.text("caption", 20, y + 10, "Kernel timelines measured with %%globaltimer on %s (the median of %d rounds)."
+             % (device_words(doc), p["repeats"]), 12)
+    svg.text("caption", 20, y + 26, "Blue: a worker kernel; orange: a tiny kernel on the default stream; black tick "
+             "(Part B): when that thread's wait returned.", 12)
+    svg.text("caption", 20, y + 42, "Left: the kit's legacy build; right: %s. Both sides of a part share one time "
+             "axis." % who, 12)
+    whose = case_words(case) if case else "your run"
+    svg.text("caption", 20, y + 60, "%s with %s" % (whose[0].upper() + whose[1:], params_words(doc)), 10, fill=MUTED)
+    svg.write(out_path)
+    return {"kernels": bars}
+
+
+def draw_timelines_figure(docs, out_path):
+    doc = docs.get(("05", "solution"))
+    if doc is None:
+        raise FigureError("no lab05-solution.json: the timelines are drawn from the solution's run")
+    try:
+        return draw_timelines(doc, out_path, "the solution", "solution")
+    except FigureError as e:
+        raise FigureError("lab05-solution.json: %s" % e)
+
+
 # ---------------------------------------------------------------- Lab 06: what an allocation costs
 
 def draw_allocator(docs, out_path):
@@ -439,8 +732,30 @@ def draw_allocator(docs, out_path):
     return {"bars": len(values)}
 
 
-FIGURES = [("02-race-timeline.svg", draw_race), ("03-recursion-tree.svg", draw_recursion),
-           ("06-allocator-costs.svg", draw_allocator)]
+FIGURES = [("01-divergent-counter-grids.svg", draw_grids), ("02-race-timeline.svg", draw_race),
+           ("03-recursion-tree.svg", draw_recursion), ("04-bezier-curves.svg", draw_curves_figure),
+           ("05-stream-timelines.svg", draw_timelines_figure), ("06-allocator-costs.svg", draw_allocator)]
+
+# Pictures of one run of a lab, drawn for the student by `make run` (grader/kit.py): file name and
+# drawing function (document, output path, whose run) of each lab that has one.
+RUN_FIGURES = {"04-bezier-streams": ("curves.svg", draw_curves),
+               "05-default-streams": ("timeline.svg", draw_timelines)}
+
+
+def draw_run_figure(lab_name, doc, out_dir, who="yours"):
+    """Draws a lab's one-run picture from one result document into out_dir; returns its path, or
+    None when the lab has none. Raises FigureError when the document lacks what it needs."""
+    if lab_name not in RUN_FIGURES:
+        return None
+    name, draw = RUN_FIGURES[lab_name]
+    path = os.path.join(out_dir, name)
+    try:
+        draw(doc, path, who)
+    except FigureError:
+        raise
+    except (KeyError, TypeError, ValueError) as e:
+        raise FigureError("the document lacks what the picture needs (%s: %s)" % (type(e).__name__, e))
+    return path
 
 
 def draw_all(docs, out_dir):
@@ -461,114 +776,113 @@ def draw_all(docs, out_dir):
 
 KIT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 NO_GPU = 77
-# The runs the figures are drawn from: the same small sizes as the documents in
-# grader/tests/data/recorded/, so a redrawn figure and the recorded one can be compared.
-DOC_RUNS = {
-    "02-memory-visibility": ["--blocks 8", "--trials 1", "--n 300", "--threads 128"],
-    "03-nested-recursion": ["--blocks 2", "--threads 6", "--depth 2500", "--print 0"],
-}
-# Labs whose figure needs only the solution's run (at the harness's defaults).
-SOLUTION_DOC_RUNS = {"06-parallel-allocator": []}
-# Figures a harness draws itself with --svg FILE, from the solution's run: file name and arguments.
-# A lab whose harness accepts --svg and is not listed here gets LAB-NAME.svg with its defaults.
-SVG_RUNS = {
-    "04-bezier-streams": ("04-bezier-curves.svg", ["--lines", "60", "--factor", "64", "--max", "256", "--seed", "3"]),
-    "05-default-streams": ("05-stream-timelines.svg", []),
-}
-RUN_TIMEOUT = 120
-
-
-def harness_has_svg(lab):
-    for path in glob.glob(os.path.join(KIT, "common", "harness", lab, "*.cu")):
-        with open(path) as f:
-            m = re.search(r"options\[\]\s*=\s*\{([^}]*)\}", f.read())
-        if m and '"--svg"' in m.group(1):
-            return True
-    return False
+RUN_TIMEOUT = 120        # the solution's and the alternatives' runs: ample for every recorded case
+WRONG_RUN_TIMEOUT = 60   # a known-wrong submission's run: shorter, for the ones that hang on purpose
 
 
 def submissions(lab):
-    """(case, folder) of the solution and every known-wrong and alternative submission of a lab."""
-    found = [("solution", os.path.join(KIT, "solutions", lab))]
+    """(case, folder, known wrong) of the solution and every known-wrong and alternative submission of a lab."""
+    found = [("solution", os.path.join(KIT, "solutions", lab), False)]
     for kind in ("incorrect", "alternative"):
         for folder in sorted(glob.glob(os.path.join(KIT, "solutions", kind, lab, "*", ""))):
-            found.append((os.path.basename(os.path.dirname(folder)), folder))
-    return [(case, folder) for case, folder in found if os.path.isdir(folder)]
+            found.append((os.path.basename(os.path.dirname(folder)), folder, kind == "incorrect"))
+    return [(case, folder, wrong) for case, folder, wrong in found if os.path.isdir(folder)]
 
 
-def make_figures(out_dir):
+def record_documents(docs_dir, work):
+    """Builds every submission of every lab and runs it on the lab's recorded case, writing each result
+    document to docs_dir/labNN-CASE.json. Returns the problems: a build or run of the solution or an
+    alternative that left no document. A known-wrong submission may fail to build (a refused flag) or
+    to run (a deliberate hang): that is printed, not counted."""
+    from gradelib import build, harness, registry  # the kit's own, standard library only
+    problems = []
+    jobs = []
+    for lab in registry.all_labs().values():
+        build.lab_vars(lab.name)  # read once, before the builds run side by side
+        for case, folder, wrong in submissions(lab.name):
+            jobs.append((lab, case, folder, wrong, os.path.join(work, lab.name, case)))
+    build.cuda_arch()
+    # Builds side by side (they share the kit's objects safely); runs one at a time, on an idle GPU.
+    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 4) as pool:
+        built = list(pool.map(lambda job: harness.build_program(job[0], job[2], job[4]), jobs))
+
+    def failed(wrong, line):
+        if wrong:
+            print(line + "\n(a known-wrong submission: no document kept)")
+        else:
+            problems.append(line)
+
+    for (lab, case, _, wrong, _), (program, made) in zip(jobs, built):
+        where = "lab %s, %s" % (lab.number, case)
+        if program is None:
+            failed(wrong, "%s: build failed:\n%s" % (where, build.compiler_errors(made.output)))
+            continue
+        timeout = WRONG_RUN_TIMEOUT if wrong else RUN_TIMEOUT
+        ran, doc, why = harness.run(lab, program, lab.recorded_case, timeout)
+        if doc is None:
+            failed(wrong, "%s: no result document: %s (the run %s)\n%s"
+                   % (where, why, ran.describe(timeout), ran.output[-2000:]))
+            continue
+        path = os.path.join(docs_dir, "lab%s-%s.json" % (lab.number, case))
+        with open(path, "wb") as f:  # as the harness wrote it, less the channel's nonce line
+            f.write(ran.channel.partition(b"\n")[2])
+        print("ran %s: %s%s" % (where, path, "" if ran.ok else " (the run %s)" % ran.describe(timeout)))
+    return problems
+
+
+def shown_path(path):
+    """A path as a person reads it: relative to the kit when inside it."""
+    rel = os.path.relpath(path, KIT)
+    return path if rel.startswith("..") else rel
+
+
+def make_figures(out_dir, docs_dir):
     sys.path.insert(0, os.path.join(KIT, "grader"))
-    from gradelib import build, gpu as gpu_mod, process  # the kit's own, standard library only
+    from gradelib import gpu as gpu_mod  # the kit's own, standard library only
     gpu = gpu_mod.detect()
     if not gpu.available:
         print("make figures needs a CUDA GPU, and this machine has none usable (%s); the figures in %s "
-              "are left as they are." % (gpu.reason.splitlines()[0], os.path.relpath(out_dir, KIT)))
+              "are left as they are." % (gpu.reason.splitlines()[0], shown_path(out_dir)))
         return NO_GPU
     print("GPU: %s (compute capability %s)" % (gpu.name, gpu.compute_capability))
     work = os.path.join(KIT, "build", "figures")
-    docs_dir = os.path.join(work, "docs")
     os.makedirs(docs_dir, exist_ok=True)
-    for old in glob.glob(os.path.join(docs_dir, "*.json")):
+    for old in glob.glob(os.path.join(docs_dir, "lab[0-9][0-9]-*.json")):
         os.remove(old)
-    problems = []
-
-    def build_and_run(lab, case, folder, args):
-        build_dir = os.path.join(work, lab, case)
-        made = build.make(lab, folder, build_dir, ["all"], build.cuda_arch())
-        if not made.ok:
-            problems.append("%s %s: build failed:\n%s" % (lab, case, made.output[-2000:]))
-            return None
-        program = os.path.join(build_dir, build.lab_vars(lab)["program"])
-        ran = process.run_bounded([program] + args, RUN_TIMEOUT)
-        if not ran.ok:
-            problems.append("%s %s: %s\n%s" % (lab, case, ran.describe(RUN_TIMEOUT), ran.output[-2000:]))
-            return None
-        return ran
-
-    for lab, args in sorted(DOC_RUNS.items()):
-        argv = [word for arg in args for word in arg.split()]
-        for case, folder in submissions(lab):
-            doc = os.path.join(docs_dir, "lab%s-%s.json" % (lab[:2], case))
-            if build_and_run(lab, case, folder, argv + ["--json", doc]) is not None:
-                print("ran %s %s: %s" % (lab, case, os.path.relpath(doc, KIT)))
-    for lab, argv in sorted(SOLUTION_DOC_RUNS.items()):
-        doc = os.path.join(docs_dir, "lab%s-solution.json" % lab[:2])
-        if build_and_run(lab, "solution", os.path.join(KIT, "solutions", lab), argv + ["--json", doc]) is not None:
-            print("ran %s solution: %s" % (lab, os.path.relpath(doc, KIT)))
+    problems = record_documents(docs_dir, work)
     staged = os.path.join(work, "drawn")
+    shutil.rmtree(staged, ignore_errors=True)
     problems += draw_all(load_docs(docs_dir), staged)
-    labs = sorted(os.path.basename(d) for d in glob.glob(os.path.join(KIT, "labs", "[0-9][0-9]-*")))
-    for lab in labs:
-        if not harness_has_svg(lab):
-            continue
-        name, args = SVG_RUNS.get(lab, (lab + ".svg", []))
-        if build_and_run(lab, "solution", os.path.join(KIT, "solutions", lab),
-                         args + ["--svg", os.path.join(staged, name)]) is not None:
-            print("wrote %s (by the %s harness)" % (os.path.join(staged, name), lab))
     if problems:
         for p in problems:
             print(p)
         print("make figures: %d problem(s); the figures in %s are left as they are"
-              % (len(problems), os.path.relpath(out_dir, KIT)))
+              % (len(problems), shown_path(out_dir)))
         return 1
     os.makedirs(out_dir, exist_ok=True)
     for path in sorted(glob.glob(os.path.join(staged, "*.svg"))):
         shutil.copy(path, os.path.join(out_dir, os.path.basename(path)))
-        print("updated %s" % os.path.relpath(os.path.join(out_dir, os.path.basename(path)), KIT))
+        print("updated %s" % shown_path(os.path.join(out_dir, os.path.basename(path))))
     print("the result documents are in %s. Review the figures and the captions in the handouts, and copy the "
           "documents into grader/tests/data/recorded/ with them: the kit's tests check that the committed "
-          "figures are drawn from the recorded documents." % os.path.relpath(docs_dir, KIT))
+          "figures are drawn from the recorded documents." % shown_path(docs_dir))
     return 0
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--docs", help="folder of labNN-CASE.json result documents")
+    parser.add_argument("--docs", help="folder of labNN-CASE.json result documents to draw from")
     parser.add_argument("--gpu", action="store_true", help="run the harnesses on this machine's GPU first")
-    parser.add_argument("--out", help="folder to write the figures into (with --gpu: handouts/figures)")
+    parser.add_argument("--docs-out", help="with --gpu: where the result documents go (default build/figures/docs)")
+    parser.add_argument("--out", help="folder to write the figures into (with --gpu: default handouts/figures)")
     args = parser.parse_args(argv)
     if args.gpu:
-        return make_figures(os.path.abspath(args.out or os.path.join(KIT, "handouts", "figures")))
+        if args.docs:
+            parser.error("--gpu makes its own documents: give --docs-out DIR, not --docs")
+        return make_figures(os.path.abspath(args.out or os.path.join(KIT, "handouts", "figures")),
+                            os.path.abspath(args.docs_out or os.path.join(KIT, "build", "figures", "docs")))
+    if args.docs_out:
+        parser.error("--docs-out goes with --gpu")
     if not args.docs or not args.out:
         parser.error("give --docs DIR --out DIR, or --gpu")
     problems = draw_all(load_docs(args.docs), args.out)

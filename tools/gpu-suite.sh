@@ -2,13 +2,14 @@
 # The kit on a machine with a GPU, in one call: build everything, run the whole test suite
 # (CPU and GPU tests), the timing figures, and print a short table last.
 #
-#   tools/gpu-suite.sh [all|tests|figures|throughput|mutants]
+#   tools/gpu-suite.sh [all|tests|thresholds|figures|throughput|mutants]
 #     tests:      make all, make doctor, make test (every CPU and GPU test)
-#     figures:    timing and race figures, the solutions graded, what a student sees, recorded
-#                 harness documents and the kit-drawn figures
+#     thresholds: both sides of the grader's timing thresholds and the races (tools/measure_thresholds.py)
+#     figures:    the solutions graded, what a student sees, the recorded harness documents of every
+#                 submission and the handout figures drawn from them, the Lab 04 bench table
 #     throughput: batch-grade a class of 200 Lab 01 submissions (tools/batch_throughput.py)
 #     mutants:    mutation testing of the grader (tools/mutants.py) on the labs in MUTANT_LABS
-#                 (default: every lab), the solution and alternatives first on 10 seeds each
+#                 (default: every lab in labs/), the solution and alternatives first on 10 seeds each
 # CTEST_FILTER="-R ^0[1-4]-" runs part of the tests, for machines where one command may not run
 # longer than about 10 minutes (the whole test phase takes longer on one GPU).
 # Logs go to build/gpu-suite/; with $OUT set, they are also packed into $OUT/suite.tar.gz.
@@ -20,8 +21,8 @@ LOGS=build/gpu-suite
 rm -rf "$LOGS"
 mkdir -p "$LOGS/recorded"
 export PYTHONUNBUFFERED=1
-build_status=- test_status=- figures_status=- grade_status=- run_status=- starter_grade_status=- throughput_status=-
-mutants_status=-
+build_status=- test_status=- thresholds_status=- grade_status=- run_status=- starter_grade_status=- throughput_status=-
+mutants_status=- draw_status=-
 
 { nvidia-smi --query-gpu=name,compute_cap,driver_version,memory.total --format=csv; nvcc --version | tail -n 2; } \
     > "$LOGS/machine.txt" 2>&1
@@ -34,9 +35,11 @@ timeout 540 make test CTEST_ARGS="-j4 -V --output-junit $PWD/$LOGS/ctest-junit.x
 test_status=$?
 fi
 
-if [ "$PHASE" = all ] || [ "$PHASE" = figures ]; then
-timeout 300 python3 tools/measure_thresholds.py "$LOGS" > "$LOGS/figures.log" 2>&1; figures_status=$?
+if [ "$PHASE" = all ] || [ "$PHASE" = thresholds ]; then
+timeout 500 python3 tools/measure_thresholds.py "$LOGS" > "$LOGS/thresholds.log" 2>&1; thresholds_status=$?
+fi
 
+if [ "$PHASE" = all ] || [ "$PHASE" = figures ]; then
 timeout 120 python3 grader/grade.py --submission solutions --seed 2026 --json "$LOGS/grade-solutions.json" \
     > "$LOGS/grade-solutions.txt" 2>&1; grade_status=$?
 
@@ -45,30 +48,15 @@ timeout 120 make run LAB=01 ARGS="--K 4 --M 8 --N 1000" > "$LOGS/make-run-01.txt
 timeout 120 make grade LAB=01 GRADE_ARGS="--seed 7" > "$LOGS/make-grade-01-starter.txt" 2>&1
 starter_grade_status=$?
 
-# Harness result documents kept as recorded inputs for the grader's unit tests: the solution and
-# every known-wrong submission of each lab, at small sizes.
-record() { # lab, harness arguments...
-    lab=$1; shift
-    program=$(make -s --no-print-directory -f "labs/$lab/Makefile" print-lab | sed -n 's/^PROGRAM=//p')
-    for sub in "solutions/$lab" solutions/incorrect/"$lab"/*/ solutions/alternative/"$lab"/*/; do
-        [ -d "$sub" ] || continue
-        name=$(basename "$sub")
-        [ "$sub" = "solutions/$lab" ] && name=solution
-        timeout 120 make --no-print-directory -f "labs/$lab/Makefile" SRC_DIR="$PWD/$sub" \
-            BUILD_DIR="$PWD/build/recorded/$lab/$name" all > /dev/null 2>&1 &&
-        timeout 20 "build/recorded/$lab/$name/$program" "$@" \
-            --json "$LOGS/recorded/lab${lab%%-*}-$name.json" > /dev/null 2>&1
-    done
-}
-record 01-divergent-counter --K 5 --M 3 --N 7 --repeats 0
-record 02-memory-visibility --blocks 8 --trials 1 --n 300 --threads 128
-record 03-nested-recursion --blocks 2 --threads 6 --depth 2500 --print 0
-record 04-bezier-streams --lines 300 --factor 64 --max 256 --seed 5
+# Harness result documents kept as recorded inputs for the grader's unit tests: the solution, every
+# known-wrong and every alternative submission of each lab, each run on its lab's recorded case; and
+# every handout figure, drawn from them (the repository is left as it is).
+timeout 480 python3 tools/draw_figures.py --gpu --docs-out "$LOGS/recorded" --out "$LOGS/figures" \
+    > "$LOGS/draw-figures.log" 2>&1; draw_status=$?
 
-# The handout's figure of tessellated curves, drawn by the kit from the solution's vertices.
-timeout 60 build/recorded/04-bezier-streams/solution/bezier --lines 60 --factor 64 --max 256 --seed 3 \
-    --svg "$LOGS/04-bezier-curves.svg" > /dev/null 2>&1
-timeout 120 build/recorded/04-bezier-streams/solution/bezier --bench 1 --max 1048576 --repeats 5 \
+# The Bezier lab's timing table (make bench LAB=04), of the reference solution.
+timeout 300 make -s --no-print-directory -f labs/04-bezier-streams/Makefile \
+    SRC_DIR="$PWD/solutions/04-bezier-streams" BUILD_DIR="$PWD/build/bench/04-bezier-streams" bench \
     > "$LOGS/bench-04.txt" 2>&1
 
 fi
@@ -79,7 +67,7 @@ fi
 
 if [ "$PHASE" = mutants ]; then
 mutants_status=0
-for lab in ${MUTANT_LABS:-01 02 03 04 05 06}; do
+for lab in ${MUTANT_LABS:-$(ls labs | sed -n 's/^\([0-9][0-9]\)-.*/\1/p')}; do
     timeout "${MUTANT_TIMEOUT:-560}" python3 tools/mutants.py "$lab" --baseline-seeds "${BASELINE_SEEDS:-10}" \
         --out "$LOGS/mutants/$lab" > "$LOGS/mutants-$lab.log" 2>&1 || mutants_status=1
 done
@@ -94,16 +82,17 @@ if [ -f "$LOGS/ctest.log" ]; then
 fi
 echo
 case $PHASE in
-    all|figures) cat "$LOGS/figures.md" 2>/dev/null || tail -n 20 "$LOGS/figures.log" ;;
+    all|thresholds) cat "$LOGS/thresholds.md" 2>/dev/null || tail -n 20 "$LOGS/thresholds.log" ;;
+    figures) tail -n 12 "$LOGS/draw-figures.log" ;;
     throughput) head -n 20 "$LOGS/throughput.log" ;;
     mutants) for f in "$LOGS"/mutants-*.log; do grep -E '^(baseline .*LOST|operator|all \(|PROBLEM|[a-z-]+ +[0-9])' "$f"; done ;;
 esac
 echo
-printf '%-30s %s\n' "make all" "$build_status" "make test" "$test_status" "figures" "$figures_status" \
+printf '%-30s %s\n' "make all" "$build_status" "make test" "$test_status" "thresholds" "$thresholds_status" \
     "grade solutions (exit)" "$grade_status" "make run LAB=01" "$run_status" \
-    "make grade LAB=01, starter (2)" "$starter_grade_status" "batch throughput" "$throughput_status" \
-    "mutants" "$mutants_status"
+    "make grade LAB=01, starter (2)" "$starter_grade_status" "recorded documents, figures" "$draw_status" \
+    "batch throughput" "$throughput_status" "mutants" "$mutants_status"
 [ -n "${OUT:-}" ] && tar -czf "$OUT/suite.tar.gz" -C build gpu-suite
 ok() { [ "$1" = 0 ] || [ "$1" = - ]; }
-ok "$build_status" && ok "$test_status" && ok "$figures_status" && ok "$grade_status" && ok "$throughput_status" &&
-    ok "$mutants_status"
+ok "$build_status" && ok "$test_status" && ok "$thresholds_status" && ok "$grade_status" && ok "$draw_status" &&
+    ok "$throughput_status" && ok "$mutants_status"

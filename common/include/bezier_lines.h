@@ -1,11 +1,12 @@
-/* bezier_lines.h - Lab 04's lines, for the kit's harnesses (bezier_lines.cu). Lab 04's harness
- * grades and times with them, Lab 06's Part C collects their vertices into one pool; both check every
- * vertex with check_lines. Student files include bezier.h, not this.
+/* bezier_lines.h - the kit's Bezier lines, for the kit's harnesses (common/src/bezier_lines.cu).
+ * Lab 04's harness grades and times with them, Lab 06's Part C collects their vertices into one
+ * pool; both check every vertex with check_lines. Student files see kit_bezier.h only (through
+ * bezier.h or allocator.h), not this.
  */
 #ifndef BEZIER_LINES_H
 #define BEZIER_LINES_H
 
-#include "bezier.h"
+#include "kit_bezier.h"
 #include "kit_check.h"
 #include "kit_result.h"
 
@@ -77,6 +78,9 @@ void workload_free(workload_t *w);
 void reset_lines(workload_t *w, int flat);
 /* heap_blocks: the vertices are kit heap blocks, whose fences are checked too. */
 check_t check_lines(workload_t *w, int heap_blocks);
+/* Whether the last check_lines copied line l's vertices into h_out (at h_offsets[l], h_counts[l]
+ * of them): not for a line it found without vertices or with a wrong count. */
+int line_gathered(const workload_t *w, int l);
 void json_check(kit_json_t *j, const char *key, check_t c);
 void print_check(const char *what, check_t c, int n);
 heap_stats_t read_heap(void);

@@ -21,6 +21,9 @@
 #define KIT_EXIT_CUDA_ERROR 3
 /* Exit status for bad command-line parameters. */
 #define KIT_EXIT_USAGE 2
+/* Exit status for "not run" (the probe: no usable GPU); the grader and the kit's tests say "not run"
+ * with the same 77. */
+#define KIT_EXIT_NOT_RUN 77
 
 /* Prints "CUDA error at FILE:LINE: CALL: NAME (message)" to stderr and exits with KIT_EXIT_CUDA_ERROR.
  * The grader shows that line as the run's verdict. */
@@ -33,8 +36,6 @@ void kit_fail_cuda(cudaError_t err, const char *call, const char *file, int line
             kit_fail_cuda(kit_err_, #call, __FILE__, __LINE__);              \
     } while (0)
 
-/* After a host-side <<<>>> launch: a bad configuration shows at once, a fault during the run
- * shows at the synchronize. */
 /* Host memory for the harness, zeroed; exits with a message when there is none (nothing to recover). */
 static inline void *kit_host_alloc(size_t bytes)
 {
@@ -46,6 +47,8 @@ static inline void *kit_host_alloc(size_t bytes)
     return p;
 }
 
+/* After a host-side <<<>>> launch: a bad configuration shows at once, a fault during the run
+ * shows at the synchronize. */
 #define KIT_CHECK_KERNEL()                                                   \
     do {                                                                     \
         KIT_CHECK(cudaGetLastError());                                       \

@@ -165,6 +165,12 @@ static inline void kit_json_double(kit_json_t *j, const char *key, double v)
     fprintf(j->file, "%.9g", v);
 }
 
+static inline void kit_json_null(kit_json_t *j, const char *key)
+{
+    kit_json_item(j, key);
+    fputs("null", j->file);
+}
+
 static inline void kit_json_bool(kit_json_t *j, const char *key, int v)
 {
     kit_json_item(j, key);

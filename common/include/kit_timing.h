@@ -1,6 +1,8 @@
-/* kit_timing.h - CUDA-event timing with warm-up, repeats and the median.
+/* kit_timing.h - CUDA-event timing with warm-up, repeats and the median; the kit's one sort and
+ * median of measurements.
  *
  *   kit_timing_t t = kit_time_kernel(reset_fn, launch_fn, ctx, 2, 7);
+ *   double m = kit_median(values, n);            (sorts values)
  *
  * reset(ctx) runs before every repetition, outside the timed region (zero a counter, say);
  * launch(ctx) is timed between two events on the default stream. Medians resist the odd slow run;
@@ -12,15 +14,6 @@
 #include <stdlib.h>
 #include "kit_check.h"
 
-/* Device side: the GPU's global timer in nanoseconds, the same clock on every SM, for stamping when
- * kit-owned code ran (its resolution is about a microsecond on some GPUs). */
-static __device__ __forceinline__ unsigned long long kit_globaltimer(void)
-{
-    unsigned long long t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
-
 typedef void (*kit_step_fn)(void *ctx);
 
 typedef struct {
@@ -30,10 +23,25 @@ typedef struct {
     int repeats;
 } kit_timing_t;
 
-static int kit_compare_float(const void *a, const void *b)
+static int kit_compare_double(const void *a, const void *b)
 {
-    float x = *(const float *)a, y = *(const float *)b;
+    double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
+}
+
+/* Sorts v[0..n) in place, smallest first. */
+static inline void kit_sort(double *v, long long n)
+{
+    if (n > 1)
+        qsort(v, (size_t)n, sizeof v[0], kit_compare_double);
+}
+
+/* The median of v[0..n), n >= 1: the middle value, or the mean of the two middle ones. Sorts v, so
+ * v[0] and v[n - 1] are then the smallest and the largest. */
+static inline double kit_median(double *v, long long n)
+{
+    kit_sort(v, n);
+    return (n % 2) ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 static inline kit_timing_t kit_time_kernel(kit_step_fn reset, kit_step_fn launch, void *ctx,
@@ -42,7 +50,7 @@ static inline kit_timing_t kit_time_kernel(kit_step_fn reset, kit_step_fn launch
     kit_timing_t t = {0.0f, 0.0f, 0.0f, repeats};
     if (repeats <= 0)
         return t;
-    float *ms = (float *)kit_host_alloc(sizeof(float) * (size_t)repeats);
+    double *ms = (double *)kit_host_alloc(sizeof(double) * (size_t)repeats);
     cudaEvent_t start, stop;
     KIT_CHECK(cudaEventCreate(&start));
     KIT_CHECK(cudaEventCreate(&stop));
@@ -55,15 +63,18 @@ static inline kit_timing_t kit_time_kernel(kit_step_fn reset, kit_step_fn launch
         KIT_CHECK(cudaGetLastError());
         KIT_CHECK(cudaEventRecord(stop, 0));
         KIT_CHECK(cudaEventSynchronize(stop));
-        if (i >= warmup)
-            KIT_CHECK(cudaEventElapsedTime(&ms[i - warmup], start, stop));
+        if (i >= warmup) {
+            float elapsed;
+            KIT_CHECK(cudaEventElapsedTime(&elapsed, start, stop));
+            ms[i - warmup] = elapsed;
+        }
     }
     KIT_CHECK(cudaEventDestroy(start));
     KIT_CHECK(cudaEventDestroy(stop));
-    qsort(ms, (size_t)repeats, sizeof(float), kit_compare_float);
-    t.min_ms = ms[0];
-    t.max_ms = ms[repeats - 1];
-    t.median_ms = (repeats % 2) ? ms[repeats / 2] : 0.5f * (ms[repeats / 2 - 1] + ms[repeats / 2]);
+    /* A double holds every float exactly, and the mean of two, rounded to float, is the float mean. */
+    t.median_ms = (float)kit_median(ms, repeats);
+    t.min_ms = (float)ms[0];
+    t.max_ms = (float)ms[repeats - 1];
     free(ms);
     return t;
 }

@@ -2,7 +2,8 @@
  *
  * A parent kernel launches a child that writes a flag; the child's write must be visible to the host
  * after the parent grid completes. Writes {"gpu": bool, "dp_ok": bool, "reason": ..., "device": ...}
- * to --json PATH. Exit status: 0 works, 77 no usable GPU, 1 a GPU that failed the probe.
+ * to --json PATH. Exit status: 0 works, KIT_EXIT_NOT_RUN (77) no usable GPU, 1 a GPU that failed the
+ * probe.
  */
 #include <stdio.h>
 #include <string.h>
@@ -10,8 +11,6 @@
 #include "kit_args.h"
 #include "kit_check.h"
 #include "kit_result.h"
-
-#define EXIT_NO_GPU 77
 
 __global__ void probe_child(int *flag) { *flag = 42; }
 
@@ -51,7 +50,7 @@ int main(int argc, char **argv)
                  cudaGetErrorName(err), err != cudaSuccess ? cudaGetErrorString(err) : "0 devices");
         printf("%s\n", reason);
         write_result(json_path, 0, 0, reason);
-        return EXIT_NO_GPU;
+        return KIT_EXIT_NOT_RUN;
     }
 
     int *flag = NULL;

@@ -1,8 +1,8 @@
-/* Lab 04's lines (kit-owned): the seeded line generator, the expected vertex counts, the kit's
- * device heap for vertex arrays, the kit's reference kernels, and the check of every vertex against
- * a double-precision reference. Lab 04's harness grades and times with them; Lab 06's harness links
- * this very object for its Part C, so that both labs check vertices the same way. Holds no call to
- * a student function: a program links it whatever lab it belongs to.
+/* bezier_lines.cu - the kit's Bezier lines: the seeded line generator, the expected vertex counts,
+ * the kit's device heap for vertex arrays, the kit's reference kernels, and the check of every
+ * vertex against a double-precision reference. Lab 04's harness grades and times with them; Lab
+ * 06's harness uses this very object for its Part C, so that both labs check vertices the same way.
+ * Holds no call to a student function: every program links it, whatever lab it belongs to.
  *
  * The kit's reference kernels are here too, beside vertex_count, bezier_point and
  * kit_malloc_vertices, so that the compiler inlines those into them (it does not inline a call into
@@ -421,6 +421,11 @@ check_t check_lines(workload_t *w, int heap_blocks)
         }
     }
     return c;
+}
+
+int line_gathered(const workload_t *w, int l)
+{
+    return w->h_status[l] != STATUS_MISSING && w->h_status[l] != STATUS_COUNT;
 }
 
 void json_check(kit_json_t *j, const char *key, check_t c)

@@ -17,8 +17,8 @@ from gradelib.registry import Lab, hint
 
 HANDOUT = "handouts/04-bezier-streams.md"
 DEFAULT_PENDING_LIMIT = 2048
-HARNESS_MAX_LINES = 100000  # MAX_LINES in common/harness/04-bezier-streams/bezier_lines.h
-KIT_ALLOC_OVERHEAD = 1024   # bytes of kit header and fence per heap block (bezier.h)
+HARNESS_MAX_LINES = 100000  # MAX_LINES in common/include/bezier_lines.h
+KIT_ALLOC_OVERHEAD = 1024   # bytes of kit header and fence per heap block (kit_bezier.h)
 TIMING_REPEATS = 7
 # Thresholds on ratios of medians measured in the same run. On an H200 (RESULTS.md, 10 runs of each
 # side): kit NULL-stream / solution 3.12-3.98 on the streams case, 0.80-1.21 for the NULL-stream

@@ -1,5 +1,6 @@
-"""tools/draw_figures.py on the harness documents recorded on an H200: well-formed SVG, with one
-element for each thing the runs recorded, and the committed figures are exactly what it draws."""
+"""tools/draw_figures.py on the harness documents recorded on an H100 and on constructed ones:
+well-formed SVG, with one element for each thing the runs recorded, and the committed figures are
+exactly what it draws from the recorded documents."""
 import copy
 import glob
 import json
@@ -19,6 +20,23 @@ RECORDED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "rec
 SVG = "{http://www.w3.org/2000/svg}"
 
 
+def not_yet_drawable():
+    """{figure: why} for the figures the recorded documents cannot draw yet: their documents predate
+    the keys the figure is drawn from (the next `make figures` on a GPU records them)."""
+    why = {}
+    lab04 = os.path.join(RECORDED, "lab04-solution.json")
+    if os.path.exists(lab04) and "figure" not in recorded("lab04-solution.json"):
+        why["04-bezier-curves.svg"] = ("lab04-solution.json was recorded before the harness's --figure-lines "
+                                       "(no \"figure\" key)")
+    lab05 = os.path.join(RECORDED, "lab05-solution.json")
+    if not os.path.exists(lab05):
+        why["05-stream-timelines.svg"] = "no lab05-solution.json is recorded yet"
+    elif "median_timeline" not in recorded("lab05-solution.json")["part_a"]["legacy"]:
+        why["05-stream-timelines.svg"] = ("lab05-solution.json was recorded before the harness wrote "
+                                          "\"median_timeline\"")
+    return why
+
+
 def classes(path):
     """{class: how many elements} of a well-formed SVG file (ET.parse raises on a malformed one)."""
     root = ET.parse(path).getroot()
@@ -35,6 +53,61 @@ def classes(path):
 def recorded(name):
     with open(os.path.join(RECORDED, name)) as f:
         return json.load(f)
+
+
+def bezier_vertices(points, n):
+    """n vertices of the quadratic Bezier curve with control points points, as the kit computes them."""
+    (x0, y0), (x1, y1), (x2, y2) = points
+    out = []
+    for i in range(n):
+        u = i / float(n - 1)
+        a, b, c = (1 - u) ** 2, 2 * u * (1 - u), u * u
+        out.append([round(a * x0 + b * x1 + c * x2, 4), round(a * y0 + b * y1 + c * y2, 4)])
+    return out
+
+
+def with_figure(doc, lines):
+    """A copy of a Lab 04 document with a constructed "figure", as --figure-lines writes it."""
+    doc = copy.deepcopy(doc)
+    doc["figure"] = {"from": "cdp", "min_vertices": 4, "max_vertices": doc["params"]["max"], "lines": lines}
+    return doc
+
+
+def lab05_doc(streams=3, threads=2, repeats=5):
+    """A constructed Lab 05 document: the legacy sides one kernel at a time, the student sides all at
+    once; Part A with a tiny kernel on the default stream after each worker, Part B with each thread's
+    return."""
+    def side(part, at_once):
+        n = streams if part == "part_a" else threads
+        kernels, t = [], 0.0
+        for i in range(n):
+            length = 1000.0 if part == "part_a" else 1000.0 * (i + 1)
+            start = 4.0 * i if at_once else t
+            k = {"row": i, "worker": True, "start_us": start, "end_us": start + length}
+            if part == "part_b":
+                k["returned_us"] = k["end_us"] + (10.0 if at_once else 3000.0)
+            kernels.append(k)
+            t = start + length
+        if part == "part_a":
+            for i in range(n):
+                tiny = (4.0 * i + 2.0) if at_once else 1000.0 * (i + 1)
+                kernels.append({"row": i, "worker": False, "start_us": tiny, "end_us": tiny + 2.0})
+        span = max(k["end_us"] for k in kernels)
+        return {"span_us": span, "max_concurrent": n if at_once else 1, "overlapping_pairs": 0, "missing": 0,
+                "duplicated": 0, "misshapen": 0, "spans_us": [span] * repeats,
+                "max_concurrent_runs": [n if at_once else 1] * repeats, "median_round": repeats // 2,
+                "kernels": [], "median_timeline": kernels}
+    return {"device": {"name": "NVIDIA H100 80GB HBM3", "cc_major": 9, "cc_minor": 0, "sm_count": 132,
+                       "runtime_version": 13000, "driver_version": 13000},
+            "params": {"streams": streams, "threads": threads, "spin_us": 1000, "thread_spin_us": 1000,
+                       "repeats": repeats, "delay_us": 0, "delay_seed": 1},
+            "max_connections": "32",
+            "part_a": {"legacy": side("part_a", False), "student": side("part_a", True)},
+            "part_b": {"legacy": side("part_b", False), "student": side("part_b", True)}}
+
+
+def texts(path):
+    return " ".join("".join(e.itertext()) for e in ET.parse(path).getroot().iter(SVG + "text"))
 
 
 def with_timeline(doc, case):
@@ -70,8 +143,13 @@ class FiguresFromRecordedRunsTest(unittest.TestCase):
     def draw(self, docs_dir=RECORDED):
         return draw_figures.draw_all(draw_figures.load_docs(docs_dir), self.out)
 
+    def draw_recorded(self):
+        """Draws from the recorded documents: every figure but those they cannot draw yet."""
+        problems = self.draw()
+        self.assertEqual(sorted(p.split(":")[0] for p in problems), sorted(not_yet_drawable()), problems)
+
     def test_recursion_tree_has_a_cell_per_record_and_a_box_per_grid(self):
-        self.assertEqual(self.draw(), [])
+        self.draw_recorded()
         doc = recorded("lab03-solution.json")
         records = doc["hello"]["records"]
         blocks, threads = doc["params"]["blocks"], doc["params"]["threads"]
@@ -91,7 +169,7 @@ class FiguresFromRecordedRunsTest(unittest.TestCase):
         self.assertEqual(found.get("limit"), len(chains))
 
     def test_race_figure_has_a_bar_per_run_and_a_timeline_only_from_stamps(self):
-        self.assertEqual(self.draw(), [])
+        self.draw_recorded()
         runs = glob.glob(os.path.join(RECORDED, "lab02-*.json"))
         found = classes(os.path.join(self.out, "02-race-timeline.svg"))
         for part in ("saw-first", "saw-second", "saw-other", "run-label"):
@@ -128,7 +206,7 @@ class FiguresFromRecordedRunsTest(unittest.TestCase):
         self.assertEqual(found.get("tree-done"), 1)
 
     def test_allocator_figure_has_a_bar_per_version(self):
-        self.assertEqual(self.draw(), [])
+        self.draw_recorded()
         found = classes(os.path.join(self.out, "06-allocator-costs.svg"))
         self.assertEqual((found.get("bar"), found.get("bar-label"), found.get("ratio")), (5, 5, 2))
         doc = recorded("lab06-solution.json")
@@ -152,14 +230,153 @@ class FiguresFromRecordedRunsTest(unittest.TestCase):
         self.assertFalse(os.path.exists(os.path.join(self.out, "03-recursion-tree.svg")))
 
     def test_committed_figures_are_drawn_from_the_recorded_runs(self):
-        self.assertEqual(self.draw(), [])
+        self.draw_recorded()
+        waiting = not_yet_drawable()
         for name, _ in draw_figures.FIGURES:
-            with open(os.path.join(self.out, name)) as f:
-                drawn = f.read()
-            with open(os.path.join(paths.KIT_ROOT, "handouts", "figures", name)) as f:
-                committed = f.read()
-            self.assertEqual(committed, drawn, "handouts/figures/%s differs from what tools/draw_figures.py draws "
-                             "from %s: commit the result documents a figure was drawn from" % (name, RECORDED))
+            with self.subTest(figure=name):
+                if name in waiting:
+                    self.skipTest("%s: not comparable until a GPU run records its document: %s" % (name, waiting[name]))
+                with open(os.path.join(self.out, name)) as f:
+                    drawn = f.read()
+                with open(os.path.join(paths.KIT_ROOT, "handouts", "figures", name)) as f:
+                    committed = f.read()
+                self.assertEqual(committed, drawn, "handouts/figures/%s differs from what tools/draw_figures.py "
+                                 "draws from %s: commit the result documents a figure was drawn from"
+                                 % (name, RECORDED))
+
+    # ---- Lab 01: the parent grid and its children, from the recorded solution run
+
+    def test_grids_figure_has_a_block_a_launch_and_a_child_per_block(self):
+        self.draw_recorded()
+        doc = recorded("lab01-solution.json")
+        k, m = doc["params"]["K"], doc["params"]["M"]
+        path = os.path.join(self.out, "01-divergent-counter-grids.svg")
+        found = classes(path)
+        for part in ("block", "launch", "child-grid", "child-block"):
+            self.assertEqual(found.get(part), k, part)
+        self.assertEqual((found.get("warp"), found.get("leader")), (k * m, k * m))
+        self.assertNotIn("ellipsis", found)
+        words = texts(path)
+        self.assertIn(doc["device"]["name"], words)
+        self.assertIn("the solution's run with --K %d --M %d --N %d" % (k, m, doc["params"]["N"]), words)
+        self.assertIn("%d child grids in all" % doc["child_grids"], words)
+
+    def test_grids_figure_of_a_large_grid_draws_its_ends_and_an_ellipsis(self):
+        doc = recorded("lab01-solution.json")
+        doc["params"].update(K=2048, M=32)
+        doc["child_grids"] = 2048
+        doc["child_shapes"] = [{"grid": [1, 1, 1], "block": [32, 1, 1], "count": 2048}]
+        draw_figures.draw_grids({("01", "solution"): doc}, os.path.join(self.out, "grids.svg"))
+        found = classes(os.path.join(self.out, "grids.svg"))
+        blocks, warps = draw_figures.MAX_BLOCKS_DRAWN - 1, draw_figures.MAX_WARPS_DRAWN - 1
+        self.assertEqual((found.get("block"), found.get("warp")), (blocks, blocks * warps))
+        self.assertEqual(found.get("ellipsis"), 2 + blocks)  # a column of two, and one in each block
+        self.assertIn("block 2047", texts(os.path.join(self.out, "grids.svg")))
+
+    def test_grids_figure_needs_one_child_per_block(self):
+        doc = recorded("lab01-solution.json")
+        doc["child_shapes"][0]["block"] = [96, 1, 1]  # one child of 32 * M threads: not the solution's shape
+        with self.assertRaises(draw_figures.FigureError):
+            draw_figures.draw_grids({("01", "solution"): doc}, os.path.join(self.out, "grids.svg"))
+        self.assertFalse(os.path.exists(os.path.join(self.out, "grids.svg")))
+
+    # ---- Lab 04: the curves, from a document with "figure" (--figure-lines)
+
+    def test_curves_have_a_dot_per_vertex_coloured_by_count(self):
+        straight = [[0.1, 0.1], [0.3, 0.3], [0.5, 0.5]]
+        bent = [[0.2, 0.8], [0.9, 0.9], [0.8, 0.2]]
+        lines = [{"points": straight, "count": 4, "vertices": bezier_vertices(straight, 4)},
+                 {"points": bent, "count": 256, "vertices": bezier_vertices(bent, 256)},
+                 {"points": bent, "count": 256, "vertices": []},  # no vertices: nothing drawn
+                 {"points": straight, "count": 4, "vertices": [[0.1, 0.1], None, [1e30, 0.5], [0.5, 0.5]]}]
+        doc = with_figure(recorded("lab04-solution.json"), lines)
+        path = os.path.join(self.out, "curves.svg")
+        summary = draw_figures.draw_curves(doc, path, "the solution", "solution")
+        self.assertEqual(summary, {"curves": 4, "vertices": 4 + 256 + 2})
+        found = classes(path)
+        self.assertEqual((found.get("vertex"), found.get("curve")), (262, 3))
+        fills = [e.get("fill") for e in ET.parse(path).getroot().iter(SVG + "circle")]
+        self.assertEqual((fills.count("#0000ff"), fills.count("#ff0000")), (6, 256))  # blue: 4 vertices, red: 256
+        words = texts(path)
+        self.assertIn("4 curves; vertex colour: blue = 4 vertices ... red = 256", words)
+        self.assertIn("the solution's run with --lines 300", words)
+
+    def test_curves_need_the_figure_key(self):
+        doc = recorded("lab04-solution.json")
+        doc.pop("figure", None)
+        with self.assertRaises(draw_figures.FigureError) as caught:
+            draw_figures.draw_curves(doc, os.path.join(self.out, "curves.svg"))
+        self.assertIn("--figure-lines", str(caught.exception))
+        problems = self.draw_one({("04", "solution"): doc})
+        self.assertTrue(any(p.startswith("04-bezier-curves.svg") for p in problems), problems)
+
+    # ---- Lab 05: the timelines, from a document with "median_timeline"
+
+    def test_timelines_have_a_bar_per_kernel_and_a_tick_per_return(self):
+        doc = lab05_doc(streams=3, threads=2)
+        path = os.path.join(self.out, "timelines.svg")
+        draw_figures.draw_timelines(doc, path, "the solution", "solution")
+        found = classes(path)
+        self.assertEqual(found.get("worker"), 2 * (3 + 2))   # both sides, both parts
+        self.assertEqual(found.get("tiny"), 2 * 3)           # Part A only
+        self.assertEqual(found.get("returned"), 2 * 2)       # Part B only
+        self.assertEqual(found.get("panel-title"), 4)
+        self.assertEqual(found.get("row-label"), 2 * (3 + 1 + 2))
+        words = texts(path)
+        self.assertIn("Part A, legacy (kit): span 3002 us, 1 at once", words)
+        self.assertIn("Part A, the solution: span 1008 us, 3 at once", words)
+        self.assertIn("NVIDIA H100 80GB HBM3", words)
+        self.assertIn("(the median of 5 rounds)", words)
+        # Both sides of a part share one axis: the same ticks on the left and the right.
+        labels = [e.text for e in ET.parse(path).getroot().iter(SVG + "text") if e.get("class") == "axis-label"]
+        self.assertEqual(labels[:len(labels) // 4], labels[len(labels) // 4:len(labels) // 2])
+
+    def test_timelines_need_the_median_timeline(self):
+        doc = lab05_doc()
+        del doc["part_b"]["student"]["median_timeline"]
+        with self.assertRaises(draw_figures.FigureError) as caught:
+            draw_figures.draw_timelines(doc, os.path.join(self.out, "timelines.svg"))
+        self.assertIn("part_b.student has no median_timeline", str(caught.exception))
+
+    def test_timelines_figure_drawn_from_the_solution_document(self):
+        problems = self.draw_one({("05", "solution"): lab05_doc(streams=8, threads=8)})
+        self.assertFalse(any(p.startswith("05-stream-timelines.svg") for p in problems), problems)
+        self.assertIn("The solution's run with --streams 8", texts(os.path.join(self.out, "05-stream-timelines.svg")))
+
+    # ---- make run's pictures of one run
+
+    def test_run_figures_of_labs_04_and_05(self):
+        arch = [[0, 0], [0.5, 1], [1, 0]]
+        doc = with_figure(recorded("lab04-solution.json"), [{"points": arch, "count": 8,
+                                                             "vertices": bezier_vertices(arch, 8)}])
+        curves = draw_figures.draw_run_figure("04-bezier-streams", doc, self.out)
+        self.assertEqual(os.path.basename(curves), "curves.svg")
+        self.assertIn("your run with", texts(curves))
+        timeline = draw_figures.draw_run_figure("05-default-streams", lab05_doc(), self.out)
+        self.assertEqual(os.path.basename(timeline), "timeline.svg")
+        self.assertIn("Part B, yours:", texts(timeline))
+        lab01 = recorded("lab01-solution.json")
+        self.assertIsNone(draw_figures.draw_run_figure("01-divergent-counter", lab01, self.out))
+        with self.assertRaises(draw_figures.FigureError):  # a document of another lab: its keys are not there
+            draw_figures.draw_run_figure("05-default-streams", recorded("lab04-solution.json"), self.out)
+
+    def test_harnesses_write_the_keys_the_drawings_read(self):
+        """The C writers and the Python readers name the same keys (checked without a GPU)."""
+        def source(lab):
+            with open(os.path.join(paths.KIT_ROOT, "common", "harness", lab, "harness.cu")) as f:
+                return f.read()
+        lab04 = source("04-bezier-streams")
+        for key in ("figure", "from", "min_vertices", "max_vertices", "lines", "points", "count", "vertices"):
+            self.assertIn('"%s"' % key, lab04)
+        self.assertIn('"--figure-lines"', lab04)
+        lab05 = source("05-default-streams")
+        for key in ("median_timeline", "row", "worker", "start_us", "end_us", "returned_us", "median_round",
+                    "spans_us", "max_concurrent_runs"):
+            self.assertIn('"%s"' % key, lab05)
+        self.assertNotIn('"--svg"', lab04 + lab05)
+
+    def draw_one(self, docs):
+        return draw_figures.draw_all(docs, self.out)
 
     def test_every_committed_figure_is_well_formed(self):
         for path in glob.glob(os.path.join(paths.KIT_ROOT, "handouts", "figures", "*.svg")):
@@ -170,9 +387,10 @@ class FiguresFromRecordedRunsTest(unittest.TestCase):
         with open(sentinel, "w") as f:
             f.write("committed")
         env = dict(os.environ, KIT_NO_GPU="1")
+        docs_out = os.path.join(self.out, "docs")
         ran = subprocess.run([sys.executable, os.path.join(paths.KIT_ROOT, "tools", "draw_figures.py"), "--gpu",
-                              "--out", self.out], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                             universal_newlines=True, timeout=120)
+                              "--docs-out", docs_out, "--out", self.out], env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, universal_newlines=True, timeout=120)
         self.assertEqual(ran.returncode, 77, ran.stdout)
         self.assertIn("needs a CUDA GPU", ran.stdout)
         with open(sentinel) as f:

@@ -120,10 +120,10 @@ class Lab04Test(unittest.TestCase):
         self.assertEqual(self.cases, lab04.make_cases(random.Random(9)))
 
     def test_edge_cases_of_prepare_cdp(self):
-        with open(os.path.join(paths.KIT_ROOT, "common", "harness", "04-bezier-streams", "bezier_lines.h")) as f:
+        with open(os.path.join(paths.KIT_ROOT, "common", "include", "bezier_lines.h")) as f:
             max_lines = int(re.search(r"#define MAX_LINES (\d+)", f.read()).group(1))
         self.assertEqual(lab04.HARNESS_MAX_LINES, max_lines)
-        with open(os.path.join(paths.KIT_ROOT, "common", "harness", "04-bezier-streams", "bezier.h")) as f:
+        with open(os.path.join(paths.KIT_ROOT, "common", "include", "kit_bezier.h")) as f:
             overhead = int(re.search(r"#define KIT_ALLOC_OVERHEAD (\d+)", f.read()).group(1))
         self.assertEqual(lab04.KIT_ALLOC_OVERHEAD, overhead)
         for seed in range(20):

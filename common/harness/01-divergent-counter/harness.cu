@@ -16,6 +16,7 @@
 #include "divergent_counter.h"
 #include "kit_args.h"
 #include "kit_check.h"
+#include "kit_device.h"
 #include "kit_result.h"
 #include "kit_timing.h"
 
@@ -43,20 +44,15 @@ __device__ void entry_work(unsigned long long *foo, int n)
 
 __global__ void entry_kernel(unsigned long long *foo, int n)
 {
-    int first_thread_of_grid = threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0 &&
-                               blockIdx.x == 0 && blockIdx.y == 0 && blockIdx.z == 0;
-    if (first_thread_of_grid) {
+    if (kit_first_thread_of_grid()) {
         unsigned int ticket = atomicAdd(&child_grids_started, 1u);
         if (ticket < MAX_LOGGED_GRIDS) {
             grid_shape_t s = {{gridDim.x, gridDim.y, gridDim.z}, {blockDim.x, blockDim.y, blockDim.z}};
             child_grid_log[ticket] = s;
         }
     }
-    if (kit_child_spin_ns > 0) { /* stay pending a while, so that later launches find the pool full */
-        unsigned long long start = kit_globaltimer();
-        while (kit_globaltimer() - start < kit_child_spin_ns) {
-        }
-    }
+    if (kit_child_spin_ns > 0) /* stay pending a while, so that later launches find the pool full */
+        kit_spin_ns(kit_globaltimer_ns(), (long long)kit_child_spin_ns);
     entry_work(foo, n);
 }
 

@@ -20,6 +20,7 @@
 
 #include "kit_args.h"
 #include "kit_check.h"
+#include "kit_device.h"
 #include "kit_result.h"
 #include "kit_timing.h"
 #include "memory_visibility.h"
@@ -27,7 +28,7 @@
 #define RACE_THREADS 128              /* parents per block in Part A */
 #define MAX_N (1 << 20)
 #define POISON (-1000000)             /* what data and the use log hold before a run */
-#define PRODUCE_DELAY_NS 50000ULL     /* produce() outside warp 0 */
+#define PRODUCE_DELAY_NS 50000LL      /* produce() outside warp 0 */
 #define MAX_OBSERVE_DELAY_US 100000
 #define DATA_GUARD 64                 /* elements after data[n - 1] that nothing may write */
 
@@ -48,37 +49,24 @@ typedef struct {
 __device__ child_grids_t kit_child_grids;
 __device__ unsigned long long kit_observe_delay_ns;
 
-static __device__ int first_thread_of_grid(void)
-{
-    return threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0 && blockIdx.x == 0 && blockIdx.y == 0 &&
-           blockIdx.z == 0;
-}
-
-static __device__ void wait_ns(unsigned long long ns)
-{
-    unsigned long long start = kit_globaltimer();
-    while (kit_globaltimer() - start < ns) {
-    }
-}
-
 __global__ void observe_kernel(const int *slot, int *seen)
 {
-    if (first_thread_of_grid())
+    if (kit_first_thread_of_grid())
         atomicAdd(&kit_child_grids.observe, 1u);
     if (kit_observe_delay_ns > 0)
-        wait_ns(kit_observe_delay_ns);
+        kit_spin_ns(kit_globaltimer_ns(), (long long)kit_observe_delay_ns);
     *seen = *(const volatile int *)slot;
-    unsigned long long now = kit_globaltimer();
+    unsigned long long now = kit_globaltimer_ns();
     if (kit_read_ns != NULL && seen >= kit_race_seen && seen < kit_race_seen + kit_race_parents)
         kit_read_ns[seen - kit_race_seen] = now;
 }
 
 __global__ void store_value_kernel(int *slot, int value)
 {
-    if (first_thread_of_grid())
+    if (kit_first_thread_of_grid())
         atomicAdd(&kit_child_grids.store, 1u);
     *slot = value;
-    unsigned long long now = kit_globaltimer();
+    unsigned long long now = kit_globaltimer_ns();
     if (kit_store_ns != NULL && slot >= kit_race_slots && slot < kit_race_slots + kit_race_parents)
         kit_store_ns[slot - kit_race_slots] = now;
 }
@@ -87,7 +75,7 @@ __global__ void store_value_kernel(int *slot, int value)
  * in the same stream, so it brackets the whole launch tree, tail launches included. */
 __global__ void kit_stamp_kernel(unsigned long long *stamp)
 {
-    *stamp = kit_globaltimer();
+    *stamp = kit_globaltimer_ns();
 }
 
 /* The probe: the race as the starter writes it, but kit-owned, so the parent's own steps can be
@@ -97,35 +85,32 @@ __global__ void kit_stamp_kernel(unsigned long long *stamp)
 __global__ void kit_probe_observe(const int *slot, int *seen, unsigned long long *read_stamp)
 {
     *seen = *(const volatile int *)slot;
-    *read_stamp = kit_globaltimer();
+    *read_stamp = kit_globaltimer_ns();
 }
 
 __global__ void kit_probe_parent(int *slots, int *seen, unsigned long long *stamps, int *failed)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
-    stamps[4 * i + 0] = kit_globaltimer();
+    stamps[4 * i + 0] = kit_globaltimer_ns();
     slots[i] = FIRST_VALUE;
     kit_probe_observe<<<1, 1>>>(slots + i, seen + i, stamps + 4 * i + 3);
     if (cudaGetLastError() != cudaSuccess)
         atomicAdd(failed, 1);
-    stamps[4 * i + 1] = kit_globaltimer();
+    stamps[4 * i + 1] = kit_globaltimer_ns();
     slots[i] = SECOND_VALUE;
-    stamps[4 * i + 2] = kit_globaltimer();
+    stamps[4 * i + 2] = kit_globaltimer_ns();
 }
 
 __device__ int produce(int i)
 {
-    if (threadIdx.x >= 32) {
-        unsigned long long start = kit_globaltimer();
-        while (kit_globaltimer() - start < PRODUCE_DELAY_NS) {
-        }
-    }
+    if (threadIdx.x >= 32)
+        kit_spin_ns(kit_globaltimer_ns(), PRODUCE_DELAY_NS);
     return i;
 }
 
 __global__ void add_one_kernel(int *data, int count)
 {
-    if (first_thread_of_grid())
+    if (kit_first_thread_of_grid())
         atomicAdd(&kit_child_grids.add_one, 1u);
     int j = blockIdx.x * blockDim.x + threadIdx.x;
     if (j < count)
@@ -149,7 +134,7 @@ __device__ void use_result(int i, int value)
 
 __global__ void use_result_kernel(const int *data, int base, int count)
 {
-    if (first_thread_of_grid())
+    if (kit_first_thread_of_grid())
         atomicAdd(&kit_child_grids.use_result, 1u);
     int j = blockIdx.x * blockDim.x + threadIdx.x;
     if (j < count)
@@ -183,24 +168,19 @@ typedef struct {
     long long count, min, p10, median, p90, max;
 } time_summary_t;
 
-static int compare_ll(const void *a, const void *b)
-{
-    long long x = *(const long long *)a, y = *(const long long *)b;
-    return (x > y) - (x < y);
-}
-
-/* Sorts v in place. */
-static time_summary_t summarize_times(long long *v, long long count)
+/* Sorts v in place. Each point is one of the times (an even count's median is the upper middle);
+ * the times are whole nanoseconds, which a double holds exactly. */
+static time_summary_t summarize_times(double *v, long long count)
 {
     time_summary_t s = {count, 0, 0, 0, 0, 0};
     if (count == 0)
         return s;
-    qsort(v, (size_t)count, sizeof v[0], compare_ll);
-    s.min = v[0];
-    s.p10 = v[count / 10];
-    s.median = v[count / 2];
-    s.p90 = v[(count * 9) / 10];
-    s.max = v[count - 1];
+    kit_sort(v, count);
+    s.min = (long long)v[0];
+    s.p10 = (long long)v[count / 10];
+    s.median = (long long)v[count / 2];
+    s.p90 = (long long)v[(count * 9) / 10];
+    s.max = (long long)v[count - 1];
     return s;
 }
 
@@ -231,14 +211,14 @@ static unsigned long long *stamps_to_host(const unsigned long long *d, size_t co
 
 /* Stamps relative to ref; a stamp of 0 (never written) is left out. Returns how many were kept. */
 static long long relative_times(const unsigned long long *stamps, size_t stride, long long count,
-                                unsigned long long ref, const int *seen, int want_seen, long long *out)
+                                unsigned long long ref, const int *seen, int want_seen, double *out)
 {
     long long kept = 0;
     for (long long i = 0; i < count; i++) {
         unsigned long long t = stamps[(size_t)i * stride];
         if (t == 0 || (seen != NULL && seen[i] != want_seen))
             continue;
-        out[kept++] = (long long)(t - ref);
+        out[kept++] = (double)(long long)(t - ref);
     }
     return kept;
 }
@@ -261,7 +241,7 @@ static void record_race_timeline(const unsigned long long *d_read, const unsigne
     unsigned long long *read = stamps_to_host(d_read, (size_t)parents);
     unsigned long long *store = stamps_to_host(d_store, (size_t)parents);
     unsigned long long *bracket = stamps_to_host(d_bracket, 2);
-    long long *times = (long long *)kit_host_alloc(sizeof(long long) * (size_t)parents);
+    double *times = (double *)kit_host_alloc(sizeof(double) * (size_t)parents);
     race_timeline.parents = parents;
     race_timeline.tree_done_ns = (long long)(bracket[1] - bracket[0]);
     long long kept = relative_times(read, 1, parents, bracket[0], h_seen, FIRST_VALUE, times);
@@ -358,7 +338,7 @@ static probe_timeline_t run_probe(int blocks)
     int *h_seen = copy_to_host(seen, parents);
     int h_failed = 0;
     KIT_CHECK(cudaMemcpy(&h_failed, failed, sizeof(int), cudaMemcpyDeviceToHost));
-    long long *times = (long long *)kit_host_alloc(sizeof(long long) * (size_t)parents);
+    double *times = (double *)kit_host_alloc(sizeof(double) * (size_t)parents);
     p.parents = parents;
     p.failed = h_failed;
     p.saw_second = 0;

@@ -8,6 +8,7 @@
 
 #include "kit_args.h"
 #include "kit_check.h"
+#include "kit_device.h"
 #include "kit_result.h"
 #include "nested_recursion.h"
 
@@ -30,8 +31,7 @@ __device__ void report_hello(int depth)
     unsigned int ticket = atomicAdd(&kit_hello_count, 1u);
     /* Counted by the grid's first thread, whatever depth the code passed: a wrong depth is the
      * records' business, not the launch count's. */
-    if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0 && blockIdx.x == 0 && blockIdx.y == 0 &&
-        blockIdx.z == 0)
+    if (kit_first_thread_of_grid())
         atomicAdd(&kit_hello_grids, 1u);
     if (ticket < MAX_RECORDS) {
         hello_record_t r = {depth, (int)blockIdx.x, (int)threadIdx.x};

@@ -5,13 +5,16 @@
  * and writes the result.
  *
  *   ./bezier [--lines 1000] [--workload chained|heavy] [--factor 16] [--max 32] [--seed 1]
- *            [--repeats 0] [--svg curves.svg] [--bench 0] [--json result.json]
+ *            [--repeats 0] [--figure-lines 0] [--bench 0] [--json result.json]
  *
  * --bench 1 prints a timing table (flat, CDP in the NULL stream, your named streams,
  * fire-and-forget) over several line counts and both workloads instead of one run.
+ * --figure-lines N (0..400) puts the first N lines in the result document ("figure"): control
+ * points, vertex count and the vertices the dynamic version computed, from which
+ * tools/draw_figures.py draws the curves (make run LAB=04 draws them next to the program).
  *
- * The lines, the kit's heap, its reference kernels and the vertex check are in bezier_lines.cu (Lab
- * 06 links them too); everything that calls the student's code is here.
+ * The lines, the kit's heap, its reference kernels and the vertex check are in
+ * common/src/bezier_lines.cu (Lab 06 uses them too); everything that calls the student's code is here.
  */
 #include <math.h>
 #include <stdio.h>
@@ -26,7 +29,7 @@
 #include "kit_timing.h"
 
 #define FLAT_THREADS 128
-#define SVG_MAX_LINES 400
+#define FIGURE_MAX_LINES 400
 #define FLAT_MAX_BYTES (1LL << 30)
 
 /* ---- timing ---- */
@@ -136,47 +139,58 @@ static void json_point_calls(kit_json_t *j, const char *key, point_calls_t p)
     kit_json_end_object(j);
 }
 
-static void write_svg(const char *path, workload_t *w)
+/* A coordinate for the figure: 4 decimals are finer than the picture shows and keep the document
+ * small; a value that is not finite (a wrong submission's vertex) is written as null. */
+static void json_coordinate(kit_json_t *j, double v)
 {
-    FILE *f = fopen(path, "w");
-    if (f == NULL) {
-        fprintf(stderr, "cannot write %s\n", path);
-        exit(1);
-    }
-    int n = w->n_lines < SVG_MAX_LINES ? w->n_lines : SVG_MAX_LINES;
-    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"-0.05 -0.05 1.1 1.2\" width=\"720\" "
-               "height=\"785\">\n<rect x=\"-0.05\" y=\"-0.05\" width=\"1.1\" height=\"1.2\" fill=\"white\"/>\n");
-    /* Text in units of 1/1000: some renderers mishandle fonts smaller than one unit. */
-    fprintf(f, "<text x=\"0\" y=\"1120\" transform=\"scale(0.001)\" font-family=\"sans-serif\" font-size=\"30\">"
-               "%d curves; vertex colour: blue = %d vertices ... red = %d</text>\n", n, MIN_VERTICES, w->max_vertices);
+    if (isfinite(v))
+        kit_json_double(j, NULL, round(v * 1e4) / 1e4);
+    else
+        kit_json_null(j, NULL);
+}
+
+/* "figure": the first n lines, each with its control points, its vertex count (the kit's
+ * vertex_count: the colour) and the vertices the dynamic version left, as its check_lines gathered
+ * them (none for a line without vertices or with a wrong count). The flat version is checked
+ * before the dynamic one and the timing runs gather nothing, so those are still there at the end. */
+static void json_figure(kit_json_t *j, const workload_t *w, int n)
+{
+    kit_json_begin_object(j, "figure");
+    kit_json_string(j, "from", "cdp");
+    kit_json_int(j, "min_vertices", MIN_VERTICES);
+    kit_json_int(j, "max_vertices", w->max_vertices);
+    kit_json_begin_array(j, "lines");
     for (int l = 0; l < n; l++) {
-        int count = w->h_counts[l];
-        double t = w->max_vertices > MIN_VERTICES
-                       ? (double)(count - MIN_VERTICES) / (double)(w->max_vertices - MIN_VERTICES) : 1.0;
-        int red = (int)(255 * t), blue = 255 - red;
-        fprintf(f, "<polyline fill=\"none\" stroke=\"#bbb\" stroke-width=\"0.002\" points=\"");
-        for (int i = 0; i < count; i++) {
-            float2 p = w->h_out[w->h_offsets[l] + i];
-            if (fabsf(p.x) < 10 && fabsf(p.y) < 10)
-                fprintf(f, "%.4f,%.4f ", p.x, 1.0 - p.y);
+        kit_json_begin_object(j, NULL);
+        kit_json_begin_array(j, "points");
+        for (int k = 0; k < 3; k++) {
+            kit_json_begin_array(j, NULL);
+            json_coordinate(j, w->h_lines[l].cp[k].x);
+            json_coordinate(j, w->h_lines[l].cp[k].y);
+            kit_json_end_array(j);
         }
-        fprintf(f, "\"/>\n");
-        for (int i = 0; i < count; i++) {
-            float2 p = w->h_out[w->h_offsets[l] + i];
-            if (p.x >= -0.05f && p.x <= 1.05f && p.y >= -0.05f && p.y <= 1.05f)
-                fprintf(f, "<circle cx=\"%.4f\" cy=\"%.4f\" r=\"0.003\" fill=\"rgb(%d,0,%d)\"/>\n", p.x, 1.0 - p.y,
-                        red, blue);
-        }
+        kit_json_end_array(j);
+        kit_json_int(j, "count", w->h_counts[l]);
+        kit_json_begin_array(j, "vertices");
+        if (line_gathered(w, l))
+            for (int i = 0; i < w->h_counts[l]; i++) {
+                float2 p = w->h_out[w->h_offsets[l] + i];
+                kit_json_begin_array(j, NULL);
+                json_coordinate(j, p.x);
+                json_coordinate(j, p.y);
+                kit_json_end_array(j);
+            }
+        kit_json_end_array(j);
+        kit_json_end_object(j);
     }
-    fprintf(f, "</svg>\n");
-    fclose(f);
-    printf("wrote %s (%d curves)\n", path, n);
+    kit_json_end_array(j);
+    kit_json_end_object(j);
 }
 
 int main(int argc, char **argv)
 {
     static const char *const options[] = {"--lines", "--workload", "--factor", "--max", "--seed", "--repeats",
-                                          "--svg", "--bench", "--json", "--nonce-fd", NULL};
+                                          "--figure-lines", "--bench", "--json", "--nonce-fd", NULL};
     kit_args_require_known(argc, argv, options);
     kit_result_take_nonce(argc, argv); /* before any student code runs */
     int n_lines = (int)kit_arg_long(argc, argv, "--lines", 1000, 1, MAX_LINES);
@@ -186,7 +200,7 @@ int main(int argc, char **argv)
     unsigned long long seed = (unsigned long long)kit_arg_long(argc, argv, "--seed", 1, 0, 2000000000L);
     int repeats = (int)kit_arg_long(argc, argv, "--repeats", 0, 0, 100);
     int bench_mode = (int)kit_arg_long(argc, argv, "--bench", 0, 0, 1);
-    const char *svg_path = kit_arg_string(argc, argv, "--svg", NULL);
+    int figure_lines = (int)kit_arg_long(argc, argv, "--figure-lines", 0, 0, FIGURE_MAX_LINES);
     const char *json_path = kit_arg_string(argc, argv, "--json", NULL);
     int heavy = strcmp(workload_name, "heavy") == 0;
     if (!heavy && strcmp(workload_name, "chained") != 0) {
@@ -287,8 +301,6 @@ int main(int argc, char **argv)
     printf("  device heap: %u blocks, %llu bytes asked for (exact need %lld; the flat worst case %lld); "
            "%u allocations failed\n", allocated.allocations, allocated.bytes_requested,
            w.total * (long long)sizeof(float2), worst_bytes, allocated.alloc_failures);
-    if (svg_path != NULL)
-        write_svg(svg_path, &w);
 
     /* 5. free */
     free_vertices<<<(n_lines + PARENT_THREADS - 1) / PARENT_THREADS, PARENT_THREADS>>>(w.d_lines, n_lines);
@@ -354,6 +366,8 @@ int main(int argc, char **argv)
                 kit_json_double(&j, keys[v], times[v].median_ms);
             kit_json_end_object(&j);
         }
+        if (figure_lines > 0)
+            json_figure(&j, &w, figure_lines < n_lines ? figure_lines : n_lines);
         kit_json_end_object(&j);
         kit_json_close(&j);
     }

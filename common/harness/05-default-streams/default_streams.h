@@ -22,7 +22,7 @@
 #define DEFAULT_STREAMS_H
 
 #include "kit_check.h"
-#include "kit_timing.h"
+#include "kit_device.h"
 
 #define WORKER_THREADS 64 /* threads per block of kit_worker_kernel (one block per launch) */
 #define MAX_STREAMS 32    /* Part A: at most this many streams */
@@ -70,11 +70,10 @@ static __global__ void kit_worker_kernel(kit_stamp_t *stamp, long long spin_ns)
     if (threadIdx.x != 0)
         return;
     long long length = spin_ns + stamp->extra_ns; /* read before the start stamp: not part of the length */
-    unsigned long long start = kit_globaltimer(), now = start;
-    while ((long long)(now - start) < length)
-        now = kit_globaltimer();
+    unsigned long long start = kit_globaltimer_ns();
+    unsigned long long end = kit_spin_ns(start, length);
     stamp->start_ns = start;
-    stamp->end_ns = now;
+    stamp->end_ns = end;
     stamp->sm = kit_smid();
     stamp->threads = blockDim.x;
     stamp->blocks = gridDim.x;
@@ -87,11 +86,10 @@ static __global__ void kit_worker_kernel(kit_stamp_t *stamp, long long spin_ns)
 static __global__ void kit_tiny_kernel(kit_stamp_t *stamp)
 {
     long long extra = stamp->extra_ns; /* before the start stamp: with no delay, start to end stays tiny */
-    unsigned long long start = kit_globaltimer(), now = start;
-    while ((long long)(now - start) < extra)
-        now = kit_globaltimer();
+    unsigned long long start = kit_globaltimer_ns();
+    kit_spin_ns(start, extra);
     stamp->start_ns = start;
-    stamp->end_ns = kit_globaltimer();
+    stamp->end_ns = kit_globaltimer_ns();
     stamp->sm = kit_smid();
     stamp->threads = blockDim.x;
     stamp->blocks = gridDim.x;

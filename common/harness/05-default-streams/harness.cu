@@ -5,14 +5,14 @@
  * each host thread's wait returned compared with the end of its own kernel.
  *
  *   ./default_streams [--streams 8] [--threads 8] [--spin-us 1000] [--thread-spin-us 1000]
- *                     [--repeats 5] [--delay-us 0] [--delay-seed 1] [--svg FILE] [--json result.json]
+ *                     [--repeats 5] [--delay-us 0] [--delay-seed 1] [--json result.json]
  *
  * Part A: --streams worker kernels of --spin-us each, one per stream, with a tiny kernel on the
  * default stream after each. Part B: --threads host threads; thread i's kernel spins
  * (i + 1) x --thread-spin-us, so that a thread that waits for everything returns visibly late.
  * One warm-up round, then --repeats rounds (legacy and student interleaved); medians are reported.
- * The timeline picture of the median round goes to --svg FILE (default: timeline.svg next to the
- * program).
+ * The result document holds each side's median round, kernel by kernel ("median_timeline"), from
+ * which tools/draw_figures.py draws the timeline picture (make run LAB=05 writes it).
  *
  * --delay-us D (default 0: none) turns on the kit's hidden delays, drawn per round from
  * --delay-seed and the same for both sides: about half the workers of each part (at least one) run
@@ -30,6 +30,7 @@
 #include "kit_args.h"
 #include "kit_check.h"
 #include "kit_result.h"
+#include "kit_timing.h"
 
 #define MAX_KERNELS (2 * MAX_STREAMS) /* Part A: workers and tiny kernels */
 #define MAX_REPEATS 51
@@ -70,7 +71,7 @@ typedef struct {
     long long overlapping_pairs; /* over all rounds, every kernel of the part counted */
     int missing, duplicated;     /* kernels that never stamped, or stamped more than once */
     int misshapen;               /* kernels launched in another shape than the header's "Launch as" */
-    int median_round;            /* the round drawn and listed: the one with the median span */
+    int median_round;            /* the round listed kernel by kernel: the one with the median span */
     double lateness_us[MAX_THREADS]; /* Part B: median over rounds, per thread */
     double earliest_us[MAX_THREADS]; /* Part B: the smallest over rounds, per thread */
     double return_us_median, return_us_min; /* Part A: many_streams's return after its last kernel's end */
@@ -81,18 +82,6 @@ static long long host_now_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-static int compare_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median_of(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, compare_double);
-    return (n % 2) ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 /* ---------------- measurements of one round ---------------- */
@@ -367,10 +356,10 @@ static void summarize(int part, timeline_t *t, int repeats)
             t->misshapen += st->runs > 0 && (st->blocks != 1 || st->threads != (i < r->n_workers ? WORKER_THREADS : 1));
         }
     }
-    t->max_concurrent_median = median_of(counts, repeats);
+    t->max_concurrent_median = kit_median(counts, repeats);
     double sorted[MAX_REPEATS];
     memcpy(sorted, spans, sizeof(double) * repeats);
-    t->span_us_median = median_of(sorted, repeats);
+    t->span_us_median = kit_median(sorted, repeats);
     double lower_median = sorted[(repeats - 1) / 2];
     t->median_round = 0;
     for (int k = 0; k < repeats; k++)
@@ -382,14 +371,14 @@ static void summarize(int part, timeline_t *t, int repeats)
             double late[MAX_REPEATS];
             for (int k = 0; k < repeats; k++)
                 late[k] = lateness_us(&t->rounds[k], i);
-            t->lateness_us[i] = median_of(late, repeats); /* sorts late */
+            t->lateness_us[i] = kit_median(late, repeats); /* sorts late */
             t->earliest_us[i] = late[0];
         }
     } else {
         double late[MAX_REPEATS];
         for (int k = 0; k < repeats; k++)
             late[k] = return_lateness_us(&t->rounds[k]);
-        t->return_us_median = median_of(late, repeats); /* sorts late */
+        t->return_us_median = kit_median(late, repeats); /* sorts late */
         t->return_us_min = late[0];
     }
 }
@@ -515,114 +504,24 @@ static void json_side(kit_json_t *j, const char *key, int part, const timeline_t
         kit_json_end_object(j);
     }
     kit_json_end_array(j);
-    kit_json_end_object(j);
-}
-
-/* A step of 1, 2 or 5 times a power of ten that cuts span into about five parts. */
-static double tick_step(double span)
-{
-    double step = 1.0;
-    while (step * 10.0 <= span / 5.0)
-        step *= 10.0;
-    if (step * 5.0 <= span / 5.0)
-        return step * 5.0;
-    if (step * 2.0 <= span / 5.0)
-        return step * 2.0;
-    return step;
-}
-
-#define SVG_WIDTH 1000
-#define PANEL_WIDTH 440
-#define LABEL_WIDTH 60
-#define ROW_HEIGHT 14
-
-static int draw_panel(FILE *f, int part, int side, const timeline_t *t, double scale_us, int x0, int y0)
-{
-    const round_t *r = &t->rounds[t->median_round];
-    unsigned long long t0 = first_start(r);
-    int rows = r->n_workers + (part == PART_A ? 1 : 0);
-    int plot_x = x0 + LABEL_WIDTH, plot_w = PANEL_WIDTH - LABEL_WIDTH;
-    double px_per_us = plot_w / scale_us;
-    fprintf(f, "<text x=\"%d\" y=\"%d\" font-weight=\"bold\">%s, %s: span %.0f us, %g at once</text>\n", x0,
-            y0 - 6, part == PART_A ? "Part A" : "Part B", side_names[side], span_us(r),
-            (double)max_concurrent(r));
-    for (int row = 0; row < rows; row++) {
-        int y = y0 + row * ROW_HEIGHT;
-        char label[32];
-        if (part == PART_A && row == r->n_workers)
-            snprintf(label, sizeof label, "default");
-        else
-            snprintf(label, sizeof label, "%s %d", part == PART_A ? "stream" : "thread", row);
-        fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"10\">%s</text>\n", x0, y + 10, label);
-        fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#eee\"/>\n", plot_x, y + ROW_HEIGHT,
-                plot_x + plot_w, y + ROW_HEIGHT);
-    }
+    /* The same round for the timeline picture (tools/draw_figures.py): the kernels that ran, times
+     * in us from its first start; Part B: when each thread's wait returned, on the same clock. */
+    kit_json_begin_array(j, "median_timeline");
     for (int i = 0; i < n_kernels(r); i++) {
         const kit_stamp_t *st = &r->stamps[i];
         if (st->runs == 0)
             continue;
-        int is_worker = i < r->n_workers;
-        int row = is_worker ? i : r->n_workers;
-        double x = plot_x + (double)(st->start_ns - t0) / 1000.0 * px_per_us;
-        double w = (double)(st->end_ns - st->start_ns) / 1000.0 * px_per_us;
-        if (w < 1.5)
-            w = 1.5; /* tiny kernels stay visible */
-        fprintf(f, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"/>\n", x,
-                y0 + row * ROW_HEIGHT + 2, w, ROW_HEIGHT - 4, is_worker ? "#4a7ebb" : "#e08a2c");
-        if (part == PART_B) {
-            double back = (double)(r->returned_ns[i] - r->offset_ns - (long long)t0) / 1000.0 * px_per_us;
-            fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#000\" stroke-width=\"2\"/>\n",
-                    plot_x + back, y0 + i * ROW_HEIGHT, plot_x + back, y0 + (i + 1) * ROW_HEIGHT);
-        }
+        kit_json_begin_object(j, NULL);
+        kit_json_int(j, "row", i < r->n_workers ? i : i - r->n_workers);
+        kit_json_bool(j, "worker", i < r->n_workers);
+        kit_json_double(j, "start_us", (double)(st->start_ns - t0) / 1000.0);
+        kit_json_double(j, "end_us", (double)(st->end_ns - t0) / 1000.0);
+        if (part == PART_B)
+            kit_json_double(j, "returned_us", (double)(r->returned_ns[i] - r->offset_ns - (long long)t0) / 1000.0);
+        kit_json_end_object(j);
     }
-    int axis_y = y0 + rows * ROW_HEIGHT + 4;
-    fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#444\"/>\n", plot_x, axis_y, plot_x + plot_w,
-            axis_y);
-    double step = tick_step(scale_us);
-    for (double v = 0.0; v <= scale_us + 1e-9; v += step) {
-        double x = plot_x + v * px_per_us;
-        fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#444\"/>\n", x, axis_y, x, axis_y + 4);
-        fprintf(f, "<text x=\"%.1f\" y=\"%d\" font-size=\"9\" text-anchor=\"middle\">%g</text>\n", x, axis_y + 14, v);
-    }
-    fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"9\" text-anchor=\"end\">us</text>\n", plot_x + plot_w,
-            axis_y + 26);
-    return axis_y + 34 - y0;
-}
-
-static void write_svg(const char *path, timeline_t tl[N_PARTS][N_SIDES], const char *device_name,
-                      int repeats)
-{
-    int heights[N_PARTS];
-    for (int p = 0; p < N_PARTS; p++)
-        heights[p] = (tl[p][0].rounds[0].n_workers + (p == PART_A ? 1 : 0)) * ROW_HEIGHT + 60;
-    int height = 30 + heights[PART_A] + heights[PART_B] + 70;
-    FILE *f = fopen(path, "w");
-    if (f == NULL) {
-        fprintf(stderr, "cannot write %s\n", path);
-        return;
-    }
-    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
-               "font-family=\"sans-serif\" font-size=\"12\">\n", SVG_WIDTH, height, SVG_WIDTH, height);
-    fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
-    int y = 30;
-    for (int p = 0; p < N_PARTS; p++) {
-        double scale = 1.0;
-        for (int s = 0; s < N_SIDES; s++) {
-            double sp = span_us(&tl[p][s].rounds[tl[p][s].median_round]);
-            if (sp > scale)
-                scale = sp;
-        }
-        for (int s = 0; s < N_SIDES; s++)
-            draw_panel(f, p, s, &tl[p][s], scale, 20 + s * (PANEL_WIDTH + 60), y + 14);
-        y += heights[p];
-    }
-    fprintf(f, "<text x=\"20\" y=\"%d\">Kernel timelines measured with %%globaltimer on %s (the median of %d rounds). "
-               "Blue: a worker kernel; orange: a tiny kernel</text>\n", y + 10, device_name, repeats);
-    fprintf(f, "<text x=\"20\" y=\"%d\">on the default stream; black tick (Part B): when that thread's wait "
-               "returned. Left: the kit's legacy build; right: yours. Both sides of a part share one time axis.</text>\n",
-            y + 26);
-    fprintf(f, "</svg>\n");
-    fclose(f);
+    kit_json_end_array(j);
+    kit_json_end_object(j);
 }
 
 /* ---------------- main ---------------- */
@@ -630,7 +529,7 @@ static void write_svg(const char *path, timeline_t tl[N_PARTS][N_SIDES], const c
 int main(int argc, char **argv)
 {
     static const char *const options[] = {"--streams", "--threads", "--spin-us", "--thread-spin-us", "--repeats",
-                                          "--delay-us", "--delay-seed", "--svg", "--json", "--nonce-fd", NULL};
+                                          "--delay-us", "--delay-seed", "--json", "--nonce-fd", NULL};
     kit_args_require_known(argc, argv, options);
     kit_result_take_nonce(argc, argv); /* before any student code runs */
     setenv("CUDA_DEVICE_MAX_CONNECTIONS", MAX_CONNECTIONS, 0); /* before the CUDA runtime starts */
@@ -647,15 +546,6 @@ int main(int argc, char **argv)
         exit(KIT_EXIT_USAGE);
     }
     const char *json_path = kit_arg_string(argc, argv, "--json", NULL);
-    const char *svg_arg = kit_arg_string(argc, argv, "--svg", NULL);
-    char svg_path[4096];
-    if (svg_arg != NULL) {
-        snprintf(svg_path, sizeof svg_path, "%s", svg_arg);
-    } else { /* next to the program */
-        const char *slash = strrchr(argv[0], '/');
-        int dir_len = slash ? (int)(slash - argv[0]) : 1;
-        snprintf(svg_path, sizeof svg_path, "%.*s/timeline.svg", dir_len, slash ? argv[0] : ".");
-    }
 
     struct cudaDeviceProp prop;
     KIT_CHECK(cudaGetDeviceProperties(&prop, 0));
@@ -699,13 +589,11 @@ int main(int argc, char **argv)
     printf("\nPart B (many host threads)\n");
     print_part(PART_B, tl[PART_B], repeats);
 
-    write_svg(svg_path, tl, prop.name, repeats);
-    printf("\ntimeline picture: %s\n", svg_path);
-
     if (json_path != NULL) {
         kit_json_t j;
         kit_json_open(&j, json_path);
         kit_json_begin_object(&j, NULL);
+        kit_json_string(&j, "lab", "05-default-streams");
         kit_json_device(&j);
         kit_json_begin_object(&j, "params");
         kit_json_int(&j, "streams", n_streams);

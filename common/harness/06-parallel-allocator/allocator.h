@@ -24,7 +24,7 @@
 
 #include "kit_check.h"
 /* Lab 04's lines: bezier_line_t, vertex_count(), bezier_point(), MIN_VERTICES. */
-#include "../04-bezier-streams/bezier.h"
+#include "kit_bezier.h"
 
 /* counter_take's and counter_take_many's answer when no index is left. Not an error. */
 #define COUNTER_FULL 0xffffffffu
