@@ -24,7 +24,7 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from gradelib import checks as chk  # noqa: E402
-from gradelib import exits  # noqa: E402
+from gradelib import exits, grading  # noqa: E402
 from gradelib import registry  # noqa: E402
 from gradelib import paths  # noqa: E402
 
@@ -74,7 +74,7 @@ def static_pass(lab):
 
 def starter(lab):
     _, checks, _ = grade(lab, starter_dir(lab), no_gpu=True)
-    if checks[registry.COMPILES]["status"] != chk.PASSED:
+    if checks[grading.COMPILES]["status"] != chk.PASSED:
         return fail("the starter does not compile")
     should_fail = [n for n in lab.starter_must_fail if checks[n]["status"] != chk.FAILED]
     return fail("the starter passes checks it must fail: %s" % should_fail) if should_fail else 0
@@ -97,7 +97,7 @@ def not_full_marks(lab):
         return NOT_RUN
     if doc["score"] >= doc["max_score"]:
         return fail("the starter scored full marks")
-    if checks[registry.RUNS_CLEANLY]["status"] != chk.PASSED:
+    if checks[grading.RUNS_CLEANLY]["status"] != chk.PASSED:
         return fail("the starter does not run cleanly: it should run and lose points on results")
     return 0
 

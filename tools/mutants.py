@@ -39,7 +39,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 KIT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, os.path.join(KIT, "grader"))
 
-from gradelib import build, paths, report  # noqa: E402
+from gradelib import build, grading, paths, report  # noqa: E402
 from gradelib import checks as chk  # noqa: E402
 from gradelib import gpu as gpu_mod  # noqa: E402
 from gradelib import registry  # noqa: E402
@@ -594,7 +594,7 @@ def grade_mutant(lab, mutant, seed, timeout, gpu, slots, scratch):
             result["passes"] += 1
             compiled = rep.results[0]
             if compiled.status != chk.PASSED:
-                result["status"], result["killed_by"] = STILLBORN, [registry.COMPILES]
+                result["status"], result["killed_by"] = STILLBORN, [grading.COMPILES]
                 result["message"] = compiled.message[:2000]
                 break
             lost, no_gpu = _lost(rep)
