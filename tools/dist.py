@@ -34,8 +34,12 @@ NOT_SHIPPED = ("grader/tests/", "grader/selftest.py", "grader/slurm/", os.path.r
 def kit_files():
     """The kit's files, relative to its top folder."""
     if os.path.isdir(os.path.join(KIT_ROOT, ".git")):
-        listed = subprocess.run(["git", "ls-files", "-z"], cwd=KIT_ROOT, stdout=subprocess.PIPE, check=True)
-        files = [f for f in listed.stdout.decode().split("\0") if f]
+        # Tracked and new (not ignored) files that are there: a kit with changes not yet committed
+        # ships as it is on disk, never with a stale file list.
+        listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                                cwd=KIT_ROOT, stdout=subprocess.PIPE, check=True)
+        files = sorted({f for f in listed.stdout.decode().split("\0")
+                        if f and os.path.isfile(os.path.join(KIT_ROOT, f))})
     else:
         files = []
         for folder, dirs, names in os.walk(KIT_ROOT):
