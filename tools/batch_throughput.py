@@ -13,14 +13,14 @@ import subprocess
 import sys
 import time
 
-KIT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+KIT_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 LAB = "01-divergent-counter"
 HANGS = ("spins-forever",)  # each would cost the full time limit: measured apart, not in the mix
 
 
 def make_class(folder, count):
-    sources = [os.path.join(KIT, "solutions", LAB)]
-    incorrect = os.path.join(KIT, "solutions", "incorrect", LAB)
+    sources = [os.path.join(KIT_ROOT, "solutions", LAB)]
+    incorrect = os.path.join(KIT_ROOT, "solutions", "incorrect", LAB)
     sources += [os.path.join(incorrect, c) for c in sorted(os.listdir(incorrect)) if c not in HANGS]
     mix = {}
     for i in range(count):
@@ -44,7 +44,7 @@ def main(argv):
     os.makedirs(subs)
     mix = make_class(subs, count)
     started = time.monotonic()
-    proc = subprocess.run([sys.executable, os.path.join(KIT, "grader", "grade.py"), "batch", subs, "--lab", LAB,
+    proc = subprocess.run([sys.executable, os.path.join(KIT_ROOT, "grader", "grade.py"), "batch", subs, "--lab", LAB,
                            "--out", os.path.join(work, "graded"), "--seed", "2026"],
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
     seconds = time.monotonic() - started

@@ -23,7 +23,7 @@ import os
 import re
 import sys
 
-KIT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+KIT_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 LEGACY_WORDS = re.compile(r"CDP1|legacy|removed|gone|deprecat|older|textbook|no longer|CUDA 5|11\.6|"
                           r"then and now|undefined in device code|FORCE_CDP1|host|instead|replace|"
                           r"wait for (its|their) child|cannot|can no longer|never|\bno\b|without", re.I)
@@ -53,7 +53,7 @@ def headings_of(lines):
 
 def template_problems(path, lines):
     """A lab handout's ## sections must be the template's, in order; ### in section 2 numbered 2.k."""
-    rel = os.path.relpath(path, KIT)
+    rel = os.path.relpath(path, KIT_ROOT)
     heads = headings_of(lines)
     problems = []
     sections = [text for _, level, text in heads if level == 2]
@@ -100,7 +100,7 @@ def numbered_sections(path):
 
 def hint_problems(hint_text, where, kit=None):
     """Problems with one grader hint: its handout must exist and hold each named section, by number and title."""
-    kit = kit or KIT
+    kit = kit or KIT_ROOT
     if not hint_text:
         return ["%s: no hint" % where]
     m = HINT_TEXT.match(hint_text)
@@ -132,7 +132,7 @@ def lab_hints(lab):
 def grader_hint_problems(labs=None, kit=None):
     """Every hint of every lab in grader/rubrics/ names a section its handout has; a lab's handout is its own."""
     if labs is None:
-        sys.path.insert(0, os.path.join(KIT, "grader"))
+        sys.path.insert(0, os.path.join(KIT_ROOT, "grader"))
         from gradelib import registry
         labs = list(registry.all_labs().values())
     problems = []
@@ -158,14 +158,14 @@ def anchors_of(path):
 
 
 def makefile_targets():
-    with open(os.path.join(KIT, "Makefile")) as f:
+    with open(os.path.join(KIT_ROOT, "Makefile")) as f:
         text = f.read()
     phony = re.search(r"^\.PHONY:(.*)$", text, re.M)
     return set(phony.group(1).split()) if phony else set()
 
 
 def lab_dirs():
-    return sorted(os.path.basename(d) for d in glob.glob(os.path.join(KIT, "labs", "[0-9][0-9]-*")))
+    return sorted(os.path.basename(d) for d in glob.glob(os.path.join(KIT_ROOT, "labs", "[0-9][0-9]-*")))
 
 
 def lab_for(spec):
@@ -178,7 +178,7 @@ def lab_for(spec):
 
 def harness_options(lab):
     """The options a lab's harness takes, from its contract in the lab's rubric."""
-    sys.path.insert(0, os.path.join(KIT, "grader"))
+    sys.path.insert(0, os.path.join(KIT_ROOT, "grader"))
     from gradelib import registry
     return registry.resolve(lab).harness.flags()
 
@@ -187,7 +187,7 @@ def grader_options():
     """Options of grade.py and of its batch and merge commands."""
     options = set()
     for source in ("grade.py", os.path.join("gradelib", "batch.py")):
-        with open(os.path.join(KIT, "grader", source)) as f:
+        with open(os.path.join(KIT_ROOT, "grader", source)) as f:
             options |= set(re.findall(r'add_argument\(\s*"(--[\w-]+)"', f.read()))
     return options
 
@@ -203,7 +203,7 @@ def check(path, targets, grade_opts):
     section = ""
     recent = []  # the lines before a code block, for its legacy context
     for number, line in enumerate(lines, 1):
-        where = "%s:%d" % (os.path.relpath(path, KIT), number)
+        where = "%s:%d" % (os.path.relpath(path, KIT_ROOT), number)
         if line.startswith("```"):
             in_code = not in_code
             continue
@@ -276,12 +276,12 @@ def check_html(directory):
 
 def main(paths):
     if paths[:1] == ["--html"]:
-        pages, problems = check_html(paths[1] if len(paths) > 1 else os.path.join(KIT, "build", "handouts"))
+        pages, problems = check_html(paths[1] if len(paths) > 1 else os.path.join(KIT_ROOT, "build", "handouts"))
         for p in problems:
             print(p)
         print("%d pages checked, %d problems" % (len(pages), len(problems)))
         return 1 if problems or not pages else 0
-    kit_handouts = sorted(glob.glob(os.path.join(KIT, "handouts", "*.md")))
+    kit_handouts = sorted(glob.glob(os.path.join(KIT_ROOT, "handouts", "*.md")))
     paths = paths or kit_handouts
     targets, grade_opts = makefile_targets(), grader_options()
     problems = [p for path in paths for p in check(os.path.abspath(path), targets, grade_opts)]

@@ -774,17 +774,16 @@ def draw_all(docs, out_dir):
 
 # ---------------------------------------------------------------- make figures (needs a GPU)
 
-KIT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-NO_GPU = 77
+KIT_ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 RUN_TIMEOUT = 120        # the solution's and the alternatives' runs: ample for every recorded case
 WRONG_RUN_TIMEOUT = 60   # a known-wrong submission's run: shorter, for the ones that hang on purpose
 
 
 def submissions(lab):
     """(case, folder, known wrong) of the solution and every known-wrong and alternative submission of a lab."""
-    found = [("solution", os.path.join(KIT, "solutions", lab), False)]
+    found = [("solution", os.path.join(KIT_ROOT, "solutions", lab), False)]
     for kind in ("incorrect", "alternative"):
-        for folder in sorted(glob.glob(os.path.join(KIT, "solutions", kind, lab, "*", ""))):
+        for folder in sorted(glob.glob(os.path.join(KIT_ROOT, "solutions", kind, lab, "*", ""))):
             found.append((os.path.basename(os.path.dirname(folder)), folder, kind == "incorrect"))
     return [(case, folder, wrong) for case, folder, wrong in found if os.path.isdir(folder)]
 
@@ -832,20 +831,20 @@ def record_documents(docs_dir, work):
 
 def shown_path(path):
     """A path as a person reads it: relative to the kit when inside it."""
-    rel = os.path.relpath(path, KIT)
+    rel = os.path.relpath(path, KIT_ROOT)
     return path if rel.startswith("..") else rel
 
 
 def make_figures(out_dir, docs_dir):
-    sys.path.insert(0, os.path.join(KIT, "grader"))
-    from gradelib import gpu as gpu_mod  # the kit's own, standard library only
+    sys.path.insert(0, os.path.join(KIT_ROOT, "grader"))
+    from gradelib import exits, gpu as gpu_mod  # the kit's own, standard library only
     gpu = gpu_mod.detect()
     if not gpu.available:
         print("make figures needs a CUDA GPU, and this machine has none usable (%s); the figures in %s "
               "are left as they are." % (gpu.reason.splitlines()[0], shown_path(out_dir)))
-        return NO_GPU
+        return exits.NOT_RUN
     print("GPU: %s (compute capability %s)" % (gpu.name, gpu.compute_capability))
-    work = os.path.join(KIT, "build", "figures")
+    work = os.path.join(KIT_ROOT, "build", "figures")
     os.makedirs(docs_dir, exist_ok=True)
     for old in glob.glob(os.path.join(docs_dir, "lab[0-9][0-9]-*.json")):
         os.remove(old)
@@ -879,8 +878,8 @@ def main(argv=None):
     if args.gpu:
         if args.docs:
             parser.error("--gpu makes its own documents: give --docs-out DIR, not --docs")
-        return make_figures(os.path.abspath(args.out or os.path.join(KIT, "handouts", "figures")),
-                            os.path.abspath(args.docs_out or os.path.join(KIT, "build", "figures", "docs")))
+        return make_figures(os.path.abspath(args.out or os.path.join(KIT_ROOT, "handouts", "figures")),
+                            os.path.abspath(args.docs_out or os.path.join(KIT_ROOT, "build", "figures", "docs")))
     if args.docs_out:
         parser.error("--docs-out goes with --gpu")
     if not args.docs or not args.out:

@@ -36,8 +36,8 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
-KIT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
-sys.path.insert(0, os.path.join(KIT, "grader"))
+KIT_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+sys.path.insert(0, os.path.join(KIT_ROOT, "grader"))
 
 from gradelib import build, grading, paths, report  # noqa: E402
 from gradelib import checks as chk  # noqa: E402
