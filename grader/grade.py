@@ -27,11 +27,6 @@ from gradelib import registry  # noqa: E402
 from gradelib import paths, report  # noqa: E402
 from gradelib.grading import DEFAULT_TIMEOUT, grade_lab  # noqa: E402
 
-EXIT_FULL_MARKS = exits.OK
-EXIT_POINTS_LOST = exits.FAILED
-EXIT_USAGE = exits.USAGE
-EXIT_NOT_RUN_NO_GPU = exits.NOT_RUN
-
 
 def parse_args(argv):
     p = argparse.ArgumentParser(
@@ -54,10 +49,10 @@ def parse_args(argv):
 def exit_status(reports):
     results = [r for rep in reports for r in rep.results]
     if chk.points_lost(results):
-        return EXIT_POINTS_LOST
+        return exits.FAILED
     if chk.not_run_for_lack_of_gpu(results):
-        return EXIT_NOT_RUN_NO_GPU
-    return EXIT_FULL_MARKS
+        return exits.NOT_RUN
+    return exits.OK
 
 
 def main(argv=None):
@@ -71,13 +66,13 @@ def main(argv=None):
         labs = [registry.resolve(s) for s in args.lab] if args.lab else list(registry.all_labs().values())
     except KeyError as err:
         print("grade.py: %s" % err.args[0], file=sys.stderr)
-        return EXIT_USAGE
+        return exits.USAGE
     if not os.path.isdir(args.submission):
         print("grade.py: no such folder: %s" % args.submission, file=sys.stderr)
-        return EXIT_USAGE
+        return exits.USAGE
     if args.timeout <= 0:
         print("grade.py: --timeout must be positive", file=sys.stderr)
-        return EXIT_USAGE
+        return exits.USAGE
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1, 10 ** 6)
 
     salted = " with the instructor's salt" if paths.instructor_salt() else ""
@@ -102,9 +97,9 @@ def main(argv=None):
     total = round(sum(r.score for r in reports), 2)
     maximum = sum(r.max_score for r in reports)
     print()
-    if status == EXIT_FULL_MARKS:
+    if status == exits.OK:
         print("TOTAL %g/%g: full marks" % (total, maximum))
-    elif status == EXIT_NOT_RUN_NO_GPU:
+    elif status == exits.NOT_RUN:
         print("TOTAL %g/%g: no points lost so far, but runtime checks were NOT RUN (no GPU); "
               "this is not a pass" % (total, maximum))
     else:

@@ -117,10 +117,15 @@ class Svg:
             f.write(head + "\n".join(self.parts) + "\n</svg>\n")
 
 
+def cuda_version(number):
+    """13000 -> '13.0' (the encoding of cudaRuntimeGetVersion and cudaDriverGetVersion)."""
+    return "%d.%d" % (number // 1000, number % 1000 // 10) if number else "?"
+
+
 def device_words(doc):
     dev = doc.get("device", {})
     runtime = dev.get("runtime_version")
-    cuda = " with CUDA %d.%d" % (runtime // 1000, runtime % 1000 // 10) if runtime else ""
+    cuda = " with CUDA %s" % cuda_version(runtime) if runtime else ""
     return "%s (compute capability %s.%s)%s" % (dev.get("name", "unknown GPU"), dev.get("cc_major", "?"),
                                                 dev.get("cc_minor", "?"), cuda)
 

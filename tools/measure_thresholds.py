@@ -20,6 +20,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from gradelib import exits, harness, paths, registry  # noqa: E402
 from gradelib import gpu as gpu_mod  # noqa: E402
+from draw_figures import cuda_version  # noqa: E402  (tools/, this script's folder)
 from rubrics import lab04 as lab04_rules  # noqa: E402
 
 PROCESSES = 3   # separate runs of the harness per size
@@ -109,11 +110,6 @@ def lab04():
                 flat_over.append(t["flat"] / t["cdp_student"])
             rows.append(dict(cfg, case=name, side=side, null_over_student=null_over, flat_over_student=flat_over))
     return rows
-
-
-def cuda_version(number):
-    """13000 -> '13.0' (the encoding of cudaRuntimeGetVersion and cudaDriverGetVersion)."""
-    return "%d.%d" % (number // 1000, number % 1000 // 10) if number else "?"
 
 
 def main():

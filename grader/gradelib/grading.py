@@ -5,12 +5,11 @@ import re
 import shutil
 import tempfile
 
-from . import build, failures, harness, paths, ptx, process
+from . import build, exits, failures, harness, paths, ptx, process
 from . import checks as chk
 
 DEFAULT_TIMEOUT = 60  # seconds per harness run
 EXIT_CUDA_ERROR = 3   # KIT_EXIT_CUDA_ERROR in common/include/kit_check.h
-EXIT_USAGE = 2        # KIT_EXIT_USAGE
 
 
 class CaseRun:
@@ -153,7 +152,7 @@ def _diagnose(params, result, doc, no_doc_reason=None, lab_problem=None):
     if result.verdict == process.EXITED and result.returncode == EXIT_CUDA_ERROR:
         errors = [l for l in result.output.splitlines() if l.startswith("CUDA error")]
         return failures.CUDA_ERROR, "CUDA error: %s" % (errors[-1] if errors else "see the output")
-    if result.verdict == process.EXITED and result.returncode == EXIT_USAGE:
+    if result.verdict == process.EXITED and result.returncode == exits.USAGE:  # KIT_EXIT_USAGE
         return failures.EXIT_STATUS, "the harness rejected its parameters (a kit problem, please report it)"
     if not result.ok:
         return _PROCESS_FAILURES.get(result.verdict, failures.EXIT_STATUS), "the harness " + result.describe()

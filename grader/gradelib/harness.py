@@ -137,7 +137,7 @@ def run_argv(argv, timeout, cwd=None):
 def run(lab, program, params, timeout, cwd=None):
     """Run a lab's built harness on one case (its parameters, through the lab's contract):
     (RunResult, document or None, why none)."""
-    return run_argv([program] + lab.harness.argv(params), timeout, cwd)
+    return run_argv([program] + lab.harness_args(params), timeout, cwd)
 
 
 def build_program(lab, source_dir, build_dir, targets=("all",)):

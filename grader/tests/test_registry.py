@@ -1,16 +1,19 @@
 """The lab registry, each lab's rubric, and each lab's harness contract against the harness's C code and
 the recorded result documents."""
 import glob
-import json
 import os
 import random
 import re
+import sys
 import unittest
 
 from gradelib import build, paths, registry
 from gradelib import checks as chk
 from gradelib.grading import COMPILES, RUNS_CLEANLY
 from gradelib.harness import CHANNEL_OPTIONS
+
+sys.path.insert(0, os.path.join(paths.KIT_ROOT, "tools"))
+import draw_figures  # noqa: E402
 
 RECORDED = os.path.join(os.path.dirname(__file__), "data", "recorded")
 SEEDS = range(50)  # case draws checked against each contract
@@ -102,12 +105,8 @@ def c_options(lab_name):
 
 
 def recorded_documents(lab):
-    docs = {}
-    for path in sorted(glob.glob(os.path.join(RECORDED, "lab%s-*.json" % lab.number))):
-        with open(path) as f:
-            text = f.read()
-        docs[os.path.basename(path)] = json.loads(text[text.index("\n") + 1:] if text.startswith("kit-nonce") else text)
-    return docs
+    """{file name: document} of the lab's recorded documents, read as the figures read them."""
+    return {"lab%s-%s.json" % key: doc for key, doc in draw_figures.load_docs(RECORDED).items() if key[0] == lab.number}
 
 
 class ContractTest(unittest.TestCase):
