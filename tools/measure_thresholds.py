@@ -94,11 +94,14 @@ LAB04_RUNS = 10
 
 
 def lab04():
-    """Both sides of Lab 04's timing thresholds: the solution and the NULL-stream submission,
-    LAB04_RUNS runs each, on each candidate workload; the ratios the grader thresholds."""
+    """Both sides of Lab 04's timing thresholds: the solution (a created stream per thread), the
+    fire-and-forget alternative, and the submissions whose children serialize (the NULL stream, one
+    stream per block), LAB04_RUNS runs each, on each candidate workload; the ratios the grader thresholds."""
     lab = "04-bezier-streams"
     sides = {"solution": os.path.join(paths.SOLUTIONS_DIR, lab),
-             "null-stream": os.path.join(paths.INCORRECT_DIR, lab, "null-stream")}
+             "fire-and-forget": os.path.join(paths.ALTERNATIVE_DIR, lab, "fire-and-forget"),
+             "null-stream": os.path.join(paths.INCORRECT_DIR, lab, "null-stream"),
+             "one-stream-per-block": os.path.join(paths.INCORRECT_DIR, lab, "one-stream-per-block")}
     rows = []
     for side, source in sides.items():
         program = build_submission(lab, source, side)
@@ -122,10 +125,6 @@ def main():
     rows = lab01()
     races = lab02()
     bezier = lab04()
-    doc = {"device": gpu.device, "processes": PROCESSES, "repeats": REPEATS, "lab01": rows, "lab02": races,
-           "lab04": bezier}
-    with open(os.path.join(out_dir, "thresholds.json"), "w") as f:
-        json.dump(doc, f, indent=2)
     lines = ["Lab 01 on %s (CUDA runtime %s, driver supports %s): median of %d processes x %d timed launches"
              % (gpu.name, cuda_version(gpu.device.get("runtime_version")),
                 cuda_version(gpu.device.get("driver_version")), PROCESSES, REPEATS),
@@ -151,8 +150,10 @@ def main():
     with open(os.path.join(out_dir, "thresholds.md"), "w") as f:
         f.write(table + "\n")
     print(table)
-    lab05()
-    lab06()
+    doc = {"device": gpu.device, "processes": PROCESSES, "repeats": REPEATS, "lab01": rows, "lab02": races,
+           "lab04": bezier, "lab05": lab05(), "lab06": lab06()}
+    with open(os.path.join(out_dir, "thresholds.json"), "w") as f:
+        json.dump(doc, f, indent=2)
     return 0
 
 

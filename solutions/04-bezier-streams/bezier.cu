@@ -47,11 +47,11 @@ __global__ void tessellate_cdp(bezier_line_t *lines, int n_lines, float factor, 
     /* TODO (steps 2 and 3): line i = blockIdx.x * blockDim.x + threadIdx.x (if < n_lines):
      *  - n = vertex_count(...), stored in n_vertices;
      *  - vertices = kit_malloc_vertices(n): exactly n, never max_vertices; give up on NULL (counted);
-     *  - create a non-blocking stream (cudaStreamCreateWithFlags, checked with KIT_CHECK_DEVICE):
-     *    every launch of a block into the NULL stream runs one after another (handout section 2.5);
-     *  - launch compute_vertices with ceil(n / 32) blocks of 32 into it, and check the launch right
-     *    after it with KIT_CHECK_LAUNCH();
-     *  - destroy the stream (its work still runs to completion).
+     *  - launch compute_vertices, ceil(n / 32) blocks of 32, where a block's children run side by side
+     *    (a block's launches into the NULL stream run one after another, handout section 2.5): into
+     *    cudaStreamFireAndForget, or a non-blocking stream this thread creates (cudaStreamCreateWithFlags,
+     *    checked with KIT_CHECK_DEVICE, destroyed after the launch: its work still runs to completion);
+     *  - check the launch right after it with KIT_CHECK_LAUNCH().
      * The parent computes no vertex itself: its child computes each one, once. */
     (void)lines; (void)n_lines; (void)factor; (void)max_vertices;
 #else
