@@ -5,6 +5,8 @@
 #   make run LAB=01 [ARGS="--K 8 --M 4 --N 1000"]   build your lab and run its harness
 #   make legacy LAB=02  what today's nvcc says about the textbook's device-side synchronize
 #   make bench LAB=04   timing table of the Bezier lab's versions on this GPU
+#   make costs [ARGS="--repeats 7 --quick 1"]   what dynamic parallelism costs on this GPU
+#                       (launches, chains, sibling streams, device malloc; build/costs/costs.json)
 #   make handouts       render handouts/*.md to HTML in build/handouts/ (needs pandoc; PDF too
 #                       where pandoc has a PDF engine)
 #   make figures        redraw handouts/figures/ from real runs (needs a GPU; exits 77 without one)
@@ -21,7 +23,7 @@ PYTHON ?= python3
 LAB    ?=
 LAB_MAKEFILES := $(wildcard labs/*/Makefile)
 
-.PHONY: all grade test run legacy bench handouts figures doctor starters clean dist gradescope mutants
+.PHONY: all grade test run legacy bench costs handouts figures doctor starters clean dist gradescope mutants
 
 all:
 	@set -e; for mk in $(LAB_MAKEFILES); do $(MAKE) --no-print-directory -f $$mk all; done
@@ -44,6 +46,15 @@ run:
 legacy bench:
 	@test -n "$(LAB)" || { echo "usage: make $@ LAB=NN"; exit 2; }
 	@$(MAKE) --no-print-directory -f labs/$$($(PYTHON) grader/kit.py lab-dir $(LAB))/Makefile $@
+
+# What dynamic parallelism costs on this GPU (common/costs/launch_costs.cu). The program is run here,
+# not through a sub-make, so that make reports its own exit status (77: no GPU, 1: invalid run); a
+# run that measured nothing leaves no old costs.json behind.
+costs:
+	@$(MAKE) --no-print-directory -f common/costs/Makefile all
+	@mkdir -p build/costs && rm -f build/costs/costs.json
+	@program=$$($(MAKE) --no-print-directory -s -f common/costs/Makefile print-program) && \
+	  $$program --json build/costs/costs.json $(ARGS)
 
 handouts:
 	@sh tools/render_handouts.sh
