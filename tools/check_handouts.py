@@ -4,6 +4,8 @@
   python3 tools/check_handouts.py [HANDOUT.md ...]     (default: every handouts/*.md)
   python3 tools/check_handouts.py --html build/handouts  (after `make handouts`: every local link
                                                          and image of the HTML resolves)
+  python3 tools/check_handouts.py --write                 rewrite the generated tables of every page
+                                                         from the recorded data (tools/quoted_figures.py)
 
 - every relative link and image points at a file that exists, and every #anchor at a heading;
 - every `make TARGET` quoted as code is a target of the top-level Makefile, every LAB=NN names a lab, and
@@ -13,6 +15,9 @@
   say it is legacy (removed, CDP1, older texts...) or be in a passage about the legacy model;
 - every lab handout (handouts/NN-*.md, NN not 00) has exactly the template's `##` sections, in order,
   and its `###` subsections in section 2 are numbered 2.1, 2.2, ... in order;
+- every measured figure a page quotes (the handouts, the READMEs, RESULTS.md, the answer keys) carries a
+  marker naming its source, and rounds to what that recorded source holds; every generated table
+  equals what its sources render (tools/quoted_figures.py says how);
 - every grader hint (the hint of every check of every lab's rubric in grader/rubrics/) names
   sections that exist in that lab's handout with that number and title (checked whenever the kit's
   own handouts are checked: no arguments, or a list that includes them).
@@ -22,6 +27,8 @@ import glob
 import os
 import re
 import sys
+
+import quoted_figures
 
 KIT_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 LEGACY_WORDS = re.compile(r"CDP1|legacy|removed|gone|deprecat|older|textbook|no longer|CUDA 5|11\.6|"
@@ -281,12 +288,20 @@ def main(paths):
             print(p)
         print("%d pages checked, %d problems" % (len(pages), len(problems)))
         return 1 if problems or not pages else 0
+    if paths[:1] == ["--write"]:
+        for page in quoted_figures.pages():
+            if quoted_figures.write_generated(page):
+                print("rewrote the generated tables of %s" % os.path.relpath(page, KIT_ROOT))
+        return 0
     kit_handouts = sorted(glob.glob(os.path.join(KIT_ROOT, "handouts", "*.md")))
+    figure_pages = paths or quoted_figures.pages()
     paths = paths or kit_handouts
     targets, grade_opts = makefile_targets(), grader_options()
     problems = [p for path in paths for p in check(os.path.abspath(path), targets, grade_opts)]
     if set(kit_handouts) & {os.path.abspath(p) for p in paths}:
         problems += grader_hint_problems()
+    cache = {}
+    problems += [p for page in figure_pages for p in quoted_figures.check_page(os.path.abspath(page), cache=cache)]
     for p in problems:
         print(p)
     print("%d handouts checked, %d problems" % (len(paths), len(problems)))

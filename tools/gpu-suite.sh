@@ -2,31 +2,36 @@
 # The kit on a machine with a GPU, in one call: build everything, run the whole test suite
 # (CPU and GPU tests), the timing figures, and print a short table last.
 #
-#   tools/gpu-suite.sh [all|tests|thresholds|figures|throughput|mutants]
-#     tests:      make all, make doctor, make test (every CPU and GPU test)
+#   tools/gpu-suite.sh [all|tests|thresholds|figures|costs|throughput|mutants]
+#     tests:      make all, make doctor, make test (every CPU and GPU test; the JUnit file and the probe's
+#                 document are what tools/suite_summary.py sums up into handouts/figures/data/suite.json)
 #     thresholds: both sides of the grader's timing thresholds and the races (tools/measure_thresholds.py)
 #     figures:    the solutions graded, what a student sees, the recorded harness documents of every
-#                 submission and the handout figures drawn from them, the Lab 04 bench table
+#                 submission and the handout figures drawn from them, the Lab 04 bench table (data/bench-04.json)
+#     costs:      make costs, what launches and device malloc cost here (data/costs.json); "all" runs it too
 #     throughput: batch-grade a class of 200 Lab 01 submissions (tools/batch_throughput.py)
 #     mutants:    mutation testing of the grader (tools/mutants.py) on the labs in MUTANT_LABS
 #                 (default: every lab in labs/), the solution and alternatives first on 10 seeds each
 # CTEST_FILTER="-R ^0[1-4]-" runs part of the tests, for machines where one command may not run
 # longer than about 10 minutes (the whole test phase takes longer on one GPU).
-# Logs go to build/gpu-suite/; with $OUT set, they are also packed into $OUT/suite.tar.gz.
+# Logs go to build/gpu-suite/; with $OUT set, they are also packed into $OUT/suite.tar.gz. The documents
+# the kit's pages quote land in build/gpu-suite/data/: copied to handouts/figures/data/, the pages'
+# markers are checked against them (tools/quoted_figures.py).
 # Every step has a time limit, so one hang cannot eat the machine's time.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 PHASE=${1:-all}
 LOGS=build/gpu-suite
 rm -rf "$LOGS"
-mkdir -p "$LOGS/recorded"
+mkdir -p "$LOGS/recorded" "$LOGS/data"
 export PYTHONUNBUFFERED=1
 build_status=- test_status=- thresholds_status=- grade_status=- run_status=- starter_grade_status=- throughput_status=-
-mutants_status=- draw_status=-
+mutants_status=- draw_status=- costs_status=- bench_status=-
 
 { nvidia-smi --query-gpu=name,compute_cap,driver_version,memory.total --format=csv; nvcc --version | tail -n 2; } \
     > "$LOGS/machine.txt" 2>&1
 timeout 120 make doctor > "$LOGS/doctor.txt" 2>&1
+cp build/probe/sm_*/probe.json "$LOGS/probe.json" 2>/dev/null
 if [ "$PHASE" = all ] || [ "$PHASE" = tests ]; then
 timeout 300 make all > "$LOGS/build-all.log" 2>&1; build_status=$?
 
@@ -57,8 +62,13 @@ timeout 480 python3 tools/draw_figures.py --gpu --docs-out "$LOGS/recorded" --ou
 # The Bezier lab's timing table (make bench LAB=04), of the reference solution.
 timeout 300 make -s --no-print-directory -f labs/04-bezier-streams/Makefile \
     SRC_DIR="$PWD/solutions/04-bezier-streams" BUILD_DIR="$PWD/build/bench/04-bezier-streams" bench \
-    > "$LOGS/bench-04.txt" 2>&1
+    ARGS="--json $PWD/$LOGS/data/bench-04.json" > "$LOGS/bench-04.txt" 2>&1; bench_status=$?
 
+fi
+
+if [ "$PHASE" = all ] || [ "$PHASE" = costs ]; then
+timeout 300 make costs > "$LOGS/costs.txt" 2>&1; costs_status=$?
+cp build/costs/costs.json "$LOGS/data/costs.json" 2>/dev/null
 fi
 
 if [ "$PHASE" = throughput ]; then
@@ -82,7 +92,9 @@ if [ -f "$LOGS/ctest.log" ]; then
 fi
 echo
 case $PHASE in
-    all|thresholds) cat "$LOGS/thresholds.md" 2>/dev/null || tail -n 20 "$LOGS/thresholds.log" ;;
+    all|thresholds) cat "$LOGS/thresholds.md" 2>/dev/null || tail -n 20 "$LOGS/thresholds.log"
+                    cp "$LOGS/thresholds.json" "$LOGS/data/thresholds.json" 2>/dev/null ;;
+    costs) tail -n 20 "$LOGS/costs.txt" ;;
     figures) tail -n 12 "$LOGS/draw-figures.log" ;;
     throughput) head -n 20 "$LOGS/throughput.log" ;;
     mutants) for f in "$LOGS"/mutants-*.log; do grep -E '^(baseline .*LOST|operator|all \(|PROBLEM|[a-z-]+ +[0-9])' "$f"; done ;;
@@ -91,8 +103,9 @@ echo
 printf '%-30s %s\n' "make all" "$build_status" "make test" "$test_status" "thresholds" "$thresholds_status" \
     "grade solutions (exit)" "$grade_status" "make run LAB=01" "$run_status" \
     "make grade LAB=01, starter (2)" "$starter_grade_status" "recorded documents, figures" "$draw_status" \
-    "batch throughput" "$throughput_status" "mutants" "$mutants_status"
+    "batch throughput" "$throughput_status" "mutants" "$mutants_status" "make costs" "$costs_status" \
+    "make bench LAB=04" "$bench_status"
 [ -n "${OUT:-}" ] && tar -czf "$OUT/suite.tar.gz" -C build gpu-suite
 ok() { [ "$1" = 0 ] || [ "$1" = - ]; }
 ok "$build_status" && ok "$test_status" && ok "$thresholds_status" && ok "$grade_status" && ok "$draw_status" &&
-    ok "$throughput_status" && ok "$mutants_status"
+    ok "$throughput_status" && ok "$mutants_status" && ok "$costs_status" && ok "$bench_status"

@@ -21,6 +21,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from gradelib import exits, harness, paths, registry  # noqa: E402
 from gradelib import gpu as gpu_mod  # noqa: E402
 from draw_figures import cuda_version  # noqa: E402  (tools/, this script's folder)
+import quoted_figures  # noqa: E402
 from rubrics import lab04 as lab04_rules  # noqa: E402
 
 PROCESSES = 3   # separate runs of the harness per size
@@ -122,38 +123,20 @@ def main():
     if not gpu.available:
         print("no GPU: %s" % gpu.reason)
         return exits.NOT_RUN
-    rows = lab01()
-    races = lab02()
-    bezier = lab04()
-    lines = ["Lab 01 on %s (CUDA runtime %s, driver supports %s): median of %d processes x %d timed launches"
-             % (gpu.name, cuda_version(gpu.device.get("runtime_version")),
-                cuda_version(gpu.device.get("driver_version")), PROCESSES, REPEATS),
-             "", "| K | M | N | flat reference (ms) | CDP solution (ms) | flat / CDP |", "|---|---|---|---|---|---|"]
-    for r in rows:
-        lines.append("| %d | %d | %d | %.4f | %.4f | %.2f |" % (r["K"], r["M"], r["N"], r["flat_ms"], r["cdp_ms"],
-                                                             r["flat_over_cdp"]))
-    lines += ["", "Lab 02 races, %d runs each (fewest and most wrong per run)" % RACE_RUNS, "",
-              "| known-wrong submission | wrong per run | fewest | most |", "|---|---|---|---|"]
-    for r in races:
-        what = "children that saw the later value" if r["case"] == "race-left-in" else "elements wrong after the child"
-        lines.append("| %s | %s, of %d | %d | %d |" % (r["case"], what, r["out_of"], r["min"], r["max"]))
-    lines += ["", "Lab 04 timing ratios, %d runs each (NULL/yours = kit NULL-stream time over the submission's; "
-              "flat/yours = kit flat over the submission's)" % LAB04_RUNS, "",
-              "| submission | case | workload | lines | max | NULL/yours min..max | flat/yours min..max |",
-              "|---|---|---|---|---|---|---|"]
-    for r in bezier:
-        lines.append("| %s | %s | %s | %d | %d | %.2f..%.2f | %.2f..%.2f |" % (
-            r["side"], r["case"], r["workload"], r["lines"], r["max"], min(r["null_over_student"]),
-            max(r["null_over_student"]),
-            min(r["flat_over_student"]), max(r["flat_over_student"])))
-    table = "\n".join(lines)
+    doc = {"device": gpu.device, "processes": PROCESSES, "repeats": REPEATS, "lab01": lab01(), "lab02": lab02(),
+           "lab04": lab04(), "lab05": lab05(), "lab06": lab06()}
+    with open(os.path.join(out_dir, "thresholds.json"), "w") as f:
+        json.dump(doc, f, indent=2)
+    # The tables RESULTS.md shows, drawn from the document as the page draws them (tools/quoted_figures.py).
+    sources = {"thresholds": doc}
+    parts = ["On %s (CUDA runtime %s, driver supports %s)." % (
+        gpu.name, cuda_version(gpu.device.get("runtime_version")), cuda_version(gpu.device.get("driver_version")))]
+    for lab in ("lab01", "lab02", "lab04", "lab05", "lab06"):
+        parts += ["", "%s:" % lab, "", quoted_figures.render("thresholds-" + lab, cache=sources)]
+    table = "\n".join(parts)
     with open(os.path.join(out_dir, "thresholds.md"), "w") as f:
         f.write(table + "\n")
     print(table)
-    doc = {"device": gpu.device, "processes": PROCESSES, "repeats": REPEATS, "lab01": rows, "lab02": races,
-           "lab04": bezier, "lab05": lab05(), "lab06": lab06()}
-    with open(os.path.join(out_dir, "thresholds.json"), "w") as f:
-        json.dump(doc, f, indent=2)
     return 0
 
 
@@ -188,16 +171,6 @@ def lab05():
                 got["b_worst_late_us"].append(max(b["student"]["lateness_us"]))
                 got["legacy_overlaps"].append(a["legacy"]["overlapping_pairs"] + b["legacy"]["overlapping_pairs"])
             rows.append(dict(case, side=side, **got))
-    print("\nLab 05, %d runs each (legacy/yours = span ratio, medians of %d rounds; at once = most kernels at once; "
-          "late = worst thread's wait lateness)\n" % (LAB05_RUNS, rules.REPEATS))
-    print("| submission | streams | threads | A legacy/yours | A at once | B legacy/yours | B at once | B late (us) "
-          "| legacy overlaps |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    for r in rows:
-        print("| %s | %d | %d | %.2f..%.2f | %g..%g | %.2f..%.2f | %g..%g | %.0f..%.0f (base %d) | %d |" % (
-            r["side"], r["streams"], r["threads"], min(r["a_ratio"]), max(r["a_ratio"]), min(r["a_at_once"]),
-            max(r["a_at_once"]), min(r["b_ratio"]), max(r["b_ratio"]), min(r["b_at_once"]), max(r["b_at_once"]),
-            min(r["b_worst_late_us"]), max(r["b_worst_late_us"]), r["thread_spin_us"], sum(r["legacy_overlaps"])))
     return rows
 
 
@@ -232,26 +205,8 @@ def lab06():
             if u["ran"]:
                 got["duplicates"].append(u["duplicates"])
         rows.append(dict(side=side, **got))
-    print("\nLab 06, %d runs each (malloc/pool = per-object device malloc time over the submission's pool; "
-          "per-thread/yours = the kit's one-atomic-per-thread counter over the submission's counter_take; "
-          "thresholds %.1f and %.1f)\n" % (LAB06_RUNS, rules.MIN_MALLOC_OVER_POOL, rules.MIN_PER_THREAD_OVER_WARP))
-    print("| submission | malloc/pool min..max | malloc/bulk min..max | per-thread/yours min..max | "
-          "duplicates per run (of 4M requests) |")
-    print("|---|---|---|---|---|")
-
-    def span(values, form="%.2f..%.2f"):
-        return form % (min(values), max(values)) if values else "-"
-    for r in rows:
-        print("| %s | %s | %s | %s | %s |" % (r["side"], span(r["malloc_over_pool"]), span(r["malloc_over_bulk"]),
-                                              span(r["per_thread_over_yours"]), span(r["duplicates"], "%d..%d")))
     program = build_submission(lab, os.path.join(paths.SOLUTIONS_DIR, lab), "solution")
     part_a = run_case(lab, program, dict(rules.CASE_DEFAULTS, objects=1000000, repeats=3, seed=1))["timing"]
-    print("\nLab 06 Part A, 1,000,000 objects of 128 bytes, median of 3: per-object malloc %.3f ms "
-          "(%d failed), bulk %.3f ms, pool %.3f ms: per-object / bulk %.1fx, per-object / pool %.1fx"
-          % (part_a["per_object_malloc"]["median_ms"], part_a["per_object_malloc"]["malloc_failures"],
-             part_a["bulk"]["median_ms"], part_a["pool"]["median_ms"],
-             part_a["per_object_malloc"]["median_ms"] / part_a["bulk"]["median_ms"],
-             part_a["per_object_malloc"]["median_ms"] / part_a["pool"]["median_ms"]))
     rows.append({"side": "part-a", "timing": part_a})
     return rows
 

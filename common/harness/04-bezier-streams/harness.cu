@@ -7,8 +7,9 @@
  *   ./bezier [--lines 1000] [--workload chained|heavy] [--factor 16] [--max 32] [--seed 1]
  *            [--repeats 0] [--figure-lines 0] [--bench 0] [--json result.json]
  *
- * --bench 1 prints a timing table (flat, CDP in the NULL stream, your named streams,
- * fire-and-forget) over several line counts and both workloads instead of one run.
+ * --bench 1 prints a timing table (flat, CDP in the NULL stream, your CDP version, the kit's
+ * fire-and-forget) over several line counts and both workloads instead of one run; with --json, the
+ * table is the document (make bench LAB=04; tools/gpu-suite.sh records it for the handouts).
  * --figure-lines N (0..400) puts the first N lines in the result document ("figure"): control
  * points, vertex count and the vertices the dynamic version computed, from which
  * tools/draw_figures.py draws the curves (make run LAB=04 draws them next to the program).
@@ -47,7 +48,7 @@ typedef struct {
 #define VERSION_CDP_FIRE_AND_FORGET 3
 #define N_VERSIONS 4
 static const char *const version_names[N_VERSIONS] = {"flat (kit)", "CDP, NULL stream (kit)",
-                                                      "CDP, your streams", "CDP, fire-and-forget (kit)"};
+                                                      "CDP, yours", "CDP, fire-and-forget (kit)"};
 
 static void timed_reset(void *p)
 {
@@ -98,9 +99,28 @@ static kit_timing_t time_version(workload_t *w, int version, int repeats)
     return result;
 }
 
-static void bench(int max_heavy, float factor, unsigned long long seed, int repeats)
+/* The bench table: every version over line counts and both workloads, printed; with json_path, also
+ * written as a document ("bench": the rows, each version's median) that the kit's pages quote. */
+static void bench(int max_heavy, float factor, unsigned long long seed, int repeats, const char *json_path)
 {
     static const int line_counts[] = {1024, 4096, 16384};
+    kit_json_t j;
+    if (json_path != NULL) {
+        kit_json_open(&j, json_path);
+        kit_json_begin_object(&j, NULL);
+        kit_json_string(&j, "lab", "04-bezier-streams");
+        kit_json_device(&j);
+        kit_json_begin_object(&j, "bench");
+        kit_json_int(&j, "repeats", repeats);
+        kit_json_int(&j, "parent_threads", PARENT_THREADS);
+        kit_json_double(&j, "factor", factor);
+        kit_json_uint(&j, "seed", seed);
+        kit_json_begin_array(&j, "versions");
+        for (int v = 0; v < N_VERSIONS; v++)
+            kit_json_string(&j, NULL, version_names[v]);
+        kit_json_end_array(&j);
+        kit_json_begin_array(&j, "rows");
+    }
     printf("median of %d runs, ms; one child grid per line in the CDP versions, parents in blocks of %d;\n"
            "vertex blocks preallocated by the kit, so the CDP versions are timed on their launches\n",
            repeats, PARENT_THREADS);
@@ -113,12 +133,34 @@ static void bench(int max_heavy, float factor, unsigned long long seed, int repe
             workload_t w;
             workload_init(&w, line_counts[k], heavy, heavy ? max_heavy : 32, factor, seed, 0);
             printf("%-9s %6d %8lld", heavy ? "heavy" : "chained", w.n_lines, w.total);
-            for (int v = 0; v < N_VERSIONS; v++)
-                printf(" | %26.3f", time_version(&w, v, repeats).median_ms);
+            if (json_path != NULL) {
+                kit_json_begin_object(&j, NULL);
+                kit_json_string(&j, "workload", heavy ? "heavy" : "chained");
+                kit_json_int(&j, "lines", w.n_lines);
+                kit_json_int(&j, "max_vertices", w.max_vertices);
+                kit_json_int(&j, "vertices", w.total);
+                kit_json_begin_array(&j, "median_ms");
+            }
+            for (int v = 0; v < N_VERSIONS; v++) {
+                double ms = time_version(&w, v, repeats).median_ms;
+                printf(" | %26.3f", ms);
+                if (json_path != NULL)
+                    kit_json_double(&j, NULL, ms);
+            }
+            if (json_path != NULL) {
+                kit_json_end_array(&j);
+                kit_json_end_object(&j);
+            }
             printf("\n");
             fflush(stdout);
             workload_free(&w);
         }
+    }
+    if (json_path != NULL) {
+        kit_json_end_array(&j);
+        kit_json_end_object(&j);
+        kit_json_end_object(&j);
+        kit_json_close(&j);
     }
 }
 
@@ -248,7 +290,7 @@ int main(int argc, char **argv)
     printf("device: %s (compute capability %d.%d); pending-launch limit %zu, device heap %.1f MiB\n", prop.name,
            prop.major, prop.minor, pending, heap / 1048576.0);
     if (bench_mode) {
-        bench(max_vertices, factor, seed, repeats > 0 ? repeats : 5);
+        bench(max_vertices, factor, seed, repeats > 0 ? repeats : 5, json_path);
         return 0;
     }
     printf("  for %d lines: at least %d pending launches, and a heap of at least %.1f MiB (%lld vertices at most, "

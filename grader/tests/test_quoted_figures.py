@@ -1,0 +1,123 @@
+"""tools/quoted_figures.py: every quoted figure is tied to its recorded source, and a drift fails."""
+import json
+import os
+import sys
+import tempfile
+import unittest
+
+from gradelib import paths
+
+sys.path.insert(0, os.path.join(paths.KIT_ROOT, "tools"))
+import quoted_figures as qf  # noqa: E402
+
+COSTS = {"device": {"name": "GPU"}, "repeats": 3,
+         "costs": {"device_launch_null_us": {"median": 6.137, "min": 6.0, "max": 6.4, "runs": [6.0, 6.137, 6.4],
+                                             "unit": "us", "what": "one launch"}},
+         "defaults": {"pending_launch_count": 2048, "malloc_heap_bytes": 8388608, "stack_bytes": 1024,
+                      "printf_fifo_bytes": 1048576}}
+THRESHOLDS = {"lab04": [{"side": "solution", "case": "streams", "null_over_student": [3.52, 3.9, 4.41]},
+                        {"side": "null-stream", "case": "streams", "null_over_student": [0.8, 1.2]}]}
+
+
+class QuotedFiguresTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.kit = self.tmp.name
+        os.makedirs(os.path.join(self.kit, qf.DATA_DIR))
+        for name, doc in (("costs", COSTS), ("thresholds", THRESHOLDS)):
+            with open(os.path.join(self.kit, qf.DATA_DIR, name + ".json"), "w") as f:
+                json.dump(doc, f)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def problems(self, text):
+        path = os.path.join(self.kit, "page.md")
+        with open(path, "w") as f:
+            f.write(text)
+        return qf.check_page(path, kit=self.kit)
+
+    def test_rounding_as_written(self):
+        self.assertTrue(qf.matches("6", ".1", 6.137))
+        self.assertFalse(qf.matches("6", ".2", 6.137))
+        self.assertTrue(qf.matches("6", None, 6.137))
+        self.assertTrue(qf.matches("1,100", None, 1101.3))   # trailing zeros: rounded to tens
+        self.assertFalse(qf.matches("1,100", None, 1160))
+        self.assertTrue(qf.matches("580,000", None, 582000))
+        self.assertTrue(qf.matches("0", ".070", 0.0704))
+        self.assertFalse(qf.matches("0", ".070", 0.0716))
+        self.assertFalse(qf.matches("6", None, "6"))          # a string is never a figure
+        self.assertFalse(qf.matches("1", None, True))
+
+    def test_expressions(self):
+        doc = dict(THRESHOLDS, **COSTS)
+        self.assertEqual(qf.evaluate('min(pick(lab04, side="solution", case="streams").null_over_student)', doc), 3.52)
+        self.assertAlmostEqual(qf.evaluate("costs.device_launch_null_us.median * 1000 / 2", doc), 3068.5)
+        self.assertEqual(qf.evaluate('costs["device_launch_null_us"].runs[2]', doc), 6.4)
+        for bad in ('__import__("os")', "costs.__class__", "open('x')", "[1, 2]", "lab04 if 1 else 2",
+                    'pick(lab04, case="streams")', "costs.nothing", "1 / 0"):
+            with self.assertRaises(qf.SourceError, msg=bad):
+                qf.evaluate(bad, doc)
+
+    def test_a_marked_figure_that_matches_passes(self):
+        text = ("A device launch costs about 6.1 µs<!-- from costs: costs.device_launch_null_us.median -->; "
+                "the ratio stayed between 3.5<!-- from thresholds: min(pick(lab04, side=\"solution\", "
+                "case=\"streams\").null_over_student) --> and 4.4 times<!-- from thresholds: max(pick(lab04, "
+                "side=\"solution\", case=\"streams\").null_over_student) -->. The source measured 7.86 s"
+                "<!-- cited: the source's profile --> for a 50 µs<!-- given: the child's length --> child.\n"
+                "Build with `nvcc -O2` (`--timeout 10 s`); CUDA 12.8 or newer; Lab 02, section 2.4; 2 x 32 threads.\n"
+                "```\n$ ./bench   # 12.5 ms\n```\n")
+        self.assertEqual(self.problems(text), [])
+
+    def test_a_drifted_figure_fails(self):
+        found = self.problems("One launch costs about 6.5 µs<!-- from costs: costs.device_launch_null_us.median -->.\n")
+        self.assertEqual(len(found), 1)
+        self.assertIn("page.md:1: the page says 6.5, but costs gives 6.137", found[0])
+
+    def test_an_unmarked_figure_fails(self):
+        for text, figure in (("Launches cost 4.2 µs each.\n", "4.2"), ("It was 15,664x slower.\n", "15,664"),
+                             ("between 9.8 to 10.5 times<!-- cited: a paper -->\n", "9.8"),
+                             ("flat took 0.008 ms\n", "0.008"), ("about 580,000 cycles\n", "580,000"),
+                             ("| case | H100 (ms, median of 3) |\n| --- | --- |\n| bulk | 0.070 |\n", "0.070"),
+                             ("| submission | NULL/yours ratio |\n|---|---|\n| mine | 3.12..3.98 |\n", "3.12")):
+            found = self.problems(text)
+            self.assertTrue(found and "the figure %s has no source" % figure in found[0], (text, found))
+
+    def test_a_marker_in_a_table_cell(self):
+        text = ("| version | H100 (ms) |\n| --- | --- |\n"
+                "| launch | 6.14<!-- from costs: costs.device_launch_null_us.median --> |\n"
+                "| launch, again | 6.2<!-- from costs: costs.device_launch_null_us.median --> |\n")
+        found = self.problems(text)
+        self.assertEqual(len(found), 1)
+        self.assertIn("page.md:4: the page says 6.2", found[0])
+
+    def test_bad_markers_fail(self):
+        for text, expected in (
+                ("It took 4 ms<!-- cited: -->.\n", "cited without saying where"),
+                ("It took 4 ms<!-- from costs -->.\n", "does not read 'from SOURCE: EXPR'"),
+                ("It took 4 ms<!-- from nowhere: x -->.\n", "no recorded source nowhere"),
+                ("It took 4 ms<!-- from costs: costs.none -->.\n", "no 'none' in costs"),
+                ("It took long<!-- from costs: costs.device_launch_null_us.median -->.\n",
+                 "a marker that follows no number")):
+            found = "\n".join(self.problems(text))
+            self.assertIn(expected, found, text)
+
+    def test_generated_blocks_must_equal_their_sources(self):
+        block = qf.render("costs", self.kit)
+        self.assertIn("| `device_launch_null_us` | 6.14 us | 6.00..6.40 | one launch |", block)
+        good = "# Costs\n\n<!-- begin generated: costs -->\n%s<!-- end generated: costs -->\n" % block
+        self.assertEqual(self.problems(good), [])
+        stale = good.replace("6.14 us", "6.50 us")
+        found = self.problems(stale)
+        self.assertEqual(len(found), 1)
+        self.assertIn("generated block costs differs from its sources", found[0])
+        path = os.path.join(self.kit, "page.md")
+        self.assertTrue(qf.write_generated(path, kit=self.kit))
+        with open(path) as f:
+            self.assertEqual(self.problems(f.read()), [])
+        self.assertIn("no generated block called nothing",
+                      self.problems("<!-- begin generated: nothing -->\nx\n<!-- end generated: nothing -->\n")[0])
+
+
+if __name__ == "__main__":
+    unittest.main()

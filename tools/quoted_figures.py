@@ -1,0 +1,510 @@
+#!/usr/bin/env python3
+"""Every figure the kit's pages quote, tied to the recorded data it comes from.
+
+A measured figure in a handout, a README, RESULTS.md or an answer key is written with a marker right
+after it (an HTML comment: Markdown viewers and pandoc show nothing):
+
+    one launch costs about 6.1 µs<!-- from costs: costs.device_launch_null_us.median -->
+    the ratio stayed between 3.5<!-- from thresholds: min(pick(lab04, side="solution", case="streams").null_over_student) -->
+    at least 1.5x<!-- from rubric/lab04: MIN_NULL_OVER_STUDENT --> wanted
+    7.86 s<!-- cited: the source's profile -->   (a figure from outside the kit: say where)
+    a 50 µs<!-- given: the child's length --> child   (an input, not a result: say what)
+
+"from SOURCE: EXPR" is checked: EXPR is evaluated on SOURCE and must round to the number as written
+(as many decimals as written; an integer's trailing zeros mean it was rounded to that many tens).
+SOURCE is a recorded document the kit's own runs wrote:
+    NAME            handouts/figures/data/NAME.json (costs, bench-04, thresholds, suite)
+    recorded/NAME   grader/tests/data/recorded/NAME.json (a lab's result document, make figures)
+    mutants/NAME    grader/tests/data/mutants/NAME.json (a mutation run, make mutants)
+    rubric/labNN    the constants of grader/rubrics/labNN.py (thresholds, points)
+EXPR is a small expression: names are the document's top-level keys, a.b and a[0] and a["k"] look
+inside, + - * / and min, max, median, sum, len, abs, round compute, and pick(LIST, key=value, ...) is
+the one element of a list of objects with those values.
+
+Which figures must carry a marker: every number outside code followed by a unit of time (ns, µs,
+us, ms, s, seconds, minutes), by cycles, by x or × written against it (15,664x), or by "times"; the
+first number of a range ("9.8 to 10.5 times"); and every number in a table column whose header
+names such a unit ("(ms)", "ratio").
+
+Tables the kit writes whole sit between "<!-- begin generated: NAME -->" and "<!-- end generated:
+NAME -->": the checker renders NAME from its sources and fails when the block differs
+(`python3 tools/check_handouts.py --write` rewrites them).
+"""
+import ast
+import glob
+import importlib
+import json
+import os
+import re
+import statistics
+import sys
+
+KIT_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+DATA_DIR = os.path.join("handouts", "figures", "data")
+RECORDED_DIR = os.path.join("grader", "tests", "data", "recorded")
+MUTANTS_DIR = os.path.join("grader", "tests", "data", "mutants")
+
+# The pages whose figures are checked (kit-relative globs).
+PAGES = ["README.md", "RESULTS.md", "CONTRIBUTING.md", "handouts/*.md", "solutions/answers/*.md",
+         "labs/*/README.md", "tools/student-README.md"]
+
+MARKER = re.compile(r"<!--\s*(from|cited|given)\b\s*(.*?)\s*-->", re.S)
+_NUMBER = r"(?<![\w.,/^=+-])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?"
+_UNIT = r"(?:\s?(?:ns|µs|μs|us|ms|s|seconds?|minutes?|cycles)\b|[x×](?![\w])|\s(?:times)\b)"
+FIGURE = re.compile(_NUMBER + r"(" + _UNIT + r")")
+RANGE_START = re.compile(_NUMBER + r"(?=\s*(?:to|-|–|\.\.)\s*" + _NUMBER + _UNIT + r")")
+UNIT_HEADER = re.compile(r"\((?:[^)]*\b)?(?:ns|µs|μs|us|ms|s|cycles)\b[^)]*\)|\bratios?\b|\s/\s|\b[x×]\s*$", re.I)
+GENERATED = re.compile(r"<!-- begin generated: ([\w./-]+) -->\n(.*?)<!-- end generated: \1 -->", re.S)
+
+
+class SourceError(Exception):
+    pass
+
+
+# ---------------------------------------------------------------- sources and expressions
+
+def load_source(name, kit=KIT_ROOT, cache=None):
+    """The document (or a rubric's constants) a marker names."""
+    cache = {} if cache is None else cache
+    if name in cache:
+        return cache[name]
+    if name.startswith("rubric/"):
+        sys.path.insert(0, os.path.join(kit, "grader"))
+        try:
+            module = importlib.import_module("rubrics." + name.split("/", 1)[1])
+        except ImportError as e:
+            raise SourceError("no rubric %s (%s)" % (name, e))
+        value = {k: v for k, v in vars(module).items() if k.isupper()}
+    else:
+        if name.startswith("recorded/"):
+            path = os.path.join(kit, RECORDED_DIR, name.split("/", 1)[1] + ".json")
+        elif name.startswith("mutants/"):
+            path = os.path.join(kit, MUTANTS_DIR, name.split("/", 1)[1] + ".json")
+        else:
+            path = os.path.join(kit, DATA_DIR, name + ".json")
+        if not os.path.exists(path):
+            raise SourceError("no recorded source %s (%s)" % (name, os.path.relpath(path, kit)))
+        with open(path) as f:
+            value = json.load(f)
+    cache[name] = value
+    return value
+
+
+def pick(items, **conditions):
+    found = [i for i in items if all(i.get(k) == v for k, v in conditions.items())]
+    if len(found) != 1:
+        raise SourceError("pick(%s) matched %d elements, not one" % (conditions, len(found)))
+    return found[0]
+
+
+_FUNCTIONS = {"min": min, "max": max, "median": statistics.median, "sum": sum, "len": len, "abs": abs,
+              "round": round, "pick": pick}
+
+
+def evaluate(expression, document):
+    """The value of a marker's expression on a document (a safe subset of Python's expressions)."""
+    try:
+        tree = ast.parse(expression, mode="eval")
+    except SyntaxError as e:
+        raise SourceError("cannot read the expression %r (%s)" % (expression, e.msg))
+
+    def value(node):
+        if isinstance(node, ast.Expression):
+            return value(node.body)
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, str)):
+            return node.value
+        if isinstance(node, ast.Name):
+            if isinstance(document, dict) and node.id in document:
+                return document[node.id]
+            raise SourceError("the source has no %r" % node.id)
+        if isinstance(node, ast.Attribute):
+            inner = value(node.value)
+            if isinstance(inner, dict) and node.attr in inner:
+                return inner[node.attr]
+            raise SourceError("no %r in %s" % (node.attr, ast.unparse(node.value)))
+        if isinstance(node, ast.Subscript):
+            inner, key = value(node.value), value(node.slice)
+            try:
+                return inner[key]
+            except (KeyError, IndexError, TypeError):
+                raise SourceError("no [%r] in %s" % (key, ast.unparse(node.value)))
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
+            left, right = value(node.left), value(node.right)
+            try:
+                return {ast.Add: lambda: left + right, ast.Sub: lambda: left - right,
+                        ast.Mult: lambda: left * right, ast.Div: lambda: left / right}[type(node.op)]()
+            except (TypeError, ZeroDivisionError) as e:
+                raise SourceError("%s: %s" % (ast.unparse(node), e))
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return -value(node.operand)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _FUNCTIONS:
+            args = [value(a) for a in node.args]
+            kwargs = {k.arg: value(k.value) for k in node.keywords}
+            try:
+                return _FUNCTIONS[node.func.id](*args, **kwargs)
+            except (TypeError, ValueError, statistics.StatisticsError) as e:
+                raise SourceError("%s: %s" % (ast.unparse(node), e))
+        raise SourceError("%r is not allowed in a marker's expression" % ast.unparse(node))
+    return value(tree)
+
+
+def quoted_value(integer, decimals):
+    """(value, half the last written digit's step) of a number as written: "1,100" -> (1100, 50)."""
+    digits = integer.replace(",", "")
+    if decimals:
+        return float(digits + decimals), 0.5 * 10 ** -(len(decimals) - 1)
+    zeros = len(digits) - len(digits.rstrip("0")) if digits.strip("0") else 0
+    return float(digits), 0.5 * 10 ** zeros
+
+
+def matches(written_integer, written_decimals, actual):
+    """Whether a measured value rounds to the number as written."""
+    if isinstance(actual, bool) or not isinstance(actual, (int, float)):
+        return False
+    written, half_step = quoted_value(written_integer, written_decimals)
+    return abs(actual - written) <= half_step * (1 + 1e-9)
+
+
+# ---------------------------------------------------------------- finding figures on a page
+
+def _blank(text, pattern):
+    """text with every match of pattern replaced by spaces (so that offsets and lines stay)."""
+    return pattern.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
+
+
+def prose_of(text):
+    """The page with code blocks, inline code, generated blocks and link targets blanked out; markers kept."""
+    text = _blank(text, re.compile(r"^```.*?^```[^\n]*$", re.S | re.M))
+    text = _blank(text, GENERATED)
+    text = _blank(text, re.compile(r"`[^`\n]*`"))
+    text = _blank(text, re.compile(r"\]\([^)\s]*\)"))
+    return text
+
+
+def _marker_after(prose, end):
+    """The marker that starts right after offset end (spaces and closing emphasis allowed), or None."""
+    m = re.compile(r"[ \t*_)]*(<!--.*?-->)", re.S).match(prose, end)
+    if not m:
+        return None
+    return MARKER.match(m.group(1))
+
+
+def figures_of(prose):
+    """(offset, integer, decimals, end, in a table cell) of every number on the page that must carry a
+    marker."""
+    found = {}
+    for m in FIGURE.finditer(prose):
+        found[m.start()] = (m.start(), m.group(1), m.group(2), m.end(), False)
+    for m in RANGE_START.finditer(prose):
+        found.setdefault(m.start(), (m.start(), m.group(1), m.group(2), m.end(), False))
+    found.update({f[0]: f for f in _table_figures(prose)})
+    # Text inside a marker is the marker's, never a figure of the page.
+    comments = [(c.start(), c.end()) for c in re.finditer(r"<!--.*?-->", prose, re.S)]
+    return sorted(f for f in found.values() if not any(a <= f[0] < b for a, b in comments))
+
+
+def _table_figures(prose):
+    """Numbers in the body cells of table columns whose header names a unit of time, cycles or a ratio."""
+    figures = []
+    lines = prose.split("\n")
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line) + 1)
+    k = 0
+    while k + 1 < len(lines):
+        header, rule = lines[k], lines[k + 1]
+        if header.lstrip().startswith("|") and re.match(r"^\s*\|[\s:|-]+\|\s*$", rule) and "-" in rule:
+            columns = [i for i, cell in enumerate(_cells(header)) if UNIT_HEADER.search(re.sub(r"<!--.*?-->", "", cell[1]))]
+            row = k + 2
+            while row < len(lines) and lines[row].lstrip().startswith("|"):
+                for i, (start, cell) in enumerate(_cells(lines[row])):
+                    if i not in columns:
+                        continue
+                    for m in re.finditer(_NUMBER, re.sub(r"<!--.*?-->", lambda c: " " * len(c.group(0)), cell)):
+                        offset = offsets[row] + start + m.start()
+                        figures.append((offset, m.group(1), m.group(2), offsets[row] + start + m.end(), True))
+                row += 1
+            k = row
+        else:
+            k += 1
+    return figures
+
+
+def _cells(line):
+    """(offset in the line, text) of each cell of a Markdown table row."""
+    cells, start = [], line.index("|") + 1
+    for m in re.finditer(r"(?<!\\)\|", line[start:]):
+        cells.append((start, line[start:start + m.start()]))
+        start = start + m.start() + 1
+        line_rest = line[start:]
+        if not line_rest.strip():
+            break
+    return cells
+
+
+def _marker_in_cell(prose, end):
+    """A marker later in the same table cell, for figures in a unit column ("1,101 (0 failed)<!-- ... -->")."""
+    rest = prose[end:prose.find("\n", end) if "\n" in prose[end:] else len(prose)]
+    cell = rest.split("|", 1)[0]
+    m = re.search(r"<!--.*?-->", cell)
+    return MARKER.match(m.group(0)) if m else None
+
+
+# ---------------------------------------------------------------- checking
+
+def check_page(path, kit=KIT_ROOT, cache=None):
+    """Problems with the figures of one page: FILE:LINE: message."""
+    cache = {} if cache is None else cache
+    rel = os.path.relpath(path, kit)
+    with open(path) as f:
+        text = f.read()
+    prose = prose_of(text)
+    problems = []
+
+    def line_of(offset):
+        return text.count("\n", 0, offset) + 1
+
+    for offset, integer, decimals, end, in_table in figures_of(prose):
+        written = integer + (decimals or "")
+        marker = _marker_after(prose, end) or (_marker_in_cell(prose, end) if in_table else None)
+        where = "%s:%d" % (rel, line_of(offset))
+        if marker is None:
+            problems.append("%s: the figure %s has no source: write <!-- from SOURCE: EXPR --> after it "
+                            "(or cited:/given:, tools/quoted_figures.py)" % (where, written))
+            continue
+        kind, body = marker.group(1), marker.group(2)
+        if kind in ("cited", "given"):
+            if not body.strip(":").strip():
+                problems.append("%s: the figure %s is %s without saying where or what" % (where, written, kind))
+            continue
+        problems += _from_problems(where, integer, decimals, body, kit, cache)
+    # Markers that follow no figure are a slip too (a figure reworded, its marker left behind).
+    for m in MARKER.finditer(prose):
+        if m.group(1) == "from" and not re.search(r"\d[\d.,]*\s*(?:\S{0,8})?[ \t*_)]*$", prose[max(0, m.start() - 24):m.start()]):
+            problems.append("%s:%d: a marker that follows no number: %s" % (rel, line_of(m.start()), m.group(0)))
+    for m in GENERATED.finditer(text):
+        try:
+            want = render(m.group(1), kit, cache)
+        except SourceError as e:
+            problems.append("%s:%d: generated block %s: %s" % (rel, line_of(m.start()), m.group(1), e))
+            continue
+        if m.group(2) != want:
+            problems.append("%s:%d: generated block %s differs from its sources: run "
+                            "python3 tools/check_handouts.py --write" % (rel, line_of(m.start()), m.group(1)))
+    return problems
+
+
+def _from_problems(where, integer, decimals, body, kit, cache):
+    written = integer + (decimals or "")
+    source, sep, expression = body.partition(":")
+    if not sep or not expression.strip():
+        return ["%s: the marker of %s does not read 'from SOURCE: EXPR': %s" % (where, written, body)]
+    try:
+        actual = evaluate(expression.strip(), load_source(source.strip(), kit, cache))
+    except SourceError as e:
+        return ["%s: the figure %s: %s" % (where, written, e)]
+    if not matches(integer, decimals, actual):
+        shown = ("%.6g" % actual) if isinstance(actual, (int, float)) and not isinstance(actual, bool) else repr(actual)
+        return ["%s: the page says %s, but %s gives %s (%s)" % (where, written, source.strip(), shown,
+                                                               expression.strip())]
+    return []
+
+
+def pages(kit=KIT_ROOT):
+    found = []
+    for pattern in PAGES:
+        found += sorted(glob.glob(os.path.join(kit, pattern)))
+    return found
+
+
+def write_generated(path, kit=KIT_ROOT):
+    """Rewrites the generated blocks of a page from their sources; returns whether it changed."""
+    with open(path) as f:
+        text = f.read()
+    cache = {}
+    new = GENERATED.sub(lambda m: "<!-- begin generated: %s -->\n%s<!-- end generated: %s -->"
+                        % (m.group(1), render(m.group(1), kit, cache), m.group(1)), text)
+    if new != text:
+        with open(path, "w") as f:
+            f.write(new)
+    return new != text
+
+
+# ---------------------------------------------------------------- generated tables
+
+def render(name, kit=KIT_ROOT, cache=None):
+    """The Markdown of a generated block, ending in a newline. A cache may hold documents not yet on
+    disk (measure_thresholds prints its tables before they are copied into place)."""
+    cache = {} if cache is None else cache
+    if name not in RENDERERS:
+        raise SourceError("no generated block called %s (tools/quoted_figures.py RENDERERS)" % name)
+    try:
+        return "\n".join(RENDERERS[name](lambda source: load_source(source, kit, cache))) + "\n"
+    except (KeyError, TypeError, IndexError) as e:
+        raise SourceError("its source lacks what it needs (%s: %s)" % (type(e).__name__, e))
+
+
+def _number(v, decimals=2):
+    return "{:,.{}f}".format(v, decimals)
+
+
+def _spread(values, decimals=2):
+    return "%s..%s" % (_number(min(values), decimals), _number(max(values), decimals))
+
+
+def _costs_table(load):
+    doc = load("costs")
+    rows = ["| figure | median | fewest..most, %d runs | what is measured |" % doc["repeats"],
+            "| --- | --- | --- | --- |"]
+    for key, c in doc["costs"].items():
+        decimals = 0 if c["unit"] == "cycles" else 2
+        rows.append("| `%s` | %s %s | %s | %s |" % (key, _number(c["median"], decimals), c["unit"],
+                                                    _spread(c["runs"], decimals), c["what"]))
+    d = doc["defaults"]
+    rows += ["", "Defaults before any `cudaDeviceSetLimit`: pending-launch count %s, device heap %s bytes (%s MiB), "
+             "stack %s bytes per thread, printf FIFO %s bytes." % (
+                 _number(d["pending_launch_count"], 0), _number(d["malloc_heap_bytes"], 0),
+                 _number(d["malloc_heap_bytes"] / 1048576.0, 0), _number(d["stack_bytes"], 0),
+                 _number(d["printf_fifo_bytes"], 0))]
+    return rows
+
+
+def _bench_table(load):
+    doc = load("bench-04")
+    bench = doc["bench"]
+    rows = ["| workload | lines | vertices | " + " | ".join("%s (ms)" % v for v in bench["versions"]) + " |",
+            "| --- | --- | --- | " + " | ".join("---" for _ in bench["versions"]) + " |"]
+    for r in bench["rows"]:
+        rows.append("| %s | %s | %s | %s |" % (r["workload"], _number(r["lines"], 0), _number(r["vertices"], 0),
+                                               " | ".join(_number(ms, 3) for ms in r["median_ms"])))
+    return rows
+
+
+def _machine(load):
+    rows = ["| source | GPU | compute capability | SMs | CUDA runtime | driver supports |",
+            "| --- | --- | --- | --- | --- | --- |"]
+    for source in ("suite", "thresholds", "costs", "bench-04", "recorded/lab04-solution"):
+        try:
+            device = load(source)["device"]
+        except (SourceError, KeyError):
+            continue
+        rows.append("| %s | %s | %s.%s | %s | %s | %s |" % (
+            source, device["name"], device["cc_major"], device["cc_minor"], device["sm_count"],
+            _cuda(device["runtime_version"]), _cuda(device["driver_version"])))
+    return rows
+
+
+def _cuda(version):
+    return "%d.%d" % (version // 1000, version % 1000 // 10) if isinstance(version, int) else "?"
+
+
+def _suite_table(load):
+    doc = load("suite")
+    rows = ["%d of %d tests passed, %d failed, %d not run (%s); by label:" % (
+        doc["passed"], doc["total"], doc["failed"], doc["not_run"], doc["command"]), "",
+        "| label | tests | passed | failed | not run |", "| --- | --- | --- | --- | --- |"]
+    for label, c in sorted(doc["labels"].items()):
+        rows.append("| %s | %d | %d | %d | %d |" % (label, c["total"], c["passed"], c["failed"], c["not_run"]))
+    return rows
+
+
+def _mutants_table(load):
+    rows = ["| lab | mutants | killed | survived, argued equivalent | survived, not argued | GPU | seconds |",
+            "| --- | --- | --- | --- | --- | --- | --- |"]
+    for path in sorted(glob.glob(os.path.join(KIT_ROOT, MUTANTS_DIR, "*.json"))):
+        lab = os.path.basename(path)[:-5]
+        doc = load("mutants/" + lab)
+        equivalent = _equivalent_ids(lab)
+        status = [m["status"] for m in doc["mutants"]]
+        survived = [m["id"] for m in doc["mutants"] if m["status"] == "survived"]
+        argued = [i for i in survived if i in equivalent]
+        rows.append("| %s | %d | %d | %d | %d | %s | %s |" % (
+            lab, len(status), status.count("killed"), len(argued), len(survived) - len(argued), doc["gpu"],
+            _number(doc["seconds"], 0)))
+    return rows
+
+
+def _equivalent_ids(lab):
+    path = os.path.join(KIT_ROOT, "solutions", "equivalent-mutants", lab + ".txt")
+    if not os.path.exists(path):
+        return set()
+    with open(path) as f:
+        return {line.split(":", 1)[0].strip() for line in f if line.strip() and not line.startswith("#")}
+
+
+def _thresholds_lab01(load):
+    doc = load("thresholds")
+    rows = ["Median of %d processes x %d timed launches each." % (doc["processes"], doc["repeats"]), "",
+            "| K | M | N | flat reference (ms) | CDP solution (ms) | flat / CDP |", "| --- | --- | --- | --- | --- | --- |"]
+    for r in doc["lab01"]:
+        rows.append("| %s | %s | %s | %s | %s | %s |" % (_number(r["K"], 0), _number(r["M"], 0), _number(r["N"], 0),
+                                                        _number(r["flat_ms"], 4), _number(r["cdp_ms"], 4),
+                                                        _number(r["flat_over_cdp"], 2)))
+    return rows
+
+
+def _thresholds_lab02(load):
+    rows = ["| known-wrong submission | wrong per run | runs | fewest | most |", "| --- | --- | --- | --- | --- |"]
+    for r in load("thresholds")["lab02"]:
+        what = ("children that saw the later value" if r["case"] == "race-left-in" else "elements wrong after the child")
+        rows.append("| %s | %s, of %s | %d | %s | %s |" % (r["case"], what, _number(r["out_of"], 0), len(r["runs"]),
+                                                          _number(r["min"], 0), _number(r["max"], 0)))
+    return rows
+
+
+def _thresholds_lab04(load):
+    rows = ["| submission | case | workload | lines | runs | NULL / yours | flat / yours |",
+            "| --- | --- | --- | --- | --- | --- | --- |"]
+    for r in load("thresholds")["lab04"]:
+        rows.append("| %s | %s | %s | %s | %d | %s | %s |" % (
+            r["side"], r["case"], r["workload"], _number(r["lines"], 0), len(r["null_over_student"]),
+            _spread(r["null_over_student"]), _spread(r["flat_over_student"])))
+    return rows
+
+
+def _thresholds_lab05(load):
+    rows = ["| submission | streams | threads | runs | A: legacy / yours | A: most at once | B: legacy / yours "
+            "| B: most at once | B: worst lateness (us) | legacy overlaps |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for r in load("thresholds")["lab05"]:
+        rows.append("| %s | %d | %d | %d | %s | %s | %s | %s | %s | %d |" % (
+            r["side"], r["streams"], r["threads"], len(r["a_ratio"]), _spread(r["a_ratio"]),
+            _spread(r["a_at_once"], 0), _spread(r["b_ratio"]), _spread(r["b_at_once"], 0),
+            _spread(r["b_worst_late_us"], 0), sum(r["legacy_overlaps"])))
+    return rows
+
+
+def _thresholds_lab06(load):
+    rows = ["| submission | runs | per-object malloc / pool | per-object malloc / bulk | one atomic per thread / yours "
+            "| duplicates per run |", "| --- | --- | --- | --- | --- | --- |"]
+    part_a = None
+    for r in load("thresholds")["lab06"]:
+        if r["side"] == "part-a":
+            part_a = r["timing"]
+            continue
+        runs = max(len(r["malloc_over_pool"]), len(r["duplicates"]))
+        rows.append("| %s | %d | %s | %s | %s | %s |" % (
+            r["side"], runs, *(_spread(r[k]) if r[k] else "-" for k in
+                               ("malloc_over_pool", "malloc_over_bulk", "per_thread_over_yours")),
+            _spread(r["duplicates"], 0) if r["duplicates"] else "-"))
+    if part_a:
+        per_object, bulk, pool = (part_a[k]["median_ms"] for k in ("per_object_malloc", "bulk", "pool"))
+        rows += ["", "Part A at the source's size, 1,000,000 objects of 128 bytes, median of 3: per-object malloc "
+                 "%s ms (%d failed), bulk %s ms, pool %s ms: per-object / bulk %s, per-object / pool %s." % (
+                     _number(per_object, 1), part_a["per_object_malloc"]["malloc_failures"], _number(bulk, 3),
+                     _number(pool, 3), _number(per_object / bulk, 0), _number(per_object / pool, 0))]
+    return rows
+
+
+RENDERERS = {
+    "thresholds-lab01": _thresholds_lab01,
+    "thresholds-lab02": _thresholds_lab02,
+    "thresholds-lab04": _thresholds_lab04,
+    "thresholds-lab05": _thresholds_lab05,
+    "thresholds-lab06": _thresholds_lab06,
+    "costs": _costs_table,
+    "bench-04": _bench_table,
+    "machines": _machine,
+    "suite": _suite_table,
+    "mutants": _mutants_table,
+}

@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""The kit's test suite as run on a GPU machine, summed up in one document the pages quote.
+
+  python3 tools/suite_summary.py OUT.json DEVICE.json JUNIT.xml [JUNIT.xml ...]
+
+JUNIT.xml: what `ctest --output-junit` wrote (tools/gpu-suite.sh tests); several files are the parts
+of one suite run in pieces (CTEST_FILTER): a test in more than one keeps its last result. DEVICE.json:
+the GPU probe's document (`make doctor` writes build/doctor.json), for the machine. Labels come from
+`ctest --show-only=json-v1` in build/tests (configured by `make test`), so a test's labels are the
+suite's own. Every test the suite has must appear in the results: a missing one is an error.
+"""
+import json
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+KIT_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+TEST_BUILD = os.path.join(KIT_ROOT, "build", "tests")
+
+
+def suite_labels():
+    """{test name: [labels]} of every test CTest has (configures build/tests when needed)."""
+    subprocess.run(["cmake", "-S", os.path.join(KIT_ROOT, "tests"), "-B", TEST_BUILD], check=True,
+                   stdout=subprocess.DEVNULL)
+    shown = subprocess.run(["ctest", "--show-only=json-v1"], cwd=TEST_BUILD, check=True, stdout=subprocess.PIPE,
+                           universal_newlines=True).stdout
+    labels = {}
+    for test in json.loads(shown)["tests"]:
+        found = [p["value"] for p in test.get("properties", []) if p["name"] == "LABELS"]
+        labels[test["name"]] = found[0] if found else []
+    return labels
+
+
+def results(junit_paths):
+    """{test name: (status, seconds)}: status passed, failed or not_run."""
+    found = {}
+    for path in junit_paths:
+        for case in ET.parse(path).getroot().iter("testcase"):
+            if case.find("failure") is not None or case.find("error") is not None:
+                status = "failed"
+            elif case.find("skipped") is not None or case.get("status") in ("notrun", "disabled"):
+                status = "not_run"
+            else:
+                status = "passed"
+            found[case.get("name")] = (status, float(case.get("time") or 0))
+    return found
+
+
+def summary(labels, ran, device, command):
+    missing = sorted(set(labels) - set(ran))
+    if missing:
+        raise SystemExit("tests with no result in the JUnit files: %s" % ", ".join(missing))
+    doc = {"device": device, "command": command, "total": len(labels), "labels": {}, "tests": []}
+    for status in ("passed", "failed", "not_run"):
+        doc[status] = sum(1 for name in labels if ran[name][0] == status)
+    for name in sorted(labels):
+        status, seconds = ran[name]
+        doc["tests"].append({"name": name, "status": status, "seconds": round(seconds, 2), "labels": labels[name]})
+        for label in labels[name]:
+            counts = doc["labels"].setdefault(label, {"total": 0, "passed": 0, "failed": 0, "not_run": 0})
+            counts["total"] += 1
+            counts[status] += 1
+    return doc
+
+
+def main(argv):
+    if len(argv) < 3:
+        print(__doc__)
+        return 2
+    out, device_path, junit = argv[0], argv[1], argv[2:]
+    with open(device_path) as f:
+        device = json.load(f)["device"]
+    doc = summary(suite_labels(), results(junit), device, "make test, with a GPU (tools/gpu-suite.sh tests)")
+    with open(out, "w") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+    print("%s: %d of %d passed, %d failed, %d not run" % (out, doc["passed"], doc["total"], doc["failed"],
+                                                          doc["not_run"]))
+    return 1 if doc["failed"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
