@@ -54,6 +54,8 @@ _UNIT = r"(?:\s?(?:ns|µs|μs|us|ms|s|seconds?|minutes?|cycles)\b|[x×](?![\w])|
 FIGURE = re.compile(_NUMBER + r"(" + _UNIT + r")")
 RANGE_START = re.compile(_NUMBER + r"(?=\s*(?:to|-|–|\.\.)\s*" + _NUMBER + _UNIT + r")")
 UNIT_HEADER = re.compile(r"\((?:[^)]*\b)?(?:ns|µs|μs|us|ms|s|cycles)\b[^)]*\)|\bratios?\b|\s/\s|\b[x×]\s*$", re.I)
+# The number a marker belongs to: the last one before it on its line, its unit and closing emphasis between.
+NUMBER_BEFORE_MARKER = re.compile(_NUMBER + r"(?:" + _UNIT + r"|\s?[A-Za-z]+)?[ \t*_)]*$")
 GENERATED = re.compile(r"<!-- begin generated: ([\w./-]+) -->\n(.*?)<!-- end generated: \1 -->", re.S)
 
 
@@ -232,22 +234,8 @@ def _table_figures(prose):
 
 def _cells(line):
     """(offset in the line, text) of each cell of a Markdown table row."""
-    cells, start = [], line.index("|") + 1
-    for m in re.finditer(r"(?<!\\)\|", line[start:]):
-        cells.append((start, line[start:start + m.start()]))
-        start = start + m.start() + 1
-        line_rest = line[start:]
-        if not line_rest.strip():
-            break
-    return cells
-
-
-def _marker_in_cell(prose, end):
-    """A marker later in the same table cell, for figures in a unit column ("1,101 (0 failed)<!-- ... -->")."""
-    rest = prose[end:prose.find("\n", end) if "\n" in prose[end:] else len(prose)]
-    cell = rest.split("|", 1)[0]
-    m = re.search(r"<!--.*?-->", cell)
-    return MARKER.match(m.group(0)) if m else None
+    bars = [m.start() for m in re.finditer(r"(?<!\\)\|", line)]
+    return [(a + 1, line[a + 1:b]) for a, b in zip(bars, bars[1:])]
 
 
 # ---------------------------------------------------------------- checking
@@ -264,24 +252,27 @@ def check_page(path, kit=KIT_ROOT, cache=None):
     def line_of(offset):
         return text.count("\n", 0, offset) + 1
 
-    for offset, integer, decimals, end, in_table in figures_of(prose):
-        written = integer + (decimals or "")
-        marker = _marker_after(prose, end) or (_marker_in_cell(prose, end) if in_table else None)
-        where = "%s:%d" % (rel, line_of(offset))
-        if marker is None:
-            problems.append("%s: the figure %s has no source: write <!-- from SOURCE: EXPR --> after it "
-                            "(or cited:/given:, tools/quoted_figures.py)" % (where, written))
+    # Every figure that must carry a marker has one...
+    for offset, integer, decimals, end, _ in figures_of(prose):
+        if _marker_after(prose, end) is None:
+            problems.append("%s:%d: the figure %s has no source: write <!-- from SOURCE: EXPR --> after it "
+                            "(or cited:/given:, tools/quoted_figures.py)" % (rel, line_of(offset), integer + (decimals or "")))
+    # ...and every marker, wherever it is, follows a number and holds for it.
+    for m in MARKER.finditer(prose):
+        where = "%s:%d" % (rel, line_of(m.start()))
+        line_start = prose.rfind("\n", 0, m.start()) + 1
+        before = NUMBER_BEFORE_MARKER.search(prose[line_start:m.start()])
+        if before is None:
+            problems.append("%s: a marker that follows no number: %s" % (where, m.group(0)))
             continue
-        kind, body = marker.group(1), marker.group(2)
+        integer, decimals = before.group(1), before.group(2)
+        kind, body = m.group(1), m.group(2)
         if kind in ("cited", "given"):
             if not body.strip(":").strip():
-                problems.append("%s: the figure %s is %s without saying where or what" % (where, written, kind))
+                problems.append("%s: the figure %s is %s without saying where or what"
+                                % (where, integer + (decimals or ""), kind))
             continue
         problems += _from_problems(where, integer, decimals, body, kit, cache)
-    # Markers that follow no figure are a slip too (a figure reworded, its marker left behind).
-    for m in MARKER.finditer(prose):
-        if m.group(1) == "from" and not re.search(r"\d[\d.,]*\s*(?:\S{0,8})?[ \t*_)]*$", prose[max(0, m.start() - 24):m.start()]):
-            problems.append("%s:%d: a marker that follows no number: %s" % (rel, line_of(m.start()), m.group(0)))
     for m in GENERATED.finditer(text):
         try:
             want = render(m.group(1), kit, cache)
@@ -322,8 +313,15 @@ def write_generated(path, kit=KIT_ROOT):
     with open(path) as f:
         text = f.read()
     cache = {}
-    new = GENERATED.sub(lambda m: "<!-- begin generated: %s -->\n%s<!-- end generated: %s -->"
-                        % (m.group(1), render(m.group(1), kit, cache), m.group(1)), text)
+
+    def block(m):
+        try:
+            body = render(m.group(1), kit, cache)
+        except SourceError as e:  # left as it is; the check names it
+            print("%s: generated block %s not rewritten: %s" % (os.path.relpath(path, kit), m.group(1), e))
+            body = m.group(2)
+        return "<!-- begin generated: %s -->\n%s<!-- end generated: %s -->" % (m.group(1), body, m.group(1))
+    new = GENERATED.sub(block, text)
     if new != text:
         with open(path, "w") as f:
             f.write(new)
@@ -400,7 +398,7 @@ def _cuda(version):
 
 def _suite_table(load):
     doc = load("suite")
-    rows = ["%d of %d tests passed, %d failed, %d not run (%s); by label:" % (
+    rows = ["%d of %d tests passed, %d failed, %d not run; %s. By label:" % (
         doc["passed"], doc["total"], doc["failed"], doc["not_run"], doc["command"]), "",
         "| label | tests | passed | failed | not run |", "| --- | --- | --- | --- | --- |"]
     for label, c in sorted(doc["labels"].items()):

@@ -71,7 +71,7 @@ def main(argv):
     out, device_path, junit = argv[0], argv[1], argv[2:]
     with open(device_path) as f:
         device = json.load(f)["device"]
-    doc = summary(suite_labels(), results(junit), device, "make test, with a GPU (tools/gpu-suite.sh tests)")
+    doc = summary(suite_labels(), results(junit), device, "`make test` on the machine above, through `tools/gpu-suite.sh tests`")
     with open(out, "w") as f:
         json.dump(doc, f, indent=1)
         f.write("\n")

@@ -74,6 +74,12 @@ class QuotedFiguresTest(unittest.TestCase):
         self.assertEqual(len(found), 1)
         self.assertIn("page.md:1: the page says 6.5, but costs gives 6.137", found[0])
 
+    def test_a_marker_is_checked_on_any_number(self):
+        # a count has no unit, so no marker is required; one that is written is held to its source
+        found = self.problems("It ran 3<!-- from costs: repeats --> times in all, 2<!-- from costs: repeats --> here.\n")
+        self.assertEqual(len(found), 1)
+        self.assertIn("page.md:1: the page says 2, but costs gives 3 (repeats)", found[0])
+
     def test_an_unmarked_figure_fails(self):
         for text, figure in (("Launches cost 4.2 µs each.\n", "4.2"), ("It was 15,664x slower.\n", "15,664"),
                              ("between 9.8 to 10.5 times<!-- cited: a paper -->\n", "9.8"),
