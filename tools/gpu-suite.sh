@@ -41,7 +41,7 @@ test_status=$?
 fi
 
 if [ "$PHASE" = all ] || [ "$PHASE" = thresholds ]; then
-timeout 500 python3 tools/measure_thresholds.py "$LOGS" > "$LOGS/thresholds.log" 2>&1; thresholds_status=$?
+timeout 500 python3 tools/measure_thresholds.py "$LOGS/data" > "$LOGS/thresholds.log" 2>&1; thresholds_status=$?
 fi
 
 if [ "$PHASE" = all ] || [ "$PHASE" = figures ]; then
@@ -92,8 +92,7 @@ if [ -f "$LOGS/ctest.log" ]; then
 fi
 echo
 case $PHASE in
-    all|thresholds) cat "$LOGS/thresholds.md" 2>/dev/null || tail -n 20 "$LOGS/thresholds.log"
-                    cp "$LOGS/thresholds.json" "$LOGS/data/thresholds.json" 2>/dev/null ;;
+    all|thresholds) cat "$LOGS/data/thresholds.md" 2>/dev/null || tail -n 20 "$LOGS/thresholds.log" ;;
     costs) tail -n 20 "$LOGS/costs.txt" ;;
     figures) tail -n 12 "$LOGS/draw-figures.log" ;;
     throughput) head -n 20 "$LOGS/throughput.log" ;;

@@ -39,6 +39,8 @@ import re
 import statistics
 import sys
 
+from draw_figures import cuda_version  # tools/, this module's folder
+
 KIT_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 DATA_DIR = os.path.join("handouts", "figures", "data")
 RECORDED_DIR = os.path.join("grader", "tests", "data", "recorded")
@@ -388,12 +390,8 @@ def _machine(load):
             continue
         rows.append("| %s | %s | %s.%s | %s | %s | %s |" % (
             source, device["name"], device["cc_major"], device["cc_minor"], device["sm_count"],
-            _cuda(device["runtime_version"]), _cuda(device["driver_version"])))
+            cuda_version(device["runtime_version"]), cuda_version(device["driver_version"])))
     return rows
-
-
-def _cuda(version):
-    return "%d.%d" % (version // 1000, version % 1000 // 10) if isinstance(version, int) else "?"
 
 
 def _suite_table(load):
@@ -407,27 +405,20 @@ def _suite_table(load):
 
 
 def _mutants_table(load):
+    import mutants  # tools/: its reading of the equivalent lists
+    from gradelib import registry
     rows = ["| lab | mutants | killed | survived, argued equivalent | survived, not argued | GPU | seconds |",
             "| --- | --- | --- | --- | --- | --- | --- |"]
-    for path in sorted(glob.glob(os.path.join(KIT_ROOT, MUTANTS_DIR, "*.json"))):
-        lab = os.path.basename(path)[:-5]
-        doc = load("mutants/" + lab)
-        equivalent = _equivalent_ids(lab)
+    for lab in sorted(registry.all_labs().values(), key=lambda lab: lab.name):
+        doc = load("mutants/" + lab.name)
+        equivalent = mutants.read_equivalent(lab)
         status = [m["status"] for m in doc["mutants"]]
         survived = [m["id"] for m in doc["mutants"] if m["status"] == "survived"]
         argued = [i for i in survived if i in equivalent]
         rows.append("| %s | %d | %d | %d | %d | %s | %s |" % (
-            lab, len(status), status.count("killed"), len(argued), len(survived) - len(argued), doc["gpu"],
+            lab.name, len(status), status.count("killed"), len(argued), len(survived) - len(argued), doc["gpu"],
             _number(doc["seconds"], 0)))
     return rows
-
-
-def _equivalent_ids(lab):
-    path = os.path.join(KIT_ROOT, "solutions", "equivalent-mutants", lab + ".txt")
-    if not os.path.exists(path):
-        return set()
-    with open(path) as f:
-        return {line.split(":", 1)[0].strip() for line in f if line.strip() and not line.startswith("#")}
 
 
 def _thresholds_lab01(load):
