@@ -2,13 +2,18 @@
 """What the kit ships, unpacked into an empty folder and used there.
 
   tests/test_dist.py student      make dist's archive: no solutions, no salt, no self-tests, the
-                                  student's README; `make grade` builds every lab and runs the
+                                  student's README; no reference solution's code in any file
+                                  (answers_in); shipped pages true for the student kit (doc_problems,
+                                  staff_passages_dropped, and every make target they name is one
+                                  the student kit runs); `make grade` builds every lab and runs the
                                   static checks there (and the runtime checks on a GPU machine)
   tests/test_dist.py gradescope   make gradescope's zip: run_autograder against a fake /autograder
                                   tree grades the reference solution into a valid results.json
 """
+import glob
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -22,8 +27,290 @@ sys.path.insert(0, os.path.join(KIT, "tools"))
 
 import dist  # noqa: E402
 from gradelib import gpu as gpu_mod  # noqa: E402
+from gradelib import grading  # noqa: E402
 from gradelib import registry  # noqa: E402
 from gradelib import report  # noqa: E402
+from gradelib import starters  # noqa: E402
+
+
+# ---------------------------------------------------------------- no answer in the student kit
+#
+# Every function of every reference solution (solutions/NN-name/*.cu, the KIT_STARTER branches
+# removed, as the grader compiles it) whose body the starter does not already give the student is an
+# answer. None may appear in any file of the student kit, compared as C tokens (comments, preprocessor
+# lines and whitespace dropped): neither the body itself anywhere in a file, nor, with the function's
+# own parameters renamed by position ($0, $1, ...), inside the body of any function of a file, so
+# that a copy under other parameter names is caught too. Exempt: bodies of fewer than MIN_STATEMENTS
+# statements (counted as semicolons), which are too small to give anything away (none of the
+# solutions has one today; the smallest answers, a child kernel of two statements, are checked).
+
+C_TOKEN = re.compile(r'"(?:\\.|[^"\\\n])*"|[A-Za-z_]\w*|\.?\d(?:[eEpP][+-]|[\w.])*|<<<|>>>|->|\+\+|--|<<=|>>=|<<|>>|'
+                     r'[<>=!+\-*/%&|^]=|&&|\|\||::|\S')
+IDENTIFIER = re.compile(r"[A-Za-z_]\w*$")
+NOT_A_FUNCTION = {"if", "for", "while", "switch", "return", "sizeof", "do", "else", "case"}
+MIN_STATEMENTS = 2
+
+
+def c_tokens(text):
+    """text as C tokens: comments (outside string literals) and preprocessor lines dropped."""
+    text = re.sub(r'("(?:\\.|[^"\\\n])*")|/\*.*?\*/|//[^\n]*', lambda m: m.group(1) or " ", text, flags=re.S)
+    text = re.sub(r"^[ \t]*#.*$", " ", text, flags=re.M)
+    return C_TOKEN.findall(text)
+
+
+def _parameter_names(tokens):
+    names, depth, last = [], 0, None
+    for t in tokens + [","]:
+        if t in ("(", "["):
+            depth += 1
+        elif t in (")", "]"):
+            depth -= 1
+        elif t == "," and depth == 0:
+            if last not in (None, "void"):
+                names.append(last)
+            last = None
+        elif depth == 0 and IDENTIFIER.match(t):
+            last = t
+    return names
+
+
+def c_functions(tokens):
+    """[(name, parameter names, body tokens)] of every function definition: NAME ( ... ) { ... }."""
+    found = []
+    for i, t in enumerate(tokens):
+        if t != "{" or i == 0 or tokens[i - 1] != ")":
+            continue
+        j, depth = i - 1, 0
+        while j >= 0:
+            depth += (tokens[j] == ")") - (tokens[j] == "(")
+            if depth == 0:
+                break
+            j -= 1
+        if j < 2:
+            continue
+        name, before = tokens[j - 1], tokens[j - 2]
+        if not IDENTIFIER.match(name) or name in NOT_A_FUNCTION or before in NOT_A_FUNCTION:
+            continue
+        if not (IDENTIFIER.match(before) or before in ("*", "&", ")")):
+            continue
+        end, depth = i, 0
+        while end < len(tokens):
+            depth += (tokens[end] == "{") - (tokens[end] == "}")
+            if depth == 0:
+                break
+            end += 1
+        found.append((name, _parameter_names(tokens[j + 1:i - 1]), tokens[i + 1:end]))
+    return found
+
+
+def parameters_renamed(body, parameters):
+    """body with each parameter named by its position ($0, $1, ...); members (x.p, x->p) left alone."""
+    position = {p: k for k, p in enumerate(parameters)}
+    return [("$%d" % position[t]) if t in position and (k == 0 or body[k - 1] not in (".", "->")) else t
+            for k, t in enumerate(body)]
+
+
+def _joined(tokens):
+    return " %s " % " ".join(tokens)
+
+
+def answer_bodies(kit=KIT):
+    """[(solution file, function, parameter names, body tokens)] of every function a reference
+    solution has that its starter does not give as it is."""
+    answers = []
+    for path in sorted(glob.glob(os.path.join(kit, "solutions", "[0-9][0-9]-*", "*.cu"))):
+        with open(path) as f:
+            source = f.read()
+        given = {name: body for name, _, body in c_functions(c_tokens(starters.starter_text(source, path)))}
+        for name, parameters, body in c_functions(c_tokens(grading.compiled_text(source))):
+            if given.get(name) != body and body.count(";") >= MIN_STATEMENTS:
+                answers.append((os.path.relpath(path, kit), name, parameters, body))
+    return answers
+
+
+def answers_in(root, answers):
+    """Where a file under root holds an answer's body: one line each."""
+    problems = []
+    for folder, dirs, names in os.walk(root):
+        dirs.sort()
+        for n in sorted(names):
+            path = os.path.join(folder, n)
+            with open(path, encoding="utf-8", errors="replace") as f:
+                tokens = c_tokens(f.read())
+            text = _joined(tokens)
+            functions = [(name, _joined(parameters_renamed(body, parameters)))
+                         for name, parameters, body in c_functions(tokens)]
+            for source, name, parameters, body in answers:
+                how = "verbatim" if _joined(body) in text else None
+                if how is None:
+                    renamed = _joined(parameters_renamed(body, parameters))
+                    how = next(("in %s, parameters renamed" % f for f, b in functions if renamed in b), None)
+                if how:
+                    problems.append("%s holds the body of %s from %s (%s)"
+                                    % (os.path.relpath(path, root), name, source, how))
+    return problems
+
+
+# ---------------------------------------------------------------- the shipped pages
+
+STAFF_PASSAGE = re.compile(r"<!-- staff -->.*?<!-- /staff -->", re.S)
+NOT_SHIPPED_NAMES = re.compile(r"solutions/|RESULTS\.md|grader/tests|selftest")
+MAKE_IN_CODE = re.compile(r"(?<![\w-])make(?![\w-])[ \t\n]*([^\s`]*)")
+
+
+def kit_only_targets(makefile):
+    """The targets whose recipe runs $(KIT_ONLY): those the student kit refuses."""
+    with open(makefile) as f:
+        lines = f.read().splitlines()
+    found, current = set(), []
+    for line in lines:
+        m = re.match(r"^([\w][\w .-]*):(?!=)", line)
+        if m:
+            current = m.group(1).split()
+        elif line.startswith("\t") and "$(KIT_ONLY)" in line:
+            found.update(current)
+    return found
+
+
+def _heading_anchor(text):
+    text = re.sub(r"[`*_]", "", text.strip().lower())
+    return re.sub(r"[^\w\- ]", "", text).replace(" ", "-")
+
+
+def _path_glob(word):
+    """A glob for a path as a page writes it, its placeholders (NN, NN-name, ...) as wildcards."""
+    return word.replace("...", "*").replace("NN-name", "[0-9][0-9]-*").replace("NN", "[0-9][0-9]")
+
+
+def code_of(text):
+    """(offset, text) of every code span and fenced code block of a Markdown page."""
+    return [(m.start(), m.group(0).strip("`")) for m in re.finditer(r"```.*?```|`[^`]+`", text, re.S)]
+
+
+def shipped_pages(root):
+    return sorted(glob.glob(os.path.join(root, "**", "*.md"), recursive=True))
+
+
+def doc_problems(root, staff_targets):
+    """What the student kit's pages say that is not true there: a relative link to a missing file
+    or heading; a kit path in code (`labs/...`, `tools/...`, `RESULTS.md`; build/ is made by make)
+    that the student kit lacks; a name of what only the full kit has; a `make X` the student kit
+    refuses (staff_targets)."""
+    top_level = set(os.listdir(KIT)) - {".git"}
+    problems = []
+    for page in shipped_pages(root):
+        rel = os.path.relpath(page, root)
+        with open(page) as f:
+            text = f.read()
+
+        def where(offset):
+            return "%s:%d" % (rel, text.count("\n", 0, offset) + 1)
+        for m in re.finditer(r"!?\[[^\]]*\]\(([^)\s]+)\)", text):
+            target = m.group(1)
+            if re.match(r"[a-z]+:", target):
+                continue
+            file_part, _, anchor = target.partition("#")
+            dest = os.path.normpath(os.path.join(os.path.dirname(page), file_part)) if file_part else page
+            if not os.path.exists(dest):
+                problems.append("%s: link to a file the student kit lacks: %s" % (where(m.start()), target))
+            elif anchor and dest.endswith(".md"):
+                with open(dest) as f:
+                    anchors = {_heading_anchor(h) for h in re.findall(r"^#+\s+(.*)$", f.read(), re.M)}
+                if anchor not in anchors:
+                    problems.append("%s: link to a missing heading: %s" % (where(m.start()), target))
+        for offset, code in code_of(text):
+            for word in code.split():
+                word = re.sub(r":\d+$", "", word.strip("\"'(),;:"))
+                first = word.split("/", 1)[0]
+                if first not in top_level or first == "build" or ("/" not in word and not os.path.isfile(
+                        os.path.join(KIT, word))):
+                    continue  # not a path of the kit (a bare name is one only for a top-level file)
+                if not glob.glob(os.path.join(root, _path_glob(word))):
+                    problems.append("%s: names %s, which the student kit lacks" % (where(offset), word))
+        for m in NOT_SHIPPED_NAMES.finditer(text):
+            problems.append("%s: names %s, which only the full kit has" % (where(m.start()), m.group(0)))
+        for m in re.finditer(r"\bmake\s+([a-z][\w-]*)", text):
+            if m.group(1) in staff_targets:
+                problems.append("%s: names `make %s`, which the student kit refuses" % (where(m.start()), m.group(1)))
+    return problems
+
+
+def make_mentions(root):
+    """{target: LAB} of every make command the shipped pages show in code ("" for plain make, or for
+    no LAB=), a LAB the pages show with the target where there is one."""
+    found = {}
+    for page in shipped_pages(root):
+        with open(page) as f:
+            text = f.read()
+        for _, code in code_of(text):
+            for m in MAKE_IN_CODE.finditer(code):
+                word = m.group(1)
+                if word.startswith("-"):
+                    continue  # make -f ...: a lab's own Makefile, not the kit's
+                target = word if re.match(r"[a-z][\w-]*$", word) else ""
+                lab = re.search(r"\bLAB=(\w+)", code[m.end():].split("\n", 1)[0])
+                if lab or target not in found:
+                    found[target] = lab.group(1) if lab else ""
+    return found
+
+
+def staff_passages_dropped(root):
+    """Each shipped page is its kit page less its staff passages (whitespace aside), and no other change."""
+    problems = []
+    for source, name in dist.student_files():
+        if not name.endswith(".md"):
+            continue
+        with open(os.path.join(KIT, source)) as a, open(os.path.join(root, name)) as b:
+            want, got = STAFF_PASSAGE.sub("", a.read()), b.read()
+        if re.sub(r"\s+", "", want) != re.sub(r"\s+", "", got) or "<!-- staff" in got or "<!-- /staff" in got:
+            problems.append("%s is not %s less its staff passages" % (name, source))
+    return problems
+
+
+def _checker_problems(answers, tmp):
+    """The answer check itself: it found answers, and it catches each under other parameter names."""
+    if not answers:
+        return ["no function bodies found in solutions/*/*.cu: the answer check would check nothing"]
+    folder = os.path.join(tmp, "renamed-copies")
+    os.makedirs(folder)
+    for k, (_, name, parameters, body) in enumerate(answers):
+        other = ["renamed_%d" % p for p in range(len(parameters))]
+        with open(os.path.join(folder, "%02d.cu" % k), "w") as f:
+            f.write("/* a copy */ void copy_%d(%s)\n{\n%s\n}\n" % (
+                k, ", ".join("int " + o for o in other),
+                " ".join(re.sub(r"^\$(\d+)$", lambda m: other[int(m.group(1))], t)
+                         for t in parameters_renamed(body, parameters))))
+    caught = answers_in(folder, answers)
+    return ["the answer check misses %s under other parameter names" % name
+            for k, (_, name, parameters, _) in enumerate(answers)
+            if parameters and not any(c.startswith("%02d.cu " % k) for c in caught)]
+
+
+def student_kit_problems(root, tmp):
+    """Every problem of the unpacked student kit that needs no build: answers, pages, make targets."""
+    answers = answer_bodies()
+    problems = _checker_problems(answers, tmp) + answers_in(root, answers)
+    staff_targets = kit_only_targets(os.path.join(root, "Makefile"))
+    if "test" not in staff_targets:
+        problems.append("Makefile: no KIT_ONLY targets found (make test is one)")
+    problems += staff_passages_dropped(root) + doc_problems(root, staff_targets)
+    for target in sorted(staff_targets):
+        refused = run(["make", "--no-print-directory", target], root, clean_env())
+        if refused.returncode == 0 or "not part of the student kit" not in refused.stdout:
+            problems.append("make %s in the student kit should say it is not part of it" % target)
+    # Every make command a page shows runs here, as far as the student kit's refusal goes: PYTHON and
+    # NVCC are replaced by true, so that nothing long runs; a refused target says so first.
+    for target, lab in sorted(make_mentions(root).items()):
+        argv = ["make", "--no-print-directory"] + ([target] if target else []) + (["LAB=" + lab] if lab else [])
+        made = run(argv + ["PYTHON=true", "NVCC=true"], root, clean_env())
+        if "not part of the student kit" in made.stdout:
+            problems.append("the pages show `%s`, which the student kit refuses" % " ".join(
+                ["make"] + argv[2:]))
+    doctor = run(["make", "--no-print-directory", "doctor"], root, clean_env())
+    for target in sorted(staff_targets):
+        if re.search(r"\bmake\s+%s\b" % re.escape(target), doctor.stdout):
+            problems.append("make doctor in the student kit names `make %s`, which it refuses" % target)
+    return problems
 
 
 
@@ -64,9 +351,9 @@ def student(tmp):
     for lab in registry.all_labs().values():
         if not os.path.isdir(os.path.join(root, "labs", lab.name)):
             return fail("lab %s is missing" % lab.name)
-    kit_only = run(["make", "test"], root, clean_env())
-    if kit_only.returncode == 0 or "not part of the student kit" not in kit_only.stdout:
-        return fail("make test in the student kit should say it is not part of it")
+    problems = student_kit_problems(root, tmp)
+    if problems:
+        return fail("the student kit is not as it should be:\n  " + "\n  ".join(problems))
 
     graded = run(["make", "grade"], root, clean_env())
     if graded.returncode == 0:

@@ -9,11 +9,17 @@ The student kit is the kit without what only course staff may hold: no solutions
 solutions, answers, known-wrong, alternative and hostile submissions), no instructor salt, no kit
 self-tests or maintainer tools; its README.md is tools/student-README.md.
 
+Shipped Markdown pages lose their staff-only passages: everything from "<!-- staff -->" to the next
+"<!-- /staff -->", markers included (a passage that fills whole lines goes with its lines); a page
+whose markers do not pair up stops the build (CONTRIBUTING.md, "Staff-only passages in the pages students get").
+
 The Gradescope zip holds setup.sh and run_autograder at its top and the student kit under kit/,
 plus the instructor's salt when there is one (the autograder zip is never given to students).
 Files come from `git ls-files` in a git checkout (nothing untracked ships), else from the folder.
 """
+import io
 import os
+import re
 import subprocess
 import sys
 import tarfile
@@ -59,21 +65,66 @@ def student_files():
     return chosen
 
 
+STAFF_BEGIN = "<!-- staff -->"
+STAFF_END = "<!-- /staff -->"
+# A passage; the whitespace before an opening marker that starts its line, and the end of the line
+# after a closing marker that ends one, so that a passage of whole lines goes with its lines.
+_STAFF_PASSAGE = re.compile(r"(^[ \t]*)?" + re.escape(STAFF_BEGIN) + r".*?" + re.escape(STAFF_END) + r"([ \t]*\n)?",
+                            re.S | re.M)
+
+
+class StaffMarkerError(ValueError):
+    pass
+
+
+def without_staff_passages(text, name="<page>"):
+    """A Markdown page as the student kit ships it: every staff-only passage dropped, nothing else.
+    Raises StaffMarkerError when the markers do not pair up."""
+    def line(offset):
+        return text.count("\n", 0, offset) + 1
+    opened = None
+    for m in re.finditer(re.escape(STAFF_BEGIN) + "|" + re.escape(STAFF_END), text):
+        if m.group(0) == STAFF_BEGIN and opened is not None:
+            raise StaffMarkerError("%s:%d: %s inside the passage opened at line %d (passages do not nest)"
+                                   % (name, line(m.start()), STAFF_BEGIN, line(opened)))
+        if m.group(0) == STAFF_END and opened is None:
+            raise StaffMarkerError("%s:%d: %s with no passage open" % (name, line(m.start()), STAFF_END))
+        opened = m.start() if m.group(0) == STAFF_BEGIN else None
+    if opened is not None:
+        raise StaffMarkerError("%s:%d: %s never closed" % (name, line(opened), STAFF_BEGIN))
+
+    def drop(m):
+        if m.group(1) is not None and m.group(2) is not None:
+            return ""  # whole lines
+        return (m.group(1) or "") + (m.group(2) or "")
+    return _STAFF_PASSAGE.sub(drop, text)
+
+
+def shipped_bytes(source):
+    """The content of a kit file as the student kit holds it."""
+    with open(os.path.join(KIT_ROOT, source), "rb") as f:
+        data = f.read()
+    if source.endswith(".md"):
+        data = without_staff_passages(data.decode("utf-8"), source).encode("utf-8")
+    return data
+
+
 def _mode(path):
     return 0o755 if os.access(os.path.join(KIT_ROOT, path), os.X_OK) else 0o644
 
 
 def write_student_tar(out):
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    files = [(source, name, shipped_bytes(source)) for source, name in student_files()]  # before any write
     with tarfile.open(out, "w:gz") as tar:
-        for source, name in student_files():
+        for source, name, data in files:
             info = tar.gettarinfo(os.path.join(KIT_ROOT, source), arcname="%s/%s" % (TOP, name))
             info.uid = info.gid = 0
             info.uname = info.gname = ""
             info.mode = _mode(source)
-            with open(os.path.join(KIT_ROOT, source), "rb") as f:
-                tar.addfile(info, f)
-    return len(student_files())
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return len(files)
 
 
 RUN_AUTOGRADER = """#!/usr/bin/env bash
@@ -112,6 +163,7 @@ def write_gradescope_zip(lab_spec, out_dir):
     lab = registry.resolve(lab_spec)
     os.makedirs(out_dir, exist_ok=True)
     out = os.path.join(out_dir, "gradescope-%s.zip" % lab.name)
+    files = [(source, name, shipped_bytes(source)) for source, name in student_files()]  # before any write
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
         def add_text(name, text, mode=0o755):
             info = zipfile.ZipInfo(name)
@@ -119,11 +171,10 @@ def write_gradescope_zip(lab_spec, out_dir):
             z.writestr(info, text)
         add_text("run_autograder", RUN_AUTOGRADER % {"lab": lab.number})
         add_text("setup.sh", SETUP)
-        for source, name in student_files():
+        for source, name, data in files:
             info = zipfile.ZipInfo("kit/" + name)
             info.external_attr = (0o100000 | _mode(source)) << 16
-            with open(os.path.join(KIT_ROOT, source), "rb") as f:
-                z.writestr(info, f.read(), zipfile.ZIP_DEFLATED)
+            z.writestr(info, data, zipfile.ZIP_DEFLATED)
         salt = paths.instructor_salt()
         if salt:
             add_text("kit/grader/salt.txt", salt + "\n", 0o600)
@@ -132,7 +183,11 @@ def write_gradescope_zip(lab_spec, out_dir):
 
 def main(argv):
     if len(argv) == 2 and argv[0] == "student":
-        n = write_student_tar(argv[1])
+        try:
+            n = write_student_tar(argv[1])
+        except StaffMarkerError as err:
+            print("dist.py: %s" % err, file=sys.stderr)
+            return 1
         print("wrote %s: the student kit, %d files (no solutions, no salt, no kit self-tests)" % (argv[1], n))
         return 0
     if len(argv) == 3 and argv[0] == "gradescope":
@@ -141,6 +196,9 @@ def main(argv):
         except KeyError as err:
             print("dist.py: %s" % err.args[0], file=sys.stderr)
             return 2
+        except StaffMarkerError as err:
+            print("dist.py: %s" % err, file=sys.stderr)
+            return 1
         print("wrote %s: Gradescope autograder for %s%s (upload it as the assignment's autograder; "
               "it needs an image with the CUDA toolkit and a GPU)"
               % (out, lab.title, ", with the instructor's salt" if paths.instructor_salt() else ""))

@@ -50,18 +50,19 @@ typedef struct {
 } point_calls_t;
 
 /* ---- kit versions, for the timing comparisons (device code) ---- */
+/* Each writes line i's vertices at out + offsets[i] (the workload's d_out and d_offsets, laid out
+ * from the kit's counts); none touches a line's vertices or n_vertices, or the kit's heap. */
 
-/* Flat, with an exact layout: line i's vertices at out + offsets[i]. One block per line. */
+/* Flat, with an exact layout. One block per line. */
 __global__ void kit_flat(bezier_line_t *lines, int n_lines, float factor, int max_vertices,
                          const long long *offsets, float2 *out);
 
 #define KIT_STREAM_NULL 0
 #define KIT_STREAM_FIRE_AND_FORGET 1
-/* Dynamic, one thread per line: a kit heap block and a child grid per line, the child in the NULL
- * stream or fire-and-forget (stream_kind). */
-__global__ void kit_cdp(bezier_line_t *lines, int n_lines, float factor, int max_vertices, int stream_kind);
-/* Frees every line's kit heap block and sets its vertices to NULL. One thread per line. */
-__global__ void kit_free_all(bezier_line_t *lines, int n_lines);
+/* Dynamic, one thread per line: a child grid per line (ceil(n / 32) blocks of 32), in the NULL
+ * stream or fire-and-forget (stream_kind); every launch checked (KIT_CHECK_LAUNCH). */
+__global__ void kit_cdp(const bezier_line_t *lines, int n_lines, float factor, int max_vertices,
+                        const long long *offsets, float2 *out, int stream_kind);
 
 /* ---- host side ---- */
 

@@ -1,12 +1,14 @@
 /* bezier_lines.cu - the kit's Bezier lines: the seeded line generator, the expected vertex counts,
- * the kit's device heap for vertex arrays, the kit's reference kernels, and the check of every
- * vertex against a double-precision reference. Lab 04's harness grades and times with them; Lab
- * 06's harness uses this very object for its Part C, so that both labs check vertices the same way.
- * Holds no call to a student function: every program links it, whatever lab it belongs to.
+ * the kit's device heap for vertex arrays, the kit's own versions for the timing comparisons, and
+ * the check of every vertex against a double-precision reference. Lab 04's harness grades and
+ * times with them; Lab 06's harness uses this very object for its Part C, so that both labs check
+ * vertices the same way. Holds no call to a student function: every program links it, whatever lab
+ * it belongs to.
  *
- * The kit's reference kernels are here too, beside vertex_count, bezier_point and
- * kit_malloc_vertices, so that the compiler inlines those into them (it does not inline a call into
- * another object).
+ * The kit's versions are here too, beside vertex_count and bezier_point, so that the compiler
+ * inlines those into them (it does not inline a call into another object). They are not Lab 04's
+ * answer: none of them allocates a line's vertices, stores them in the line or frees them (see
+ * "Kit versions" below).
  */
 #include <math.h>
 #include <stdio.h>
@@ -117,13 +119,18 @@ __device__ void kit_free_vertices(float2 *vertices)
         atomicAdd(&kit_heap.free_failures, 1u);
 }
 
-/* Kit versions, for the timing comparisons. */
+/* The vertex count of every line, once, for the expected counts and the exact layout (workload_init). */
 __global__ void kit_counts(const bezier_line_t *lines, int n_lines, float factor, int max_vertices, int *counts)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n_lines)
         counts[i] = vertex_count(&lines[i], factor, max_vertices);
 }
+
+/* Kit versions, for the timing comparisons. They are not the exercise: they write every line's
+ * vertices into the kit's exact-layout buffer (out + offsets[line], laid out from the counts
+ * kit_counts computed), never into the lines, so they take nothing from the device heap, store
+ * nothing in a line and leave nothing to free. */
 
 /* Flat, as the textbook has it but with an exact layout (offsets from the counts), so that its
  * memory does not limit the sizes it can be timed at. */
@@ -136,39 +143,29 @@ __global__ void kit_flat(bezier_line_t *lines, int n_lines, float factor, int ma
         out[offsets[blockIdx.x] + i] = bezier_point(line, i, n);
 }
 
-__global__ void kit_child(bezier_line_t *line, int n)
+/* The kit's child: vertex k of one line, written to dest[k] (the line's place in the kit's buffer). */
+__global__ void kit_child(const bezier_line_t *line, int n, float2 *dest)
 {
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n)
-        line->vertices[i] = bezier_point(line, i, n);
+    int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k < n)
+        dest[k] = bezier_point(line, k, n);
 }
 
-/* The dynamic version with the child in the NULL stream or fire-and-forget. */
-__global__ void kit_cdp(bezier_line_t *lines, int n_lines, float factor, int max_vertices, int stream_kind)
+/* Dynamic, one thread per line: a child grid of ceil(n / 32) blocks of 32 per line, into the NULL
+ * stream or fire-and-forget, writing into the kit's exact-layout buffer. */
+__global__ void kit_cdp(const bezier_line_t *lines, int n_lines, float factor, int max_vertices,
+                        const long long *offsets, float2 *out, int stream_kind)
 {
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n_lines)
+    int l = blockIdx.x * blockDim.x + threadIdx.x;
+    if (l >= n_lines)
         return;
-    bezier_line_t *line = &lines[i];
-    int n = vertex_count(line, factor, max_vertices);
-    line->n_vertices = n;
-    line->vertices = kit_malloc_vertices(n);
-    if (line->vertices == NULL)
-        return;
+    int n = vertex_count(&lines[l], factor, max_vertices);
+    float2 *dest = out + offsets[l];
     if (stream_kind == KIT_STREAM_FIRE_AND_FORGET)
-        kit_child<<<(n + 31) / 32, 32, 0, cudaStreamFireAndForget>>>(line, n);
+        kit_child<<<(n + 31) / 32, 32, 0, cudaStreamFireAndForget>>>(&lines[l], n, dest);
     else
-        kit_child<<<(n + 31) / 32, 32>>>(line, n);
+        kit_child<<<(n + 31) / 32, 32>>>(&lines[l], n, dest);
     KIT_CHECK_LAUNCH();
-}
-
-__global__ void kit_free_all(bezier_line_t *lines, int n_lines)
-{
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n_lines && lines[i].vertices != NULL) {
-        kit_free_vertices(lines[i].vertices);
-        lines[i].vertices = NULL;
-    }
 }
 
 #define STATUS_OK 0
