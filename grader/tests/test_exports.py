@@ -1,0 +1,210 @@
+"""The gradebook import files batch and merge write beside scores.csv: canvas.csv (Canvas's gradebook
+import) and gradescope.csv (Gradescope's score upload), with and without a roster; and the README's
+count of what Gradescope can grade of Lab 01 without a GPU. (Nothing here builds.)"""
+import csv
+import io
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+import zipfile
+
+from gradelib import checks as chk
+from gradelib import exits, paths, registry, sheets
+
+GRADE = os.path.join(paths.KIT_ROOT, "grader", "grade.py")
+LAB = registry.resolve("01")
+
+
+def record(score, verdict=sheets.POINTS_LOST):
+    return {"score": score, "max_score": LAB.max_score, "verdict": verdict, "checks": {}}
+
+
+RECORDS = {"alice": record(17, sheets.FULL_MARKS), "bob": record(13.5), "carol": record(0, sheets.BAD_ARCHIVE),
+           "dave": record(0, sheets.GRADER_ERROR), "erin": record(16.666666)}
+ROSTER_TEXT = ("\ufeffid,name,email,sis_id,sis_login,section,canvas_id\n"
+               "alice,\"Smith, Alice\",alice@uni.example,1001,asmith,CS 101-01,501\n"
+               "bob,\"O'Neil, \"\"Bob\"\"\",bob@uni.example,1002,boneil,CS 101-02,502\n"
+               "zed,\"Zed, Zoe\",zed@uni.example,1009,zzed,CS 101-01,509\n")
+
+
+def rows(text):
+    return list(csv.reader(io.StringIO(text)))
+
+
+class RosterTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def write(self, text):
+        path = os.path.join(self.tmp.name, "roster.csv")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        return path
+
+    def test_reads_the_documented_columns(self):
+        roster = sheets.read_roster(self.write(ROSTER_TEXT))  # with the byte-order mark Excel writes
+        self.assertEqual(sorted(roster), ["alice", "bob", "zed"])
+        self.assertEqual(roster["alice"]["name"], "Smith, Alice")
+        self.assertEqual(roster["bob"]["name"], 'O\'Neil, "Bob"')
+        only_some = sheets.read_roster(self.write("ID, Email \ncy , cy@uni.example\n\n"))
+        self.assertEqual(only_some, {"cy": {"id": "cy", "email": "cy@uni.example"}})
+
+    def test_refuses_what_it_cannot_use(self):
+        for text, words in (("", "empty"), ("name,email\nA,a@x\n", "id required"), ("id,login\na,b\n", "id required"),
+                            ("id,id\na,a\n", "each once"), ("id,name\na,A\na,B\n", "comes twice"),
+                            ("id,name\n,A\n", "no id")):
+            with self.assertRaises(sheets.RosterError) as caught:
+                sheets.read_roster(self.write(text))
+            self.assertIn(words, str(caught.exception), text)
+
+
+class WithRoster:
+    def _roster(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+        path = os.path.join(self.tmp.name, "roster.csv")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(ROSTER_TEXT)
+        return path
+
+
+class CanvasCsvTest(WithRoster, unittest.TestCase):
+    """Canvas's gradebook import: Student, ID, SIS User ID, SIS Login ID, Section, then the assignment
+    column; the Points Possible row next; a row per graded submission."""
+
+    def test_the_documented_layout_with_a_roster(self):
+        text = sheets.canvas_csv(LAB, RECORDS, sheets.read_roster(self._roster()))
+        table = rows(text)
+        self.assertEqual(table[0], ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", LAB.title])
+        self.assertEqual(table[1], ["    Points Possible", "", "", "", "", "17"])
+        self.assertEqual(table[2], ["Smith, Alice", "501", "1001", "asmith", "CS 101-01", "17"])
+        self.assertEqual(table[3], ['O\'Neil, "Bob"', "502", "1002", "boneil", "CS 101-02", "13.5"])
+        self.assertEqual(table[4], ["carol", "", "", "carol", "", "0"])  # no roster row: the id stands in
+        self.assertEqual(table[5], ["erin", "", "", "erin", "", "16.6667"])
+        self.assertEqual(len(table), 6)  # dave's grader error is no grade; zed has no submission
+        self.assertIn('\r\n"Smith, Alice",501,', text)  # RFC 4180: CRLF, a name with a comma quoted
+        self.assertIn('"O\'Neil, ""Bob""",502', text)
+
+    def test_without_a_roster_the_id_stands_in(self):
+        table = rows(sheets.canvas_csv(LAB, {"alice": record(17)}))
+        self.assertEqual(table[2], ["alice", "", "", "alice", "", "17"])
+
+
+class GradescopeCsvTest(WithRoster, unittest.TestCase):
+    """Gradescope's score upload: an identifying column (Name, SID, Email) and a score column."""
+
+    def test_the_documented_layout_with_a_roster(self):
+        text = sheets.gradescope_csv(RECORDS, sheets.read_roster(self._roster()))
+        table = rows(text)
+        self.assertEqual(table[0], ["Name", "SID", "Email", "Score"])
+        self.assertEqual(table[1:], [["Smith, Alice", "1001", "alice@uni.example", "17"],
+                                     ['O\'Neil, "Bob"', "1002", "bob@uni.example", "13.5"],
+                                     ["carol", "carol", "", "0"], ["erin", "erin", "", "16.6667"]])
+        self.assertIn('"Smith, Alice",1001,alice@uni.example,17\r\n', text)
+
+    def test_without_a_roster_the_id_stands_in(self):
+        self.assertEqual(rows(sheets.gradescope_csv({"alice": record(17)}))[1:], [["alice", "alice", "", "17"]])
+
+
+class NumberTest(unittest.TestCase):
+    def test_scores_are_plain_numbers(self):
+        for value, text in ((17, "17"), (13.5, "13.5"), (0, "0"), (16.67, "16.67"), (1e6, "1000000"), (0.1 + 0.2, "0.3")):
+            self.assertEqual(sheets.number(value), text)
+
+
+class ImportNotesTest(unittest.TestCase):
+    def test_what_to_know_before_importing(self):
+        notes = " | ".join(sheets.import_notes(RECORDS, list(RECORDS) + ["gone"], [("x.rar", "why")], None))
+        self.assertIn("not in canvas.csv and gradescope.csv (no score to import): dave, gone, x.rar", notes)
+        self.assertIn("no --roster", notes)
+        self.assertIn("a real import needs --roster FILE", notes)
+        roster = {"alice": {"id": "alice"}, "zed": {"id": "zed"}}
+        notes = " | ".join(sheets.import_notes(RECORDS, list(RECORDS), [], roster))
+        self.assertIn("no roster row for: bob, carol, erin", notes)
+        self.assertIn("in the roster, no submission: zed", notes)
+        self.assertNotIn("no --roster", notes)
+
+
+def run_grade(args):
+    return subprocess.run([sys.executable, GRADE] + args, env=dict(os.environ, KIT_NO_GPU="1"),
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+
+
+class BatchExportTest(unittest.TestCase):
+    """batch and merge write canvas.csv and gradescope.csv beside scores.csv (bad archives only: no build)."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp()
+        self.subs = os.path.join(self.tmp, "class")
+        os.makedirs(self.subs)
+        for name in ("alice", "bob"):
+            with zipfile.ZipFile(os.path.join(self.subs, name + ".zip"), "w") as z:
+                z.writestr("../escape.cu", "x")
+        self.roster = os.path.join(self.tmp, "roster.csv")
+        with open(self.roster, "w", encoding="utf-8") as f:
+            f.write(ROSTER_TEXT)
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def read(self, out, name):
+        with open(os.path.join(out, name), encoding="utf-8") as f:
+            return rows(f.read())
+
+    def test_batch_and_merge_write_both_files(self):
+        out = os.path.join(self.tmp, "out")
+        done = run_grade(["batch", self.subs, "--lab", "1", "--out", out, "--seed", "1"])
+        self.assertEqual(done.returncode, exits.OK, done.stdout)  # bad archives are graded: 0 points
+        self.assertIn("a real import needs --roster FILE", done.stdout)
+        self.assertEqual(self.read(out, "canvas.csv")[2:], [["alice", "", "", "alice", "", "0"],
+                                                            ["bob", "", "", "bob", "", "0"]])
+        self.assertEqual(self.read(out, "gradescope.csv")[1:], [["alice", "alice", "", "0"], ["bob", "bob", "", "0"]])
+        with open(os.path.join(out, "summary.txt")) as f:
+            self.assertIn("a real import needs --roster FILE", f.read())
+
+        again = run_grade(["batch", self.subs, "--lab", "1", "--out", out, "--roster", self.roster])
+        self.assertEqual(again.returncode, exits.OK, again.stdout)
+        self.assertNotIn("a real import needs", again.stdout)
+        self.assertIn("in the roster, no submission: zed", again.stdout)
+        self.assertEqual(self.read(out, "canvas.csv")[2][:4], ["Smith, Alice", "501", "1001", "asmith"])
+
+        merged = os.path.join(self.tmp, "merged")
+        done = run_grade(["merge", out, "--out", merged, "--roster", self.roster])
+        self.assertEqual(done.returncode, exits.OK, done.stdout)
+        self.assertEqual(self.read(merged, "gradescope.csv")[1], ["Smith, Alice", "1001", "alice@uni.example", "0"])
+        self.assertEqual(len(self.read(merged, "canvas.csv")), 4)
+
+    def test_a_bad_roster_is_a_usage_error(self):
+        bad = os.path.join(self.tmp, "bad.csv")
+        with open(bad, "w") as f:
+            f.write("student,score\n")
+        out = os.path.join(self.tmp, "out")
+        done = run_grade(["batch", self.subs, "--lab", "1", "--out", out, "--roster", bad])
+        self.assertEqual(done.returncode, exits.USAGE, done.stdout)
+        self.assertIn("it takes id,name,email", done.stdout)
+        self.assertFalse(os.path.exists(out))  # refused before anything is written
+        done = run_grade(["merge", out, "--out", os.path.join(self.tmp, "m"), "--roster", bad])
+        self.assertEqual(done.returncode, exits.USAGE, done.stdout)
+
+
+class GradescopeFigureTest(unittest.TestCase):
+    """The README's count of what Gradescope (no GPU) can grade of Lab 01 is the rubric's."""
+
+    def test_readme_quotes_the_rubric(self):
+        static = sum(c.points for c in LAB.checks if c.kind in (chk.BUILD, chk.STATIC))
+        with open(os.path.join(paths.KIT_ROOT, "README.md")) as f:
+            readme = f.read()
+        quoted = re.search(r"(\d+) of Lab 01's (\d+) points", readme)
+        self.assertIsNotNone(quoted, "the README no longer says how many of Lab 01's points need no GPU")
+        self.assertEqual((int(quoted.group(1)), int(quoted.group(2))), (static, LAB.max_score))
+
+
+if __name__ == "__main__":
+    unittest.main()
