@@ -32,10 +32,26 @@ Draws, where the documents are there:
 Each figure names the GPU and the runs it was drawn from. Exit status 1 when a document a figure
 needs is missing or does not hold what the figure needs; each problem is printed.
 
-draw_run_figure() draws the one-run pictures of Labs 04 and 05 (RUN_FIGURES) from a student's own
-run: `make run LAB=05`, and `make run LAB=04` with --figure-lines, write them next to the program.
+draw_run_figure() draws a picture of one run (RUN_FIGURES) from a student's own result document, with
+the handout figures' drawing code, at most 900 pixels wide: `make run LAB=NN` writes it next to the
+program (Lab 04's with --figure-lines), and the grader puts one into each submission's HTML feedback.
+
+  01 grids.svg     the parent grid and one child grid per block (a run that launched other shapes
+                   has no picture); a foo other than the flat version's, and unchecked launches, marked
+  02 race.svg      what the children saw, one bar, against what the lab asks, and when the document has
+                   the stamps, when each step happened (the kit's probe above the run's own rows)
+  03 tree.svg      Part A's launch tree as grader/rubrics/lab03.py expects it from --blocks and
+                   --threads, each cell a record of the run; in red: an outlined empty cell (class
+                   "missing") where a record is not there, a filled cell (class "extra") for a record
+                   the tree does not have, after the expected cells of its depth; large trees drawn in
+                   part, every depth's counts in words; then Part B's chain of the run
+  04 curves.svg    the curves of the run's first --figure-lines lines
+  05 timeline.svg  the median round's kernel timelines, the kit's legacy build and the run
+
+What a picture marks wrong carries a class of WRONG_CLASSES, in RED (marks_wrong() tells).
 """
 import argparse
+import collections
 import concurrent.futures
 import glob
 import json
@@ -156,20 +172,49 @@ def drawn_indices(n, most):
     return [0, 1, None] + list(range(n - (most - 3), n))
 
 
+RUN_BLOCKS_DRAWN = 4  # a run's picture: blocks 0, 1, ..., the last, to stay within 900 pixels
+
+
 def draw_grids(docs, out_path):
     doc = docs.get(("01", "solution"))
     if doc is None:
         raise FigureError("no lab01-solution.json: the grids are drawn from the solution's run")
+    try:
+        return draw_grids_run(doc, out_path, "the solution", "solution", MAX_BLOCKS_DRAWN, mark=False)
+    except FigureError as e:
+        raise FigureError("lab01-solution.json: %s" % e)
+
+
+def draw_grids_run(doc, out_path, who="yours", case=None, most_blocks=RUN_BLOCKS_DRAWN, mark=True):
+    """The parent grid of one Lab 01 run and the child grid each block's thread 0 launched. Only a run
+    that launched one child grid of <<<1, M>>> per block is drawn (FigureError otherwise); a foo other
+    than the kit's flat version's, and launches not checked once each, are marked (unless not mark: the
+    handout's figure, drawn from the solution)."""
+    missing = [key for key in ("params", "child_shapes", "child_grids", "child_grids_other_shapes", "launch_log",
+                               "student_foo", "reference_foo") if key not in doc]
+    missing += [key for key in ("K", "M", "N") if key not in doc.get("params", {})]
+    if missing:
+        raise FigureError("the document has no %s: the grids are drawn from them" % ", ".join(missing))
     k, m, n = doc["params"]["K"], doc["params"]["M"], doc["params"]["N"]
     shapes = doc["child_shapes"]
     one_child_per_block = (doc["child_grids"] == k and doc["child_grids_other_shapes"] == 0 and len(shapes) == 1
                            and shapes[0]["grid"] == [1, 1, 1] and shapes[0]["block"] == [m, 1, 1]
                            and shapes[0]["count"] == k)
     if not one_child_per_block:
-        raise FigureError("lab01-solution.json: the run did not launch one child grid of <<<1, %d>>> per block "
+        raise FigureError("the run did not launch one child grid of <<<1, %d>>> per block "
                           "(child_grids %s, shapes %s)" % (m, doc["child_grids"], shapes))
     log = doc["launch_log"]
-    blocks = drawn_indices(k, MAX_BLOCKS_DRAWN)
+    # What the picture marks wrong, one line each: a foo other than the flat version's, and launches not
+    # checked once each (as grading counts them: checks == grids that ran + launches that failed).
+    wrong = []
+    if mark and doc["student_foo"] != doc["reference_foo"]:
+        wrong.append("foo should equal the flat version's %d; %s run left %d."
+                     % (doc["reference_foo"], "this" if case else "your", doc["student_foo"]))
+    checked_all = not mark or log["checked"] == doc["child_grids"] + log["failed"]
+    if not checked_all:
+        wrong.append("Every launch should be checked once, right after it: %d launch(es), %d check(s) counted."
+                     % (doc["child_grids"] + log["failed"], log["checked"]))
+    blocks = drawn_indices(k, most_blocks)
     warps = drawn_indices(m, MAX_WARPS_DRAWN)
     col_w, gap, left = 170, 15, 20
     width = max(660, left * 2 + len(blocks) * (col_w + gap) - gap + 20)  # + room for the last launch label
@@ -178,13 +223,13 @@ def draw_grids(docs, out_path):
     child_y = top + block_h + 60
     child_h = 66
     text_y = child_y + child_h + 24
-    height = text_y + 96
+    height = text_y + 96 + 16 * len(wrong)
     svg = Svg(width, height, "Lab 01: a parent grid of %d blocks; thread 0 of each block launches one child grid of "
-                             "one block of %d threads, from a recorded run" % (k, m))
+                             "one block of %d threads, from %s" % (k, m, "a recorded run" if case else "your run"))
     svg.text("heading", left, 24, "Parent grid: diverge_cta<<<K, 32*M>>>(foo, N) with K = %d, M = %d, N = %d"
              % (k, m, n), 14, weight="bold")
-    svg.text("caption", left, 42, "%s; %s with %s" % (device_words(doc), case_words("solution"), params_words(doc)),
-             11, fill=MUTED)
+    svg.text("caption", left, 42, "%s; %s with %s" % (device_words(doc), case_words(case) if case else "your run",
+                                                     params_words(doc)), 11, fill=MUTED)
     lane_w = 112
     for column, b in enumerate(blocks):
         x = left + column * (col_w + gap)
@@ -209,7 +254,8 @@ def draw_grids(docs, out_path):
         lx = x + 46 + lane_w / 64.0
         svg.line("launch", lx, top + block_h, lx, child_y - 2, INK, 1.5, arrow=True)
         svg.text("launch-label", lx + 8, top + block_h + 25, "thread 0 launches", 10)
-        svg.text("launch-label", lx + 8, top + block_h + 38, "+ KIT_CHECK_LAUNCH()", 10, mono=True)
+        if checked_all:
+            svg.text("launch-label", lx + 8, top + block_h + 38, "+ KIT_CHECK_LAUNCH()", 10, mono=True)
         svg.rect("child-grid", x, child_y, col_w, child_h, CHILD, stroke=INK, rx=6,
                  tip="the child grid of block %d: <<<1, %d>>>" % (b, m), dash="5,3")
         svg.text("child-label", x + 10, child_y + 17, "child grid: 1 block", 11, weight="bold")
@@ -230,6 +276,8 @@ def draw_grids(docs, out_path):
              "parent thread still reaches __syncthreads(),", 11)
     svg.text("note", left, text_y + 80, "then the M\u22121 leaders other than thread 0 add x to foo: foo = %d (the "
              "kit's flat version: %d)." % (doc["student_foo"], doc["reference_foo"]), 11)
+    for i, line in enumerate(wrong):
+        svg.text("wrong", left, text_y + 96 + 16 * i, line, 11, fill=RED)
     svg.write(out_path)
     return {"blocks": len([b for b in blocks if b is not None]), "warps": len([w for w in warps if w is not None]),
             "child_grids": doc["child_grids"]}
@@ -281,6 +329,118 @@ def launch_tree(doc):
 # Part B's runs, in the order the handout discusses them: the starter's chain, a limit too small,
 # the tail-launched solution, and the NULL-stream chain with a limit sized from the depth.
 CHAIN_ORDER = ["default-limit", "limit-too-small", "solution", "sized-limit"]
+LIGHT_BLUE = "#9fbbe0"
+BLOCK_FILL = "#eef3fb"
+
+
+def plural(n, word):
+    return "%d %s%s" % (n, word, "" if n == 1 else "s")
+
+
+def tree_cell(svg, x, y, size, depth, block, thread, state, why=None):
+    """One (depth, block, thread) cell: "thread" (a record where the tree has it: dark for thread 0, the
+    launcher), "missing" (no record: an empty cell outlined in red) or "extra" (a record the tree does
+    not have: red, why says what is wrong)."""
+    where = "depth %d, block %d, thread %d" % (depth, block, thread)
+    if state == "thread":
+        svg.rect("thread", x, y, size, size, BLUE if thread == 0 else LIGHT_BLUE, tip=where)
+    elif state == "missing":
+        svg.rect("missing", x, y, size, size, "white", stroke=RED, tip="%s: no record" % where)
+    else:
+        svg.rect("extra", x, y, size, size, RED, tip="%s: %s" % (where, why))
+
+
+def tree_panel(svg, rows, y_top, style):
+    """The launch tree, one row per depth from y_top. A row: "depth"; "boxes", each a block drawn at "x"
+    ({"chain", "block", "threads", "slots": [(thread, state), or None for an ellipsis]}) or an elided
+    run of chains ({"ellipsis": True}); "top": the boxes are the blocks of one grid (depth 0), else one
+    grid each, launched by thread 0 of the same chain's box a row above; "blocks" and "threads" of its
+    grids; "extras", [(record, why)] drawn after the boxes, and "more", how many more not drawn; "notes",
+    [(class, text, colour)] on the right; "h", its height where not style's row_h. style: cell, gap,
+    row_h, note_x, note_size, note_y, note_dy, extra_x (where a row's extras start, when it has boxes).
+    Returns the y below the last row."""
+    cell, gap = style["cell"], style["gap"]
+    pitch = cell + gap
+    anchors = {}  # (depth, chain) -> (x of thread 0's centre, bottom y)
+    y = y_top
+    for row in rows:
+        depth = row["depth"]
+        svg.text("depth-label", 34, y + 14, "%d" % depth, 11, "end", MUTED)
+        boxes = row["boxes"]
+        if row.get("top") and boxes:
+            gx = boxes[0]["x"] - 6
+            gw = boxes[-1]["x"] + len(boxes[-1]["slots"]) * pitch + gap + 6 - gx
+            svg.rect("grid", gx, y - 6, gw, cell + 32, "none", stroke=INK, rx=6,
+                     tip="depth %d: 1 grid of %d blocks of %d threads" % (depth, row["blocks"], row["threads"]))
+        for box in boxes:
+            bx = box["x"]
+            if box.get("ellipsis"):
+                svg.text("ellipsis", bx + 10, y + cell / 2.0 + 6, "\u2026", 16, "middle", MUTED)
+                continue
+            w = len(box["slots"]) * pitch + gap
+            if not row.get("top"):
+                svg.rect("grid", bx - 4, y - 4, w + 8, cell + 2 * gap + 8, "none", stroke=INK, rx=6,
+                         tip="depth %d: a grid of 1 block of %d threads" % (depth, box["threads"]))
+            svg.rect("block", bx, y, w, cell + 2 * gap, BLOCK_FILL, stroke=BLUE, rx=3)
+            for k, slot in enumerate(box["slots"]):
+                x = bx + gap + k * pitch
+                if slot is None:
+                    svg.text("ellipsis", x + cell / 2.0, y + gap + cell - 3, "\u2026", 12, "middle", MUTED)
+                else:
+                    tree_cell(svg, x, y + gap, cell, depth, box["block"], slot[0], slot[1])
+            if row.get("top"):
+                svg.text("block-label", bx + w / 2.0, y + cell + 20, "block %d" % box["block"], 10, "middle", MUTED)
+            else:
+                parent = anchors.get((depth - 1, box["chain"]))
+                if parent:
+                    svg.line("launch", parent[0], parent[1] + 1, bx + gap + cell / 2, y - 5, INK, 1.2, arrow=True)
+            anchors[(depth, box["chain"])] = (bx + gap + cell / 2, y + cell + gap)
+        x = style["extra_x"] if boxes else boxes_left(rows)
+        for k, ((d, b, t), why) in enumerate(row.get("extras", [])):
+            tree_cell(svg, x + k * pitch, y + gap, cell, d, b, t, "extra", why)
+        if row.get("more"):
+            svg.text("extra-more", x + len(row["extras"]) * pitch + 2, y + gap + cell - 3,
+                     "+%s" % "{:,}".format(row["more"]), 10, fill=RED)
+        for k, (cls, text, colour) in enumerate(row["notes"]):
+            svg.text(cls, style["note_x"], y + style["note_y"] + k * style["note_dy"], text, style["note_size"],
+                     "end", colour)
+        y += row.get("h", style["row_h"])
+    return y
+
+
+def boxes_left(rows):
+    """The x of the first box of the tree: where a row without boxes starts its extras."""
+    return min(box["x"] for row in rows for box in row["boxes"]) if any(row["boxes"] for row in rows) else 70
+
+
+def chain_scale(docs, left, right):
+    """Pixels per level of Part B's bars: the deepest chain asked for, or the highest limit, fills left..right."""
+    depth_target = max(doc["params"]["depth"] for doc in docs) + 1
+    top = max([depth_target] + [doc.get("pending_launch_limit", 0) for doc in docs])
+    return (right - left) / float(top)
+
+
+def chain_row(svg, label, doc, left, y, scale):
+    """Part B of one run: the levels that ran against those asked for, and its pending-launch limit.
+    Returns whether every level ran with no failed launch."""
+    ran = doc["deep"]["levels_ran"]
+    failed = doc["deep"]["launch_log"]["failed"]
+    wanted = doc["params"]["depth"] + 1
+    svg.text("chain-label", left - 8, y + 14, label, 12, "end")
+    svg.rect("chain-wanted", left, y + 2, wanted * scale, 16, "#eeeeee", tip="%d levels asked for" % wanted)
+    svg.rect("chain", left, y + 2, ran * scale, 16, GREEN if ran == wanted and not failed else RED,
+             tip="%s: %d of %d levels ran, %d failed launch(es)" % (label, ran, wanted, failed))
+    limit = doc.get("pending_launch_limit")
+    if limit:
+        lx = left + limit * scale
+        svg.line("limit", lx, y - 1, lx, y + 21, INK, 2)
+    svg.text("chain-value", left + 4, y + 14, "%d of %d levels%s; limit %s" % (
+        ran, wanted, ", launch failed" if failed else "", "{:,}".format(limit) if limit else "?"),
+        10, fill="white" if ran * scale > 220 else INK)
+    return ran == wanted and not failed
+
+
+CHAIN_CAPTION = "Black tick: the pending-launch limit the run set; grey: the levels asked for (0 to --depth)."
 
 
 def draw_recursion(docs, out_path):
@@ -310,40 +470,19 @@ def draw_recursion(docs, out_path):
     # Chain c's grid at depth d sits under top-level block c.
     column_x = [70 + c * (block_w + 40) for c in range(top_blocks)]
     svg.text("depth-label", 20, 56, "depth", 10, fill=MUTED)
-    anchors = {}  # (depth, chain) -> (x of thread 0's centre, bottom y)
+    rows = []
     for depth, grids, blocks, threads in levels:
-        y = 60 + depth * row_h
-        svg.text("depth-label", 34, y + 14, "%d" % depth, 11, "end", MUTED)
         if depth == 0:
-            gx = column_x[0] - 6
-            gw = column_x[-1] + block_w + 6 - gx
-            svg.rect("grid", gx, y - 6, gw, cell + 32, "none", stroke=INK, rx=6,
-                     tip="depth 0: 1 grid of %d blocks of %d threads" % (blocks, threads))
-            for b in range(blocks):
-                bx = column_x[b]
-                svg.rect("block", bx, y, block_w, cell + 2 * gap, "#eef3fb", stroke=BLUE, rx=3)
-                for t in range(threads):
-                    svg.rect("thread", bx + gap + t * (cell + gap), y + gap, cell, cell,
-                             BLUE if t == 0 else "#9fbbe0", tip="depth 0, block %d, thread %d" % (b, t))
-                svg.text("block-label", bx + block_w / 2, y + cell + 20, "block %d" % b, 10, "middle", MUTED)
-                anchors[(0, b)] = (bx + gap + cell / 2, y + cell + gap)
+            boxes = [{"x": column_x[b], "chain": b, "block": b, "threads": threads,
+                      "slots": [(t, "thread") for t in range(threads)]} for b in range(blocks)]
         else:
-            for c in range(grids):
-                bx = column_x[c] if c < len(column_x) else column_x[-1]
-                w = threads * (cell + gap) + gap
-                svg.rect("grid", bx - 4, y - 4, w + 8, cell + 2 * gap + 8, "none", stroke=INK, rx=6,
-                         tip="depth %d: a grid of 1 block of %d threads" % (depth, threads))
-                svg.rect("block", bx, y, w, cell + 2 * gap, "#eef3fb", stroke=BLUE, rx=3)
-                for t in range(threads):
-                    svg.rect("thread", bx + gap + t * (cell + gap), y + gap, cell, cell,
-                             BLUE if t == 0 else "#9fbbe0", tip="depth %d, block 0, thread %d" % (depth, t))
-                parent = anchors.get((depth - 1, c))
-                if parent:
-                    svg.line("launch", parent[0], parent[1] + 1, bx + gap + cell / 2, y - 5, INK, 1.2, arrow=True)
-                anchors[(depth, c)] = (bx + gap + cell / 2, y + cell + gap)
-        svg.text("level-note", width - 20, y + 14, "%d grid%s x %d block%s x %d thread%s" % (
-            grids, "" if grids == 1 else "s", blocks, "" if blocks == 1 else "s", threads, "" if threads == 1 else "s"),
-            11, "end", MUTED)
+            boxes = [{"x": column_x[min(c, len(column_x) - 1)], "chain": c, "block": 0, "threads": threads,
+                      "slots": [(t, "thread") for t in range(threads)]} for c in range(grids)]
+        rows.append({"depth": depth, "top": depth == 0, "boxes": boxes, "blocks": blocks, "threads": threads,
+                     "notes": [("level-note", "%s x %s x %s" % (plural(grids, "grid"), plural(blocks, "block"),
+                                                               plural(threads, "thread")), MUTED)]})
+    tree_panel(svg, rows, 60, {"cell": cell, "gap": gap, "row_h": row_h, "note_x": width - 20, "note_size": 11,
+                               "note_y": 14, "note_dy": 0, "extra_x": width})
     svg.text("legend", 20, tree_h - 22, "dark cell: thread 0, the one launcher of its block; arrow: its launch.", 10,
              fill=MUTED)
     svg.text("legend", 20, tree_h - 9, "The records hold depth, block and thread only, so each chain is drawn under "
@@ -354,35 +493,229 @@ def draw_recursion(docs, out_path):
     svg.text("heading", 20, y0 + 8, "Part B: deep_chain, levels that ran, and the pending-launch limit",
              14, weight="bold")
     if chains:
-        depth_target = max(doc["params"]["depth"] for _, doc in chains) + 1
-        top = max([depth_target] + [doc.get("pending_launch_limit", 0) for _, doc in chains])
         left, right = 190, width - 30
-        scale = (right - left) / float(top)
+        scale = chain_scale([doc for _, doc in chains], left, right)
         for i, (case, doc) in enumerate(chains):
-            y = y0 + 26 + i * 34
-            ran = doc["deep"]["levels_ran"]
-            failed = doc["deep"]["launch_log"]["failed"]
-            wanted = doc["params"]["depth"] + 1
-            svg.text("chain-label", left - 8, y + 14, case, 12, "end")
-            svg.rect("chain-wanted", left, y + 2, wanted * scale, 16, "#eeeeee", tip="%d levels asked for" % wanted)
-            svg.rect("chain", left, y + 2, ran * scale, 16, GREEN if ran == wanted and not failed else RED,
-                     tip="%s: %d of %d levels ran, %d failed launch(es)" % (case, ran, wanted, failed))
-            limit = doc.get("pending_launch_limit")
-            if limit:
-                lx = left + limit * scale
-                svg.line("limit", lx, y - 1, lx, y + 21, INK, 2)
-            svg.text("chain-value", left + 4, y + 14, "%d of %d levels%s; limit %s" % (
-                ran, wanted, ", launch failed" if failed else "", "{:,}".format(limit) if limit else "?"),
-                10, fill="white" if ran * scale > 220 else INK)
+            chain_row(svg, case, doc, left, y0 + 26 + i * 34, scale)
         ref = chains[0][1]
-        svg.text("caption", 20, y0 + 26 + len(chains) * 34 + 12,
-                 "Black tick: the pending-launch limit the run set; grey: the levels asked for (0 to --depth).",
-                 10, fill=MUTED)
+        svg.text("caption", 20, y0 + 26 + len(chains) * 34 + 12, CHAIN_CAPTION, 10, fill=MUTED)
         svg.text("caption", 20, y0 + 26 + len(chains) * 34 + 26, "%s; each run with %s."
                  % (device_words(ref), params_words(ref)), 10, fill=MUTED)
     svg.write(out_path)
     return {"threads": len(solution["hello"]["records"]), "grids": sum(lv[1] for lv in levels),
             "launches": sum(lv[1] for lv in levels[1:]), "chains": len(chains)}
+
+
+# A run's tree is drawn within 900 pixels: at most this many cells of a block (thread 0, 1, ..., the
+# last few), chains (0, 1, ..., the last), red cells after a row's expected ones, and rows.
+RUN_CELLS_DRAWN = 7
+RUN_CHAINS_DRAWN = 4
+RUN_EXTRAS_DRAWN = 4
+RUN_ROWS_DRAWN = 12
+RUN_TREE_WIDTH = 900
+
+
+def expected_tree_rule():
+    """expected_records(blocks, threads) of grader/rubrics/lab03.py, the one statement of the tree the
+    grader checks the records against. Raises FigureError where this kit has no grader beside tools/."""
+    grader = os.path.join(KIT_ROOT, "grader")
+    if os.path.isdir(grader) and grader not in sys.path:
+        sys.path.append(grader)  # after the importer's own path: the kit's grader, as the grader imports it
+    try:
+        from rubrics import lab03
+    except ImportError as e:
+        raise FigureError("the expected tree is stated in grader/rubrics/lab03.py, which could not be "
+                          "imported (%s)" % e)
+    return lab03.expected_records
+
+
+def hello_records(doc):
+    """The document's Part A records as (depth, block, thread) tuples, its count and its blocks and threads."""
+    hello = doc.get("hello")
+    params = doc.get("params")
+    if not isinstance(hello, dict) or not isinstance(hello.get("records"), list) or not isinstance(
+            hello.get("count"), int):
+        raise FigureError("the document holds no hello records (Part A's \"hello\": \"records\" and \"count\")")
+    if not isinstance(params, dict) or "blocks" not in params or "threads" not in params:
+        raise FigureError("the document's params have no blocks and threads: the expected tree is made from them")
+    blocks, threads = params["blocks"], params["threads"]
+    if not all(isinstance(v, int) and v >= 1 for v in (blocks, threads)):
+        raise FigureError("the document's blocks (%r) and threads (%r) do not make a tree" % (blocks, threads))
+    records = []
+    for r in hello["records"]:
+        if not (isinstance(r, (list, tuple)) and len(r) == 3 and all(isinstance(v, int) for v in r)):
+            raise FigureError("a hello record is not a (depth, block, thread) triple: %r" % (r,))
+        records.append(tuple(r))
+    return records, hello["count"], blocks, threads
+
+
+def extra_why(record, expected, expected_depths, found):
+    depth = record[0]
+    if record in expected:
+        return "a duplicate: %d records of it, %d expected" % (found[record], expected[record])
+    if depth in expected_depths:
+        return "no such thread at depth %d in the expected tree" % depth
+    return "the expected tree has no grid at depth %d" % depth
+
+
+def tree_rows(records, blocks, threads, style):
+    """The rows of tree_panel for one run: the expected tree's cells, each a record ("thread") or not
+    ("missing"), and the records the tree does not have ("extra"), drawn within the RUN_* caps; sets
+    style's extra_x. Returns (rows, {depth: (missing, extra)}, depths not drawn, whether cells or chains
+    were left out, how many records the tree has)."""
+    expected = collections.Counter(expected_tree_rule()(blocks, threads))
+    found = collections.Counter(records)
+    missing, extra = expected - found, found - expected
+    depths = sorted({r[0] for r in expected})
+    counts = {d: [0, 0] for d in depths}
+    for k, differing in enumerate((missing, extra)):
+        for r, n in differing.items():
+            counts.setdefault(r[0], [0, 0])[k] += n
+    counts = {d: tuple(counts[d]) for d in sorted(counts)}
+    extra_only = [d for d in counts if d not in depths]
+    shown_depths = sorted(depths + extra_only[:max(0, RUN_ROWS_DRAWN - len(depths))])
+    not_shown = [d for d in extra_only if d not in shown_depths]
+
+    cell, gap, col_gap = style["cell"], style["gap"], style["col_gap"]
+    pitch = cell + gap
+    chains = drawn_indices(blocks, RUN_CHAINS_DRAWN)
+    top_slots = drawn_indices(threads, RUN_CELLS_DRAWN)
+    block_w = len(top_slots) * pitch + gap
+    column_x, x = [], style["left"]
+    for c in chains:
+        column_x.append(x)
+        x += (20 if c is None else block_w) + col_gap
+    style["extra_x"] = column_x[-1] + block_w + 6 + 12
+    elided = len(chains) < blocks or len(top_slots) < threads
+
+    def state(record, instance):
+        """The instance-th expected copy of record is there when the run left more than instance of it:
+        the records below depth 0 do not name their chain, so the missing ones are the last chains'."""
+        return "thread" if found.get(record, 0) > instance else "missing"
+
+    rows = []
+    for d in shown_depths:
+        boxes = []
+        if d in depths:
+            size = len({r[2] for r in expected if r[0] == d})
+            slots_of = drawn_indices(size, RUN_CELLS_DRAWN)
+            for c, cx in zip(chains, column_x):
+                if c is None:
+                    boxes.append({"x": cx, "ellipsis": True})
+                    continue
+                block, instance = (c, 0) if d == 0 else (0, c)
+                slots = [None if t is None else (t, state((d, block, t), instance)) for t in slots_of]
+                boxes.append({"x": cx, "chain": c, "block": block, "threads": size, "slots": slots})
+            shape = ("%s of %s" % (plural(blocks, "block"), plural(size, "thread")) if d == 0 else
+                     "%s of %s" % (plural(blocks, "grid"), plural(size, "thread")))
+            elided = elided or len(slots_of) < size
+        else:
+            shape = "no grid expected"
+        extras = sorted(r for r, n in extra.items() if r[0] == d for _ in range(n))
+        lost, more = counts.get(d, (0, 0))
+        if lost or more:
+            problem = ("row-problem", "depth %d: %s" % (d, ", ".join(
+                w for w in ("{:,} missing".format(lost) if lost else "", "{:,} extra".format(more) if more else "")
+                if w)), RED)
+        else:
+            problem = ("row-ok", "all {:,} there".format(sum(n for r, n in expected.items() if r[0] == d)), MUTED)
+        rows.append({"depth": d, "top": d == 0, "boxes": boxes, "blocks": blocks, "threads": threads,
+                     "h": style["row_h"] if boxes else 32,
+                     "extras": [(r, extra_why(r, expected, depths, found)) for r in extras[:RUN_EXTRAS_DRAWN]],
+                     "more": max(0, len(extras) - RUN_EXTRAS_DRAWN),
+                     "notes": [("level-note", shape, MUTED), problem]})
+    return rows, counts, not_shown, elided, sum(expected.values())
+
+
+def draw_tree_run(doc, out_path, who="yours", case=None):
+    """Part A of one Lab 03 run: the expected launch tree of its --blocks and --threads (the rule of
+    grader/rubrics/lab03.py), each cell a (depth, block, thread) record of the run; what differs in red:
+    an outlined empty cell ("missing") where a record is not there, a red cell ("extra") for a record
+    the tree does not have, after the expected cells of its depth. Large trees are drawn in part, with
+    every row's counts. Then Part B's chain of the run, when the document has "deep"."""
+    records, count, blocks, threads = hello_records(doc)
+    style = {"cell": 14, "gap": 3, "col_gap": 18, "left": 56, "row_h": 56, "note_x": RUN_TREE_WIDTH - 20,
+             "note_size": 10, "note_y": 10, "note_dy": 13}
+    rows, counts, not_shown, elided, expected_total = tree_rows(records, blocks, threads, style)
+    lost = sum(m for m, _ in counts.values())
+    more = sum(e for _, e in counts.values())
+    unkept = max(0, count - len(records))
+    wrong = bool(lost or more or unkept)
+    below_zero_lost = any(m for d, (m, _) in counts.items() if d > 0)
+    deep = "deep" in doc
+    chain_right = not deep or (doc["deep"]["levels_ran"] == doc["params"]["depth"] + 1
+                               and not doc["deep"]["launch_log"]["failed"])
+    width = RUN_TREE_WIDTH
+    y_top = 90
+    tree_bottom = y_top + sum(row["h"] for row in rows) - (14 if rows[-1]["boxes"] else 0)
+    notes_h = 18 * (1 + (1 if not_shown else 0) + 2 + (1 if below_zero_lost else 0) + (1 if elided else 0))
+    chain_y = tree_bottom + notes_h + 20
+    height = chain_y + ((80 if chain_right else 98) if deep else 0) + 10
+    svg = Svg(width, height, "Lab 03: the launch tree of %s against the expected tree%s"
+              % ("this run" if case else "your run", ", and its deep chain" if deep else ""))
+    svg.text("heading", 20, 24, "Part A: the launch tree of nested_hello<<<%d, %d>>>, one cell per (depth, block, "
+             "thread) record" % (blocks, threads), 14, weight="bold")
+    svg.text("caption", 20, 42, device_words(doc), 11, fill=MUTED)
+    whose = case_words(case) if case else "your run"
+    svg.text("caption", 20, 57, "%s with %s: %s record%s, %s expected" % (
+        whose[0].upper() + whose[1:], params_words(doc), "{:,}".format(len(records)), "" if len(records) == 1 else "s",
+        "{:,}".format(expected_total)), 11, fill=MUTED)
+    svg.text("depth-label", 20, y_top - 14, "depth", 10, fill=MUTED)
+    tree_panel(svg, rows, y_top, style)
+
+    y = tree_bottom + 18
+    if wrong:
+        words = "%s of %s expected records are there: %s missing, %s extra" % (
+            "{:,}".format(expected_total - lost), "{:,}".format(expected_total), "{:,}".format(lost),
+            "{:,}".format(more))
+        if unkept:
+            words += "; %s more counted but not kept (the kit's log was full)" % "{:,}".format(unkept)
+        svg.text("wrong", 20, y, words + ".", 12, fill=RED, weight="bold")
+    else:
+        svg.text("summary", 20, y, "All %s records are where the expected tree puts them." % "{:,}".format(
+            expected_total), 12, weight="bold")
+    if not_shown:
+        y += 18
+        svg.text("wrong", 20, y, "Depths %d to %d (%d depths) are not drawn: %s extra records there." % (
+            min(not_shown), max(not_shown), len(not_shown), "{:,}".format(sum(counts[d][1] for d in not_shown))),
+            11, fill=RED)
+    y += 18
+    svg.rect("legend-key", 20, y - 10, 10, 10, BLUE)
+    svg.rect("legend-key", 34, y - 10, 10, 10, LIGHT_BLUE)
+    svg.text("legend", 50, y, "a record where the expected tree has it (dark: thread 0, the launcher of its block); "
+             "arrow: a launch of the expected tree", 10, fill=MUTED)
+    y += 18
+    if wrong:
+        svg.rect("legend-key", 20, y - 10, 10, 10, "white", stroke=RED)
+        svg.rect("legend-key", 34, y - 10, 10, 10, RED)
+        svg.text("legend", 50, y, "red: outlined, a record missing; filled, a record the tree does not have "
+                 "(extra, duplicated or at a wrong depth), after its depth's cells", 10, fill=MUTED)
+    else:
+        svg.text("legend", 20, y, "Red would mark a record missing (an outlined cell) or one the expected tree does "
+                 "not have (a filled cell, after its depth's cells); there are none.", 10, fill=MUTED)
+    if below_zero_lost:
+        y += 18
+        svg.text("legend", 20, y, "The records below depth 0 do not name their chain: a missing one is drawn in "
+                 "the last chains.", 10, fill=MUTED)
+    if elided:
+        y += 18
+        svg.text("legend", 20, y, "\u2026: cells and chains not drawn; the counts on the right are of every cell "
+                 "of the depth.", 10, fill=MUTED)
+
+    if deep:
+        svg.text("heading", 20, chain_y + 8, "Part B: deep_chain, levels that ran, and the pending-launch limit",
+                 14, weight="bold")
+        left = 120
+        chain_row(svg, who, doc, left, chain_y + 26, chain_scale([doc], left, width - 30))
+        svg.text("caption", 20, chain_y + 72, CHAIN_CAPTION, 10, fill=MUTED)
+        if not chain_right:
+            d = doc["deep"]
+            svg.text("wrong", 20, chain_y + 90, "Levels 0 to %d should all run; %d ran, %d launch(es) failed%s."
+                     % (doc["params"]["depth"], d["levels_ran"], d["launch_log"]["failed"],
+                        " (%s)" % d["launch_log"]["first_error"] if d["launch_log"].get("first_error") else ""),
+                     11, fill=RED)
+    svg.write(out_path)
+    return {"records": len(records), "missing": lost, "extra": more, "rows": len(rows), "chain_ran": chain_right}
 
 
 # ---------------------------------------------------------------- Lab 02: the race
@@ -401,77 +734,72 @@ def has_timeline(doc):
     return bool(t.get("probe")) and bool(t.get("submission"))
 
 
-def draw_race(docs, out_path):
-    runs = race_docs(docs)
-    if not any(case == "solution" for case, _ in runs):
-        raise FigureError("no lab02-solution.json: the race figure needs the solution's run")
-    for case, doc in runs:
-        r = doc["race"]
-        if r["saw_first"] + r["saw_second"] + r["saw_other"] != r["parents"]:
-            raise FigureError("lab02-%s.json: the children's counts do not add up to the parents" % case)
-    # The time order is drawn for the two runs the race is about: the fix and the race left in.
-    timed = [(case, doc) for case, doc in runs if has_timeline(doc) and case in ("solution", "race-left-in")]
-    width = 840  # room for the right-hand legend
-    outcome_h = 70 + len(runs) * 30 + 30
-    timeline_rows = 4 + 2 * len(timed) if timed else 0
-    timeline_h = (70 + timeline_rows * 26 + 30) if timed else 60
-    svg = Svg(width, outcome_h + timeline_h, "Lab 02: the race of Part A, from recorded runs")
-    ref = dict(runs)["solution"]
-    svg.text("heading", 20, 24, "Part A: what each child saw in its slot (1: written before the launch, "
-             "2: written after it)", 14, weight="bold")
-    svg.text("caption", 20, 42, "%s; one run per submission, %s" % (device_words(ref), params_words(ref)),
-             11, fill=MUTED)
-    left, right = 220, width - 170
-    for i, (case, doc) in enumerate(runs):
-        r = doc["race"]
-        y = 56 + i * 30
+RACE_KEYS = ("parents", "saw_first", "saw_second", "saw_other", "ended_second")
+
+
+def race_counts(doc, name):
+    """doc's "race": the children's counts, checked to add up to the parents."""
+    r = doc.get("race")
+    if not isinstance(r, dict) or not all(isinstance(r.get(k), int) for k in RACE_KEYS):
+        raise FigureError("%s has no race counts (\"race\": %s)" % (name, ", ".join(RACE_KEYS)))
+    if r["parents"] <= 0 or r["saw_first"] + r["saw_second"] + r["saw_other"] != r["parents"]:
+        raise FigureError("%s: the children's counts do not add up to the parents" % name)
+    return r
+
+
+def race_outcome_panel(svg, runs, top, left, right, other_key=False):
+    """One bar per run of what its children saw, [(label, counts)], from top; the legend below. Returns
+    the legend's y."""
+    for i, (label, r) in enumerate(runs):
+        y = top + i * 30
         scale = (right - left) / float(r["parents"])
-        svg.text("run-label", left - 8, y + 14, case, 12, "end")
+        svg.text("run-label", left - 8, y + 14, label, 12, "end")
         svg.rect("saw-first", left, y, r["saw_first"] * scale, 20, BLUE,
-                 tip="%s: %d children saw 1" % (case, r["saw_first"]))
+                 tip="%s: %d children saw 1" % (label, r["saw_first"]))
         svg.rect("saw-second", left + r["saw_first"] * scale, y, r["saw_second"] * scale, 20, RED,
-                 tip="%s: %d children saw 2" % (case, r["saw_second"]))
+                 tip="%s: %d children saw 2" % (label, r["saw_second"]))
         svg.rect("saw-other", left + (r["saw_first"] + r["saw_second"]) * scale, y, r["saw_other"] * scale, 20,
-                 MUTED, tip="%s: %d children saw something else" % (case, r["saw_other"]))
+                 MUTED, tip="%s: %d children saw something else" % (label, r["saw_other"]))
         svg.text("run-value", right + 8, y + 14, "%d | %d | %d" % (r["saw_first"], r["saw_second"], r["ended_second"]),
                  11)
-    y = 56 + len(runs) * 30 + 8
+    y = top + len(runs) * 30 + 8
     svg.rect("legend-key", left, y, 12, 12, BLUE)
     svg.text("legend", left + 16, y + 10, "saw 1 (right)", 11)
     svg.rect("legend-key", left + 120, y, 12, 12, RED)
     svg.text("legend", left + 136, y + 10, "saw 2 (the race lost)", 11)
+    if other_key:
+        svg.rect("legend-key", left + 290, y, 12, 12, MUTED)
+        svg.text("legend", left + 306, y + 10, "something else", 11)
     svg.text("legend", right + 8, y + 10, "saw 1 | saw 2 | slots ending at 2", 10, fill=MUTED)
+    return y
 
-    y0 = outcome_h + 10
-    if not timed:
-        svg.text("heading", 20, y0 + 8, "Time order: not in these documents", 14, weight="bold")
-        svg.text("note", 20, y0 + 28, "These runs predate the harness's %globaltimer stamps; `make figures` on a GPU "
-                 "redraws this figure with the timeline.", 11, fill=MUTED)
-        svg.write(out_path)
-        return {"runs": len(runs), "timeline_rows": 0}
 
-    svg.text("heading", 20, y0 + 8, "When each step happened", 14, weight="bold")
-    svg.text("caption", 20, y0 + 24, "%globaltimer, microseconds after a kit kernel that ran just before the parent "
-             "grid; dot: median, bar: 10th to 90th percentile", 11, fill=MUTED)
-    y0 += 18
-    rows = []
-    probe_doc = dict(timed).get("solution", timed[0][1])
+def race_time_rows(probe_doc, timed):
+    """The rows of the time panel: the kit's probe (from probe_doc), then each (label, document) of timed."""
     probe = probe_doc["timeline"]["probe"]
-    rows.append(("the kit's probe: parent wrote 1", probe["first_write"], BLUE))
-    rows.append(("  launch statement returned", probe["launch_returned"], INK))
-    rows.append(("  parent wrote 2", probe["second_write"], RED))
-    rows.append(("  child read the slot (%d of %d saw 2)" % (probe["saw_second"], probe["parents"]),
-                 probe["child_read"], AMBER))
-    for case, doc in timed:
+    rows = [("the kit's probe: parent wrote 1", probe["first_write"], BLUE),
+            ("  launch statement returned", probe["launch_returned"], INK),
+            ("  parent wrote 2", probe["second_write"], RED),
+            ("  child read the slot (%d of %d saw 2)" % (probe["saw_second"], probe["parents"]),
+             probe["child_read"], AMBER)]
+    for label, doc in timed:
         sub = doc["timeline"]["submission"]
         if sub["read_saw_first"]["count"]:
-            rows.append(("%s: child read, saw 1" % case, sub["read_saw_first"], BLUE))
+            rows.append(("%s: child read, saw 1" % label, sub["read_saw_first"], BLUE))
         if sub["read_saw_second"]["count"]:
-            rows.append(("%s: child read, saw 2" % case, sub["read_saw_second"], RED))
+            rows.append(("%s: child read, saw 2" % label, sub["read_saw_second"], RED))
         if sub["tail_store"]["count"]:
-            rows.append(("%s: tail-launched store of 2" % case, sub["tail_store"], GREEN))
-    top = max([r[1]["max"] for r in rows if r[1]["count"]] +
-              [doc["timeline"]["submission"]["tree_done"] for _, doc in timed] + [probe_doc["timeline"]["probe"]["tree_done"]])
+            rows.append(("%s: tail-launched store of 2" % label, sub["tail_store"], GREEN))
+    return rows
+
+
+def race_time_panel(svg, rows, ends_ns, done_ns, done_label, y0, width, caption, footer):
+    """When each step happened: a dot (median) and a bar (10th to 90th percentile) per row, on one axis
+    reaching the latest of the rows and ends_ns; a dashed line where done_ns is."""
+    svg.text("heading", 20, y0 + 8, "When each step happened", 14, weight="bold")
+    svg.text("caption", 20, y0 + 24, caption, 11, fill=MUTED)
+    y0 += 18
+    top = max([r[1]["max"] for r in rows if r[1]["count"]] + ends_ns)
     top_us = max(top / 1000.0, 1e-3)
     left, right = 300, width - 40
     scale = (right - left) / top_us
@@ -488,15 +816,92 @@ def draw_race(docs, out_path):
         svg.line("spread", left + s["p10"] / 1000.0 * scale, y, left + s["p90"] / 1000.0 * scale, y, colour, 4)
         svg.circle("median", left + s["median"] / 1000.0 * scale, y, 5, colour,
                    tip="%s: median %.2f us, %d samples" % (label.strip(), s["median"] / 1000.0, s["count"]))
-    done = dict(timed).get("solution", timed[0][1])["timeline"]["submission"]["tree_done"] / 1000.0
+    done = done_ns / 1000.0
     svg.line("tree-done", left + done * scale, ty, left + done * scale, ty + 6 + len(rows) * 26, INK, 1.2, dash="4 3")
-    svg.text("tree-done-label", left + done * scale - 4, ty + 6 + len(rows) * 26, "solution's launch tree done",
-             10, "end", INK)
-    svg.text("caption", 20, ty + 14 + len(rows) * 26 + 10,
-             "The probe is the race written by the kit, with the parent's steps stamped; the other rows are the "
-             "submissions' children and tail launches.", 10, fill=MUTED)
+    svg.text("tree-done-label", left + done * scale - 4, ty + 6 + len(rows) * 26, done_label, 10, "end", INK)
+    svg.text("caption", 20, ty + 14 + len(rows) * 26 + 10, footer, 10, fill=MUTED)
+
+
+TIME_CAPTION = ("%%globaltimer, microseconds after a kit kernel that ran just before the parent grid%s; dot: median, "
+                "bar: 10th to 90th percentile")
+RACE_HEADING = "Part A: what each child saw in its slot (1: written before the launch, 2: written after it)"
+
+
+def draw_race(docs, out_path):
+    runs = race_docs(docs)
+    if not any(case == "solution" for case, _ in runs):
+        raise FigureError("no lab02-solution.json: the race figure needs the solution's run")
+    counts = [(case, race_counts(doc, "lab02-%s.json" % case)) for case, doc in runs]
+    # The time order is drawn for the two runs the race is about: the fix and the race left in.
+    timed = [(case, doc) for case, doc in runs if has_timeline(doc) and case in ("solution", "race-left-in")]
+    width = 840  # room for the right-hand legend
+    outcome_h = 70 + len(runs) * 30 + 30
+    timeline_rows = 4 + 2 * len(timed) if timed else 0
+    timeline_h = (70 + timeline_rows * 26 + 30) if timed else 60
+    svg = Svg(width, outcome_h + timeline_h, "Lab 02: the race of Part A, from recorded runs")
+    ref = dict(runs)["solution"]
+    svg.text("heading", 20, 24, RACE_HEADING, 14, weight="bold")
+    svg.text("caption", 20, 42, "%s; one run per submission, %s" % (device_words(ref), params_words(ref)),
+             11, fill=MUTED)
+    race_outcome_panel(svg, counts, 56, 220, width - 170)
+
+    y0 = outcome_h + 10
+    if not timed:
+        svg.text("heading", 20, y0 + 8, "Time order: not in these documents", 14, weight="bold")
+        svg.text("note", 20, y0 + 28, "These runs predate the harness's %globaltimer stamps; `make figures` on a GPU "
+                 "redraws this figure with the timeline.", 11, fill=MUTED)
+        svg.write(out_path)
+        return {"runs": len(runs), "timeline_rows": 0}
+
+    probe_doc = dict(timed).get("solution", timed[0][1])
+    rows = race_time_rows(probe_doc, timed)
+    ends = [doc["timeline"]["submission"]["tree_done"] for _, doc in timed] + [probe_doc["timeline"]["probe"]["tree_done"]]
+    race_time_panel(svg, rows, ends, probe_doc["timeline"]["submission"]["tree_done"], "solution's launch tree done",
+                    y0, width, TIME_CAPTION % "", "The probe is the race written by the kit, with the parent's steps "
+                    "stamped; the other rows are the submissions' children and tail launches.")
     svg.write(out_path)
     return {"runs": len(runs), "timeline_rows": len(rows)}
+
+
+def draw_race_run(doc, out_path, who="yours", case=None):
+    """Part A of one Lab 02 run: what its children saw, one bar, with the counts against what the lab
+    asks (every child sees 1, every slot ends at 2; what differs is marked), and, when the document has
+    the harness's %globaltimer stamps, when each step happened, the kit's probe above this run."""
+    r = race_counts(doc, "the document")
+    params = doc.get("params", {})
+    trials = params.get("trials", 1)
+    timed = has_timeline(doc)
+    rows = race_time_rows(doc, [(who, doc)]) if timed else []
+    width = 840
+    outcome_h = 180
+    height = outcome_h + ((10 + 70 + len(rows) * 26 + 10) if timed else 0)
+    svg = Svg(width, height, "Lab 02: what the children of %s saw" % ("this run" if case else "your run"))
+    svg.text("heading", 20, 24, RACE_HEADING, 14, weight="bold")
+    svg.text("caption", 20, 42, device_words(doc), 11, fill=MUTED)
+    whose = case_words(case) if case else "your run"
+    svg.text("caption", 20, 57, "%s with %s: %s children (%d trial%s of %s parents)"
+             % (whose[0].upper() + whose[1:], params_words(doc), "{:,}".format(r["parents"]), trials,
+                "" if trials == 1 else "s", "{:,}".format(r["parents"] // max(trials, 1))), 11, fill=MUTED)
+    y = race_outcome_panel(svg, [(who, r)], 72, 220, width - 200, other_key=r["saw_other"] > 0)
+    parents = "{:,}".format(r["parents"])
+    saw_right = r["saw_first"] == r["parents"]
+    svg.text("outcome" if saw_right else "wrong", 20, y + 38,
+             "Saw 1: %s of %s children; saw 2: %s; something else: %s. Expected: every child sees 1."
+             % ("{:,}".format(r["saw_first"]), parents, "{:,}".format(r["saw_second"]), "{:,}".format(r["saw_other"])),
+             12, fill=INK if saw_right else RED)
+    ended_right = r["ended_second"] == r["parents"]
+    svg.text("outcome" if ended_right else "wrong", 20, y + 56,
+             "Slots ending at 2: %s of %s. Expected: every slot ends at 2, the parent's second write."
+             % ("{:,}".format(r["ended_second"]), parents), 12, fill=INK if ended_right else RED)
+    if timed:
+        timeline = doc["timeline"]
+        first = " (the first of %d trials)" % trials if trials > 1 else ""
+        race_time_panel(svg, rows, [timeline["submission"]["tree_done"], timeline["probe"]["tree_done"]],
+                        timeline["submission"]["tree_done"], "launch tree done", outcome_h + 10, width,
+                        TIME_CAPTION % first, "The probe is the race written by the kit, with the parent's steps "
+                        "stamped; the rows below it are the children and tail launches of %s." % whose)
+    svg.write(out_path)
+    return {"runs": 1, "timeline_rows": len(rows)}
 
 
 # ---------------------------------------------------------------- Lab 04: the curves
@@ -563,8 +968,8 @@ def draw_curves_figure(docs, out_path):
 
 # ---------------------------------------------------------------- Lab 05: kernel timelines
 
-TIMELINE_WIDTH = 1000
-TIMELINE_PANEL = 440
+TIMELINE_WIDTH = 1000     # the handout's figure
+RUN_TIMELINE_WIDTH = 880  # a run's picture, within 900 pixels
 TIMELINE_LABEL = 60
 TIMELINE_ROW = 14
 WORKER_BLUE = "#4a7ebb"
@@ -593,10 +998,15 @@ def timeline_side(doc, part, side):
     return s["median_timeline"], s["spans_us"][k], s["max_concurrent_runs"][k]
 
 
-def draw_panel(svg, part_title, row_word, n_workers, has_default, side_name, side, scale_us, x0, y0):
+def timeline_panel_width(width):
+    """The width of each of the two panels side by side in a figure width wide (440 in 1,000)."""
+    return (width - 120) // 2
+
+
+def draw_panel(svg, part_title, row_word, n_workers, has_default, side_name, side, scale_us, x0, y0, panel_w):
     kernels, span, at_once = side
     rows = n_workers + (1 if has_default else 0)
-    plot_x, plot_w = x0 + TIMELINE_LABEL, TIMELINE_PANEL - TIMELINE_LABEL
+    plot_x, plot_w = x0 + TIMELINE_LABEL, panel_w - TIMELINE_LABEL
     px_per_us = plot_w / scale_us
     svg.text("panel-title", x0, y0 - 6, "%s, %s: span %.0f us, %g at once" % (part_title, side_name, span, at_once),
              12, weight="bold")
@@ -629,9 +1039,10 @@ def draw_panel(svg, part_title, row_word, n_workers, has_default, side_name, sid
     svg.text("axis-unit", plot_x + plot_w, axis_y + 26, "us", 9, "end")
 
 
-def draw_timelines(doc, out_path, who="yours", case=None):
+def draw_timelines(doc, out_path, who="yours", case=None, width=RUN_TIMELINE_WIDTH):
     """The median round of each part of one Lab 05 run: the kit's legacy build left, the submission
     right, both sides of a part on one time axis; black ticks: when each Part B thread's wait returned."""
+    panel_w = timeline_panel_width(width)
     sides = {}
     heights = []
     for part, _, count_key, _ in TIMELINE_PARTS:
@@ -640,7 +1051,7 @@ def draw_timelines(doc, out_path, who="yours", case=None):
         sides[part] = [timeline_side(doc, part, side) for side in ("legacy", "student")]
         heights.append((doc["params"][count_key] + (1 if part == "part_a" else 0)) * TIMELINE_ROW + 60)
     height = 30 + sum(heights) + 72
-    svg = Svg(TIMELINE_WIDTH, height, "Lab 05: kernel timelines of the median round, the kit's legacy build and %s"
+    svg = Svg(width, height, "Lab 05: kernel timelines of the median round, the kit's legacy build and %s"
               % who)
     y = 30
     bars = 0
@@ -648,16 +1059,18 @@ def draw_timelines(doc, out_path, who="yours", case=None):
         scale = max([1.0] + [span for _, span, _ in sides[part]])
         for s, side in enumerate(sides[part]):
             draw_panel(svg, title, row_word, doc["params"][count_key], part == "part_a",
-                       "legacy (kit)" if s == 0 else who, side, scale, 20 + s * (TIMELINE_PANEL + 60), y + 14)
+                       "legacy (kit)" if s == 0 else who, side, scale, 20 + s * (panel_w + 60), y + 14,
+                       panel_w)
             bars += len(side[0])
         y += part_h
     p = doc["params"]
+    size = 12 if width >= TIMELINE_WIDTH else 11  # a narrower picture: room for a longer GPU name
     svg.text("caption", 20, y + 10, "Kernel timelines measured with %%globaltimer on %s (the median of %d rounds)."
-             % (device_words(doc), p["repeats"]), 12)
+             % (device_words(doc), p["repeats"]), size)
     svg.text("caption", 20, y + 26, "Blue: a worker kernel; orange: a tiny kernel on the default stream; black tick "
-             "(Part B): when that thread's wait returned.", 12)
+             "(Part B): when that thread's wait returned.", size)
     svg.text("caption", 20, y + 42, "Left: the kit's legacy build; right: %s. Both sides of a part share one time "
-             "axis." % who, 12)
+             "axis." % who, size)
     whose = case_words(case) if case else "your run"
     svg.text("caption", 20, y + 60, "%s with %s" % (whose[0].upper() + whose[1:], params_words(doc)), 10, fill=MUTED)
     svg.write(out_path)
@@ -669,7 +1082,7 @@ def draw_timelines_figure(docs, out_path):
     if doc is None:
         raise FigureError("no lab05-solution.json: the timelines are drawn from the solution's run")
     try:
-        return draw_timelines(doc, out_path, "the solution", "solution")
+        return draw_timelines(doc, out_path, "the solution", "solution", TIMELINE_WIDTH)
     except FigureError as e:
         raise FigureError("lab05-solution.json: %s" % e)
 
@@ -741,9 +1154,13 @@ FIGURES = [("01-divergent-counter-grids.svg", draw_grids), ("02-race-timeline.sv
            ("03-recursion-tree.svg", draw_recursion), ("04-bezier-curves.svg", draw_curves_figure),
            ("05-stream-timelines.svg", draw_timelines_figure), ("06-allocator-costs.svg", draw_allocator)]
 
-# Pictures of one run of a lab, drawn for the student by `make run` (grader/kit.py): file name and
-# drawing function (document, output path, whose run) of each lab that has one.
-RUN_FIGURES = {"04-bezier-streams": ("curves.svg", draw_curves),
+# Pictures of one run of a lab, drawn for the student by `make run` (grader/kit.py) and into the
+# grader's HTML feedback (grader/gradelib/feedback.py): file name and drawing function (document,
+# output path, whose run, case) of each lab that has one. Each is at most 900 pixels wide.
+RUN_FIGURES = {"01-divergent-counter": ("grids.svg", draw_grids_run),
+               "02-memory-visibility": ("race.svg", draw_race_run),
+               "03-nested-recursion": ("tree.svg", draw_tree_run),
+               "04-bezier-streams": ("curves.svg", draw_curves),
                "05-default-streams": ("timeline.svg", draw_timelines)}
 
 
@@ -754,13 +1171,25 @@ def draw_run_figure(lab_name, doc, out_dir, who="yours"):
         return None
     name, draw = RUN_FIGURES[lab_name]
     path = os.path.join(out_dir, name)
+    if not isinstance(doc, dict):
+        raise FigureError("the document is not a JSON object")
     try:
         draw(doc, path, who)
     except FigureError:
         raise
-    except (KeyError, TypeError, ValueError) as e:
+    except (LookupError, TypeError, ValueError, AttributeError, ArithmeticError) as e:
         raise FigureError("the document lacks what the picture needs (%s: %s)" % (type(e).__name__, e))
     return path
+
+
+# The classes of what a run's picture marks wrong, in RED: a Lab 03 record missing from the expected
+# tree or one it does not have, and a line that says what differs from what the lab asks.
+WRONG_CLASSES = ("missing", "extra", "wrong")
+
+
+def marks_wrong(svg_text):
+    """Whether a picture (its SVG text) marks something wrong in the run it shows."""
+    return re.search(r'class="(%s)"' % "|".join(WRONG_CLASSES), svg_text) is not None
 
 
 def draw_all(docs, out_dir):

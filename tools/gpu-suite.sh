@@ -9,6 +9,10 @@
 #     figures:    the solutions graded, what a student sees, the recorded harness documents of every
 #                 submission and the handout figures drawn from them, the Lab 04 bench table (data/bench-04.json)
 #     costs:      make costs, what launches and device malloc cost here (data/costs.json); "all" runs it too
+#     feedback:   the feedback pages (grade.py --html) of each lab's solution and one known-wrong submission,
+#                 graded here; tools/browser_check.py looks at them in Chromium where there is one (this
+#                 machine may have none: the pages come back in the logs, and are kept in
+#                 grader/tests/data/feedback/, which the browser test checks)
 #     throughput: batch-grade a class of 200 Lab 01 submissions (tools/batch_throughput.py)
 #     mutants:    mutation testing of the grader (tools/mutants.py) on the labs in MUTANT_LABS
 #                 (default: every lab in labs/), the solution and alternatives first on 10 seeds each
@@ -26,7 +30,7 @@ rm -rf "$LOGS"
 mkdir -p "$LOGS/recorded" "$LOGS/data"
 export PYTHONUNBUFFERED=1
 build_status=- test_status=- thresholds_status=- grade_status=- run_status=- starter_grade_status=- throughput_status=-
-mutants_status=- draw_status=- costs_status=- bench_status=-
+mutants_status=- draw_status=- costs_status=- bench_status=- feedback_status=-
 
 { nvidia-smi --query-gpu=name,compute_cap,driver_version,memory.total --format=csv; nvcc --version | tail -n 2; } \
     > "$LOGS/machine.txt" 2>&1
@@ -71,6 +75,32 @@ timeout 300 make costs > "$LOGS/costs.txt" 2>&1; costs_status=$?
 cp build/costs/costs.json "$LOGS/data/costs.json" 2>/dev/null
 fi
 
+if [ "$PHASE" = all ] || [ "$PHASE" = feedback ]; then
+feedback_status=0
+mkdir -p "$LOGS/feedback"
+while read -r lab case folder; do
+    rm -rf build/feedback-one
+    timeout 240 python3 grader/grade.py --lab "$lab" --submission "$folder" --seed 2026 --html build/feedback-one \
+        > "$LOGS/feedback/lab$lab-$case.txt" 2>&1
+    mv build/feedback-one/*.html "$LOGS/feedback/lab$lab-$case.html" 2>/dev/null || feedback_status=1
+done <<'PAGES'
+02 solution solutions/02-memory-visibility
+02 race-left-in solutions/incorrect/02-memory-visibility/race-left-in
+03 solution solutions/03-nested-recursion
+03 off-by-one-depth solutions/incorrect/03-nested-recursion/off-by-one-depth
+04 solution solutions/04-bezier-streams
+04 no-bound-check solutions/incorrect/04-bezier-streams/no-bound-check
+05 solution solutions/05-default-streams
+05 still-legacy solutions/incorrect/05-default-streams/still-legacy
+PAGES
+if command -v chromium > /dev/null || command -v google-chrome > /dev/null; then
+    python3 tools/browser_check.py "$LOGS"/feedback/*.html > "$LOGS/feedback/browser-check.txt" 2>&1 || feedback_status=1
+else
+    echo "no Chromium on this machine: the pages are checked in a browser where there is one" \
+        > "$LOGS/feedback/browser-check.txt"
+fi
+fi
+
 if [ "$PHASE" = throughput ]; then
 timeout 560 python3 tools/batch_throughput.py "$LOGS" 200 > "$LOGS/throughput.log" 2>&1; throughput_status=$?
 fi
@@ -95,6 +125,7 @@ case $PHASE in
     all|thresholds) cat "$LOGS/data/thresholds.md" 2>/dev/null || tail -n 20 "$LOGS/thresholds.log" ;;
     costs) tail -n 20 "$LOGS/costs.txt" ;;
     figures) tail -n 12 "$LOGS/draw-figures.log" ;;
+    feedback) grep -H -E '^TOTAL' "$LOGS"/feedback/*.txt; cat "$LOGS/feedback/browser-check.txt" ;;
     throughput) head -n 20 "$LOGS/throughput.log" ;;
     mutants) for f in "$LOGS"/mutants-*.log; do grep -E '^(baseline .*LOST|operator|all \(|PROBLEM|[a-z-]+ +[0-9])' "$f"; done ;;
 esac
@@ -103,8 +134,9 @@ printf '%-30s %s\n' "make all" "$build_status" "make test" "$test_status" "thres
     "grade solutions (exit)" "$grade_status" "make run LAB=01" "$run_status" \
     "make grade LAB=01, starter (2)" "$starter_grade_status" "recorded documents, figures" "$draw_status" \
     "batch throughput" "$throughput_status" "mutants" "$mutants_status" "make costs" "$costs_status" \
-    "make bench LAB=04" "$bench_status"
+    "make bench LAB=04" "$bench_status" "feedback pages" "$feedback_status"
 [ -n "${OUT:-}" ] && tar -czf "$OUT/suite.tar.gz" -C build gpu-suite
 ok() { [ "$1" = 0 ] || [ "$1" = - ]; }
 ok "$build_status" && ok "$test_status" && ok "$thresholds_status" && ok "$grade_status" && ok "$draw_status" &&
-    ok "$throughput_status" && ok "$mutants_status" && ok "$costs_status" && ok "$bench_status"
+    ok "$throughput_status" && ok "$mutants_status" && ok "$costs_status" && ok "$bench_status" &&
+    ok "$feedback_status"

@@ -42,6 +42,9 @@ TIMING_CASES = {
 PARENT_WORK = {"tessellate_cdp": "for (int k = 0; k < n; k++) line->vertices[k] = bezier_point(line, k, n);"}
 
 
+FEEDBACK_FIGURE_LINES = 60
+
+
 def make_cases(rng):
     """The textbook's sizes, more lines than the default pending-launch limit, a case whose worst case
     outgrows the default 8 MiB heap, a heavy-tailed case, seeded random sizes, two cases at the edges
@@ -51,6 +54,9 @@ def make_cases(rng):
                 "seed": rng.randint(1, 10 ** 9), "repeats": repeats}
     cases = [case(1000), case(12000), case(2048, factor=4096, max_vertices=8192),
              case(300, "heavy", max_vertices=1 << 16)]
+    # The textbook case also puts its first lines' vertices in the document: the picture of the run in
+    # the student's feedback page (gradelib/feedback.py) is drawn from them.
+    cases[0]["figure_lines"] = FEEDBACK_FIGURE_LINES
     for _ in range(2):
         cases.append(case(rng.randint(1, 5000), factor=rng.choice((16, 256, 1024)),
                           max_vertices=rng.choice((32, 64, 1024))))

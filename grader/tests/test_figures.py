@@ -106,6 +106,16 @@ def lab05_doc(streams=3, threads=2, repeats=5):
             "part_b": {"legacy": side("part_b", False), "student": side("part_b", True)}}
 
 
+def lab03_doc(blocks, threads):
+    """The recorded Lab 03 solution document with the records of the expected tree of other sizes."""
+    from rubrics import lab03
+    doc = recorded("lab03-solution.json")
+    doc["params"].update(blocks=blocks, threads=threads)
+    doc["hello"]["records"] = [list(r) for r in lab03.expected_records(blocks, threads)]
+    doc["hello"]["count"] = len(doc["hello"]["records"])
+    return doc
+
+
 def texts(path):
     return " ".join("".join(e.itertext()) for e in ET.parse(path).getroot().iter(SVG + "text"))
 
@@ -355,10 +365,229 @@ class FiguresFromRecordedRunsTest(unittest.TestCase):
         timeline = draw_figures.draw_run_figure("05-default-streams", lab05_doc(), self.out)
         self.assertEqual(os.path.basename(timeline), "timeline.svg")
         self.assertIn("Part B, yours:", texts(timeline))
-        lab01 = recorded("lab01-solution.json")
-        self.assertIsNone(draw_figures.draw_run_figure("01-divergent-counter", lab01, self.out))
+        lab06 = recorded("lab06-solution.json")
+        self.assertIsNone(draw_figures.draw_run_figure("06-parallel-allocator", lab06, self.out))
         with self.assertRaises(draw_figures.FigureError):  # a document of another lab: its keys are not there
             draw_figures.draw_run_figure("05-default-streams", recorded("lab04-solution.json"), self.out)
+
+    # ---- pictures of one run: Labs 01, 02 and 03, and every run picture's width
+
+    def run_figure(self, lab_name, doc):
+        """(path, {class: count}, words) of a lab's picture of one run."""
+        path = draw_figures.draw_run_figure(lab_name, doc, self.out)
+        return path, classes(path), texts(path)
+
+    def svg_width(self, path):
+        return int(ET.parse(path).getroot().get("width"))
+
+    def test_every_run_figure_fits_a_page_900_pixels_wide(self):
+        arch = [[0, 0], [0.5, 1], [1, 0]]
+        docs = {"04-bezier-streams": with_figure(recorded("lab04-solution.json"), [
+            {"points": arch, "count": 8, "vertices": bezier_vertices(arch, 8)}])}
+        for lab_name in draw_figures.RUN_FIGURES:
+            number = lab_name[:2]
+            doc = docs.get(lab_name) or recorded("lab%s-solution.json" % number)
+            with self.subTest(lab=lab_name):
+                path, found, _ = self.run_figure(lab_name, doc)
+                self.assertEqual(os.path.basename(path), draw_figures.RUN_FIGURES[lab_name][0])
+                self.assertLessEqual(self.svg_width(path), 900)
+                with open(path) as f:
+                    self.assertFalse(draw_figures.marks_wrong(f.read()), found)  # the solution: nothing wrong
+        big = lab03_doc(16, 1024)
+        path, _, _ = self.run_figure("03-nested-recursion", big)
+        self.assertLessEqual(self.svg_width(path), 900)
+
+    def test_run_figures_need_their_documents_keys(self):
+        for lab_name in ("01-divergent-counter", "02-memory-visibility", "03-nested-recursion"):
+            for doc in ({}, recorded("lab06-solution.json"), [], {"params": {}}):
+                with self.subTest(lab=lab_name, doc=str(doc)[:40]):
+                    with self.assertRaises(draw_figures.FigureError):
+                        draw_figures.draw_run_figure(lab_name, doc, self.out)
+        no_hello = recorded("lab03-solution.json")
+        del no_hello["hello"]
+        with self.assertRaises(draw_figures.FigureError) as caught:
+            draw_figures.draw_tree_run(no_hello, os.path.join(self.out, "tree.svg"))
+        self.assertIn("hello", str(caught.exception))
+        no_race = recorded("lab02-solution.json")
+        del no_race["race"]
+        with self.assertRaises(draw_figures.FigureError):
+            draw_figures.draw_race_run(no_race, os.path.join(self.out, "race.svg"))
+        odd = recorded("lab02-solution.json")
+        odd["race"]["saw_other"] += 1  # the counts no longer add up to the parents
+        with self.assertRaises(draw_figures.FigureError):
+            draw_figures.draw_run_figure("02-memory-visibility", odd, self.out)
+        bad = recorded("lab03-solution.json")
+        bad["hello"]["records"][0] = [0, 1]  # not a (depth, block, thread) triple
+        with self.assertRaises(draw_figures.FigureError):
+            draw_figures.draw_run_figure("03-nested-recursion", bad, self.out)
+        self.assertEqual(os.listdir(self.out), [])
+
+    # Lab 01
+
+    def test_grids_run_figure_of_the_solution_and_of_a_wrong_foo(self):
+        doc = recorded("lab01-solution.json")
+        path, found, words = self.run_figure("01-divergent-counter", doc)
+        k = doc["params"]["K"]
+        drawn = [b for b in draw_figures.drawn_indices(k, draw_figures.RUN_BLOCKS_DRAWN) if b is not None]
+        self.assertEqual(found.get("child-grid"), len(drawn))
+        self.assertIn("your run with --K %d" % k, words)
+        self.assertNotIn("wrong", found)
+        doc["student_foo"] += 3
+        path, found, words = self.run_figure("01-divergent-counter", doc)
+        self.assertEqual(found.get("wrong"), 1)
+        self.assertIn("foo should equal the flat version's %d" % doc["reference_foo"], words)
+        doc["params"]["K"] += 1  # no longer one child grid per block: no picture
+        with self.assertRaises(draw_figures.FigureError):
+            self.run_figure("01-divergent-counter", doc)
+        unchecked = recorded("lab01-unchecked-launch.json")
+        path, found, words = self.run_figure("01-divergent-counter", unchecked)
+        self.assertEqual(found.get("wrong"), 1)
+        self.assertNotIn("KIT_CHECK_LAUNCH()", words)  # the picture does not show checks the run did not make
+        self.assertIn("%d launch(es), 0 check(s) counted" % unchecked["child_grids"], words)
+
+    def test_grids_run_figure_of_many_blocks_draws_fewer_columns(self):
+        doc = recorded("lab01-solution.json")
+        doc["params"].update(K=2048, M=32)
+        doc["child_grids"] = 2048
+        doc["child_shapes"] = [{"grid": [1, 1, 1], "block": [32, 1, 1], "count": 2048}]
+        path, found, words = self.run_figure("01-divergent-counter", doc)
+        self.assertEqual(found.get("block"), draw_figures.RUN_BLOCKS_DRAWN - 1)
+        self.assertIn("block 2047", words)
+        self.assertLessEqual(self.svg_width(path), 900)
+
+    # Lab 02
+
+    def test_race_run_figure_shows_the_counts_of_its_run(self):
+        for case in ("solution", "race-left-in", "second-write-dropped", "store-fire-and-forget"):
+            doc = recorded("lab02-%s.json" % case)
+            r = doc["race"]
+            with self.subTest(case=case):
+                path, found, words = self.run_figure("02-memory-visibility", doc)
+                for part in ("saw-first", "saw-second", "saw-other", "run-label", "run-value"):
+                    self.assertEqual(found.get(part), 1, part)
+                self.assertIn("%d | %d | %d" % (r["saw_first"], r["saw_second"], r["ended_second"]), words)
+                self.assertIn("Saw 1: {:,} of {:,} children; saw 2: {:,}; something else: {:,}.".format(
+                    r["saw_first"], r["parents"], r["saw_second"], r["saw_other"]), words)
+                self.assertIn("Slots ending at 2: {:,} of {:,}.".format(r["ended_second"], r["parents"]), words)
+                wrong = (r["saw_first"] != r["parents"]) + (r["ended_second"] != r["parents"])
+                self.assertEqual(found.get("wrong", 0), wrong)
+                self.assertEqual(found.get("outcome", 0), 2 - wrong)
+                # The time panel: the kit's probe (4 rows) and this run's children and tail launches.
+                sub = doc["timeline"]["submission"]
+                rows = 4 + sum(1 for k in ("read_saw_first", "read_saw_second", "tail_store") if sub[k]["count"])
+                self.assertEqual((found.get("median"), found.get("row-label")), (rows, rows))
+                self.assertEqual(found.get("tree-done"), 1)
+        # The fix and the race left in are told apart by the class of their verdicts.
+        self.assertEqual(self.run_figure("02-memory-visibility", recorded("lab02-solution.json"))[1].get("wrong"),
+                         None)
+
+    def test_race_run_figure_of_several_trials_without_stamps(self):
+        doc = recorded("lab02-solution.json")
+        doc["params"]["trials"] = 2
+        doc["race"] = {"parents": 2048, "saw_first": 2000, "saw_second": 40, "saw_other": 8, "ended_second": 2048}
+        doc["timeline"] = {}
+        path, found, words = self.run_figure("02-memory-visibility", doc)
+        self.assertNotIn("median", found)
+        self.assertIn("2,048 children (2 trials of 1,024 parents)", words)
+        self.assertIn("something else", words)  # a legend key for the third colour, where a child saw one
+        self.assertEqual(found.get("wrong"), 1)
+        with open(path) as f:
+            self.assertTrue(draw_figures.marks_wrong(f.read()))
+
+    # Lab 03
+
+    def test_tree_run_figure_of_the_solution_marks_nothing(self):
+        doc = recorded("lab03-solution.json")
+        path, found, words = self.run_figure("03-nested-recursion", doc)
+        self.assertEqual(os.path.basename(path), "tree.svg")
+        for cls in ("missing", "extra", "extra-more", "wrong", "row-problem"):
+            self.assertNotIn(cls, found)
+        records = doc["hello"]["records"]
+        self.assertEqual(found.get("thread"), len(records))
+        self.assertEqual(found.get("chain"), 1)
+        self.assertIn("All %d records are where the expected tree puts them." % len(records), words)
+        with open(path) as f:
+            svg = f.read()
+        self.assertNotIn(draw_figures.RED, svg)  # not one red pixel where nothing is wrong
+        self.assertFalse(draw_figures.marks_wrong(svg))
+
+    def test_tree_run_figure_marks_missing_and_extra_records(self):
+        doc = recorded("lab03-solution.json")
+        records = doc["hello"]["records"]
+        deepest = max(r[0] for r in records)
+        lost = [i for i, r in enumerate(records) if r[0] == deepest][-2:]  # both chains' last level
+        for i in sorted(lost, reverse=True):
+            del records[i]
+        records.append(list(next(r for r in records if r[0] == 1)))  # a depth-1 record written twice
+        records.append([deepest + 1, 0, 0])                              # a level the tree does not have
+        doc["hello"]["count"] = len(records)
+        path, found, words = self.run_figure("03-nested-recursion", doc)
+        self.assertEqual(found.get("missing"), 2)
+        self.assertEqual(found.get("extra"), 2)
+        expected = len(draw_figures.expected_tree_rule()(doc["params"]["blocks"], doc["params"]["threads"]))
+        self.assertEqual(found.get("thread"), expected - 2)
+        self.assertIn("depth %d: 2 missing" % deepest, words)
+        self.assertIn("depth 1: 1 extra", words)
+        self.assertIn("depth %d: 1 extra" % (deepest + 1), words)
+        self.assertIn("%d of %d expected records are there: 2 missing, 2 extra." % (expected - 2, expected), words)
+        with open(path) as f:
+            svg = f.read()
+        self.assertTrue(draw_figures.marks_wrong(svg))
+        root = ET.parse(path).getroot()
+        for element in root.iter(SVG + "rect"):
+            if element.get("class") == "missing":
+                self.assertEqual((element.get("fill"), element.get("stroke")), ("white", draw_figures.RED))
+            elif element.get("class") == "extra":
+                self.assertEqual(element.get("fill"), draw_figures.RED)
+
+    def test_tree_run_figure_of_recorded_wrong_submissions(self):
+        # off-by-one-depth: every level launched at depth 0 again; its tree has 8 records at depth 0 too many.
+        path, found, words = self.run_figure("03-nested-recursion", recorded("lab03-off-by-one-depth.json"))
+        self.assertEqual(found.get("missing"), 8)
+        self.assertEqual(found.get("extra"), draw_figures.RUN_EXTRAS_DRAWN)  # the rest counted, not drawn
+        self.assertIn("+%d" % (8 - draw_figures.RUN_EXTRAS_DRAWN), words)
+        self.assertIn("depth 0: 8 extra", words)
+        # no-halving: a chain a thousand levels deep; the rows stop, the words count every record.
+        doc = recorded("lab03-no-halving.json")
+        path, found, words = self.run_figure("03-nested-recursion", doc)
+        self.assertEqual(found.get("depth-label"), draw_figures.RUN_ROWS_DRAWN + 1)  # and the word "depth"
+        extra = len(doc["hello"]["records"]) - 20
+        self.assertIn("20 of 20 expected records are there: 0 missing, {:,} extra.".format(extra), words)
+        self.assertIn("are not drawn", words)
+
+    def test_tree_run_figure_of_a_large_tree_is_drawn_in_part(self):
+        blocks, threads = 16, 1024
+        doc = lab03_doc(blocks, threads)
+        records = doc["hello"]["records"]
+        gone = [(3, 0, 0), (3, 0, 100)]  # thread 0 and one elided thread, in every chain of depth 3
+        doc["hello"]["records"] = [r for r in records if tuple(r) not in gone] + [[0, 17, 2]]
+        doc["hello"]["count"] = len(doc["hello"]["records"])
+        path, found, words = self.run_figure("03-nested-recursion", doc)
+        self.assertLessEqual(self.svg_width(path), 900)
+        chains = draw_figures.RUN_CHAINS_DRAWN - 1
+        self.assertEqual(found.get("missing"), chains)       # thread 0 of each chain drawn
+        self.assertEqual(found.get("extra"), 1)
+        self.assertLess(found.get("thread"), 11 * chains * draw_figures.RUN_CELLS_DRAWN)
+        self.assertIn("depth 3: 32 missing", words)           # and the elided ones counted
+        self.assertIn("depth 0: 1 extra", words)
+        self.assertIn("block 15", words)
+        self.assertIn("16 grids of 512 threads", words)
+        self.assertGreater(found.get("ellipsis"), 0)
+
+    def test_tree_run_figure_of_a_failed_chain_and_no_chain(self):
+        doc = recorded("lab03-default-limit.json")  # Part A right, Part B stopped at the default limit
+        path, found, words = self.run_figure("03-nested-recursion", doc)
+        self.assertNotIn("missing", found)
+        self.assertEqual(found.get("wrong"), 1)
+        self.assertIn("cudaErrorLaunchPendingCountExceeded", words)
+        del doc["deep"]
+        path, found, words = self.run_figure("03-nested-recursion", doc)
+        self.assertNotIn("chain", found)
+        self.assertNotIn("wrong", found)
+
+    def test_tree_run_figure_uses_the_rubric_rule(self):
+        from rubrics import lab03  # the one statement of the expected tree, which the grader checks against
+        self.assertIs(draw_figures.expected_tree_rule(), lab03.expected_records)
 
     def test_harnesses_write_the_keys_the_drawings_read(self):
         """The C writers and the Python readers name the same keys (checked without a GPU)."""

@@ -1,0 +1,150 @@
+"""Feedback to read in a browser: one self-contained HTML page per graded lab (the checks, what went
+wrong and where to read) with a picture of the submission's own run where the lab has one. The
+picture is drawn by tools/draw_figures.py, the kit's one figure code, from the result document of
+one of the grader's own harness runs of that submission: no extra run is made for it.
+
+`make grade` writes build/feedback/<lab>.html (grade.py --html DIR); a batch writes
+feedback/<id>.html beside feedback/<id>.md.
+"""
+import html
+import os
+import sys
+import tempfile
+
+from . import checks as chk
+from . import harness, paths, report
+
+_STATUS_WORDS = {chk.PASSED: "OK", chk.FAILED: "FAIL", chk.SKIPPED: "skipped"}
+
+# The page's own colours stay clear of the figures' (draw_figures.RED marks what is wrong in a
+# picture), so that a look at the picture is not confused by the table beside it.
+STYLE = """
+body { font-family: "DejaVu Sans", Helvetica, Arial, sans-serif; color: #222; margin: 24px; max-width: 960px; }
+h1 { font-size: 22px; margin-bottom: 4px; }
+h2 { font-size: 18px; margin-top: 28px; }
+.meta { color: #666; font-size: 13px; }
+.score { font-size: 18px; font-weight: bold; }
+table.checks { border-collapse: collapse; margin-top: 12px; font-size: 14px; }
+table.checks td, table.checks th { border-bottom: 1px solid #ddd; padding: 4px 10px; text-align: left; }
+td.points { text-align: right; font-variant-numeric: tabular-nums; }
+tr.passed td.status { color: #1d6b30; font-weight: bold; }
+tr.failed td.status { color: #7a1f5c; font-weight: bold; }
+tr.skipped td.status, tr.not-run td.status { color: #666; }
+section.failure { border-left: 4px solid #7a1f5c; padding: 2px 12px; margin: 14px 0; }
+section.failure pre { white-space: pre-wrap; font-size: 13px; background: #f6f6f6; padding: 8px; }
+p.hint { font-size: 14px; }
+figure { margin: 12px 0; }
+figcaption { color: #666; font-size: 13px; margin-top: 6px; }
+""".strip()
+
+
+def figures_module():
+    """tools/draw_figures.py, or None in a kit without it."""
+    tools = os.path.join(paths.KIT_ROOT, "tools")
+    if not os.path.exists(os.path.join(tools, "draw_figures.py")):
+        return None
+    if tools not in sys.path:
+        sys.path.insert(0, tools)
+    import draw_figures
+    return draw_figures
+
+
+def run_figure(lab, runs):
+    """(SVG text, caption) of the lab's picture of one of these runs (gradelib.grading.CaseRun), or
+    (None, why there is none). A run whose picture marks something wrong is preferred: that is the
+    run the student needs to see."""
+    figures = figures_module()
+    if figures is None or lab.name not in figures.RUN_FIGURES:
+        return None, "this lab has no picture of a run"
+    drawn = []
+    reasons = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for run in runs:
+            if not run.doc or harness.NOT_RUN in run.doc:
+                continue
+            try:
+                path = figures.draw_run_figure(lab.name, run.doc, tmp)
+            except figures.FigureError as err:
+                reasons.append(str(err))
+                continue
+            with open(path) as f:
+                svg = f.read()
+            caption = "Your run with %s." % run.label()
+            if figures.marks_wrong(svg):
+                return svg, caption
+            drawn.append((svg, caption))
+    if drawn:
+        return drawn[0]
+    return None, ("no run left what the picture needs" + (": " + reasons[0] if reasons else
+                                                           " (no harness run finished)"))
+
+
+def _inline_svg(svg):
+    """An SVG file's text as an element of the page (without its XML declaration, if any)."""
+    start = svg.find("<svg")
+    return svg[start:] if start >= 0 else ""
+
+
+def page(rep, heading, meta_lines, figure=None, shown_as=None):
+    """The page of one graded lab. rep: gradelib.grading.LabReport; heading: the page's title;
+    meta_lines: plain-text lines under it (seed, GPU); figure: (svg, caption) or (None, why not);
+    shown_as: the name messages give the submission's folder (a batch's scratch folder is no name
+    for a student)."""
+    def esc(text):
+        if shown_as:
+            text = text.replace(rep.submission_dir_label, shown_as)
+        return html.escape(text)
+    rows = []
+    failures = []
+    for r in rep.results:
+        status = "not-run" if r.no_gpu else r.status
+        word = "NOT RUN (no GPU)" if r.no_gpu else _STATUS_WORDS[r.status]
+        rows.append('<tr class="%s"><td class="name">%s</td><td class="status">%s</td>'
+                    '<td class="points">%s / %s</td><td class="kind">%s</td></tr>'
+                    % (status, esc(r.name), word, report.fmt_points(r.score), report.fmt_points(r.check.points),
+                       esc(r.check.kind)))
+        if r.status == chk.FAILED:
+            hint = report.hint(r, rep.lab)
+            failures.append('<section class="failure"><h3>%s</h3><pre>%s</pre>%s</section>'
+                            % (esc(r.name), esc(r.message or ""),
+                               '<p class="hint">%s</p>' % esc("Hint: " + hint) if hint else ""))
+    parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+             "<title>%s</title>" % esc(heading), "<style>%s</style></head><body>" % STYLE,
+             "<h1>%s</h1>" % esc(heading),
+             '<p class="score">Score: %s / %s</p>' % (report.fmt_points(rep.score), report.fmt_points(rep.max_score))]
+    parts += ['<p class="meta">%s</p>' % esc(line) for line in meta_lines]
+    parts.append('<table class="checks"><tr><th>check</th><th>result</th><th>points</th><th>kind</th></tr>%s</table>'
+                 % "".join(rows))
+    if failures:
+        parts.append("<h2>What went wrong</h2>")
+        parts += failures
+    if figure is not None:
+        svg, caption = figure
+        parts.append("<h2>A picture of your run</h2>")
+        if svg:
+            parts.append('<figure class="run-figure">%s<figcaption>%s</figcaption></figure>'
+                         % (_inline_svg(svg), esc(caption)))
+        else:
+            parts.append('<p class="meta">No picture: %s.</p>' % esc(caption))
+    parts.append("</body></html>")
+    return "\n".join(parts) + "\n"
+
+
+def page_with_figure(rep, heading, meta_lines, shown_as=None):
+    """page(), with the picture of one of rep's runs where the lab has one."""
+    return page(rep, heading, meta_lines, run_figure(rep.lab, rep.runs) if rep.runs else None, shown_as)
+
+
+def text_page(heading, meta_lines, text):
+    """The page of a submission that could not be graded: what happened, as text."""
+    esc = html.escape
+    return "\n".join(["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+                      "<title>%s</title>" % esc(heading), "<style>%s</style></head><body>" % STYLE,
+                      "<h1>%s</h1>" % esc(heading)] + ['<p class="meta">%s</p>' % esc(l) for l in meta_lines] +
+                     ['<section class="failure"><pre>%s</pre></section>' % esc(text), "</body></html>"]) + "\n"
+
+
+def write_page(path, rep, heading, meta_lines):
+    """Writes the page of rep to path, with its run's picture; returns path."""
+    report.write_text(path, page_with_figure(rep, heading, meta_lines))
+    return path
