@@ -1,6 +1,5 @@
 # CUDA dynamic parallelism labs. Quick start (README.md):
-#   make grade          grade your labs in labs/ (LAB=01 for one)
-#   make test           the kit's own tests (CTest)
+#   make grade          grade your labs in labs/ (LAB=01 for one); pages in build/feedback/
 # Also:
 #   make run LAB=01 [ARGS="--K 8 --M 4 --N 1000"]   build your lab and run its harness
 #   make legacy LAB=02  what today's nvcc says about the textbook's device-side synchronize
@@ -9,12 +8,15 @@
 #                       (launches, chains, sibling streams, device malloc; build/costs/costs.json)
 #   make handouts       render handouts/*.md to HTML in build/handouts/ (needs pandoc; PDF too
 #                       where pandoc has a PDF engine)
-#   make figures        redraw handouts/figures/ from real runs (needs a GPU; exits 77 without one)
 #   make doctor         toolkit, GPU, and whether dynamic parallelism can run here
 #   make                build every lab from labs/
-#   make starters       regenerate labs/ starter files from solutions/ (kit maintainers)
 #   make clean          remove build/
-# For instructors (not in the student kit):
+# When a command fails, make's last line ends in "Error N": N is the command's own exit status
+# (77: not run, no usable GPU; 1: points lost or a failure; 2: a bad command line).
+# For course staff and kit maintainers (not in the student kit):
+#   make test           the kit's own tests (CTest); its last line counts the tests not run
+#   make figures        redraw handouts/figures/ from real runs (needs a GPU; exits 77 without one)
+#   make starters       regenerate labs/ starter files from solutions/
 #   make dist           the student kit: build/dist/cdp-labs-student.tar.gz (no solutions, no salt)
 #   make gradescope LAB=01   a Gradescope autograder zip for one lab, in build/dist/
 #   make mutants LAB=01      mutation testing of the grader on one lab (GPU; tools/mutants.py)
@@ -29,23 +31,24 @@ all:
 	@set -e; for mk in $(LAB_MAKEFILES); do $(MAKE) --no-print-directory -f $$mk all; done
 
 grade:
-	$(PYTHON) grader/grade.py $(if $(LAB),--lab $(LAB)) $(GRADE_ARGS)
+	$(PYTHON) grader/grade.py --html build/feedback $(if $(LAB),--lab $(LAB)) $(GRADE_ARGS)
 
 # What needs the kit's own tests or the reference solutions says so in the student kit.
 KIT_ONLY = @test -d solutions || { echo "make $@: not part of the student kit (course staff have it)"; exit 2; }
 
+# CTest counts a test that could not run (no GPU, no pandoc) in its "100% tests passed" line and
+# lists it under "The following tests did not run" as (Skipped); the last line says how many of
+# them there were, so that nobody reads the percentage as a pass of the GPU tests.
 test:
 	$(KIT_ONLY)
 	cmake -S tests -B build/tests
-	cd build/tests && ctest --output-on-failure $(CTEST_ARGS)
+	@cd build/tests && { ctest --output-on-failure $(CTEST_ARGS); echo $$? > ctest.status; } 2>&1 | tee ctest.log; \
+	  status=$$(cat ctest.status); $(PYTHON) ../../tools/suite_summary.py --not-run ctest.log; exit $$status
 
-run:
-	@test -n "$(LAB)" || { echo "usage: make run LAB=01 [ARGS='--K 8 --M 4 --N 1000']"; exit 2; }
-	$(PYTHON) grader/kit.py run $(LAB) $(ARGS)
-
-legacy bench:
-	@test -n "$(LAB)" || { echo "usage: make $@ LAB=NN"; exit 2; }
-	@$(MAKE) --no-print-directory -f labs/$$($(PYTHON) grader/kit.py lab-dir $(LAB))/Makefile $@
+# run, legacy and bench go through grader/kit.py, which names the labs that have the command and says
+# "no usable GPU" (status 77) before running anything that needs one.
+run legacy bench:
+	@$(PYTHON) grader/kit.py $@ "$(LAB)" $(ARGS)
 
 # What dynamic parallelism costs on this GPU (common/costs/launch_costs.cu). The program is run here,
 # not through a sub-make, so that make reports its own exit status (77: no GPU, 1: invalid run); a

@@ -4,22 +4,26 @@
   python3 grader/grade.py [--lab NN ...] [--submission DIR] [--seed S] [--json FILE]
                           [--gradescope FILE] [--timeout SEC] [--verbose]
   python3 grader/grade.py batch SUBMISSIONS_DIR --lab NN [--out DIR] [--jobs J] [--timeout SEC]
-                          [--regrade] [--seed S] [--shard I/N]
-  python3 grader/grade.py merge SHARD_OUT_DIR... --out DIR
+                          [--regrade] [--seed S] [--shard I/N] [--roster FILE]
+  python3 grader/grade.py merge SHARD_OUT_DIR... --out DIR [--roster FILE]
 
-(batch and merge: see gradelib/batch.py.)
+(batch and merge: see gradelib/batch.py, which gives their own exit statuses.)
 
 Exit status: 0 full marks with every check run; 1 points lost; 2 bad usage;
-77 no points lost, but runtime checks were not run because no GPU could run them.
+77 no points lost, but runtime checks were not run because no GPU could run them;
+141 the output was closed before the grader finished (e.g. `grade.py ... | head`): it stops quietly,
+as a command killed by SIGPIPE does (128 + 13).
 """
 import argparse
 import os
 import random
+import shutil
 import sys
+import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from gradelib import batch  # noqa: E402
+from gradelib import archives, batch, build, feedback  # noqa: E402
 from gradelib import checks as chk  # noqa: E402
 from gradelib import exits  # noqa: E402
 from gradelib import gpu as gpu_mod  # noqa: E402
@@ -28,22 +32,62 @@ from gradelib import paths, report  # noqa: E402
 from gradelib.grading import DEFAULT_TIMEOUT, grade_lab  # noqa: E402
 
 
+# What closing the output early costs: the status of a command killed by SIGPIPE (128 + 13).
+BROKEN_PIPE = 141
+
+SUBCOMMANDS_HELP = """\
+grade a class, or merge the shards of one (each has its own --help):
+  grade.py batch SUBMISSIONS_DIR --lab NN [--out DIR] [--jobs J] [--timeout SEC] [--regrade] [--seed S] [--shard I/N] [--roster FILE]
+  grade.py merge SHARD_OUT_DIR... --out DIR [--roster FILE]
+
+exit status: 0 full marks; 1 points lost; 2 bad usage; 77 no points lost but runtime checks not run (no GPU);
+141 output closed early (e.g. | head)"""
+
+
 def parse_args(argv):
     p = argparse.ArgumentParser(
         prog="grade.py", description="Grade CUDA dynamic parallelism labs.",
-        epilog="Exit status: 0 full marks; 1 points lost; 2 bad usage; 77 no points lost but "
-               "runtime checks not run (no GPU).")
+        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=SUBCOMMANDS_HELP)
     p.add_argument("--lab", action="append", metavar="NN",
                    help="lab to grade: 4, 04 or 04-bezier-streams (repeatable; default: every lab)")
     p.add_argument("--submission", metavar="DIR", default=paths.LABS_DIR,
-                   help="folder with the lab's files, or with NN-name/ folders (default: labs/)")
+                   help="folder with the lab's files, or with NN-name/ folders (default: labs/); also an "
+                        "archive of one (.zip, .tar, .tar.gz, ...) or one lab file")
     p.add_argument("--seed", type=int, help="seed for the random test cases (default: a fresh one, printed)")
     p.add_argument("--json", metavar="FILE", help="write the full results as JSON")
     p.add_argument("--gradescope", metavar="FILE", help="write Gradescope's results.json")
     p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SEC",
                    help="time limit for each harness run (default %(default)s)")
+    p.add_argument("--html", metavar="DIR",
+                   help="also write each lab's feedback as a page, DIR/<lab>.html, with a picture of your run "
+                        "where the lab has one (make grade: build/feedback/)")
     p.add_argument("--verbose", action="store_true", help="show the message of every check")
     return p.parse_args(argv)
+
+
+# What each exit status means, said on the grader's last line: `make grade` shows only "Error 77".
+STATUS_WORDS = {exits.FAILED: "points lost", exits.NOT_RUN: "no points lost, but the runtime checks were not run "
+                "(no usable GPU); not a pass"}
+
+
+def submission_folder(path, labs, scratch):
+    """The folder to grade for --submission path: the folder itself; an archive unpacked into scratch;
+    or one lab file, copied there. Raises ValueError with what is expected."""
+    if os.path.isdir(path):
+        return path
+    if not os.path.exists(path):
+        raise ValueError("no such folder: %s" % path)
+    name = os.path.basename(path)
+    if archives.archive_suffix(name):
+        folder = os.path.join(scratch, "unpacked")
+        archives.unpack(path, folder)
+        return folder
+    lab_files = [f for lab in labs for f in build.lab_vars(lab.name)["student_files"]]
+    if name in lab_files:
+        shutil.copyfile(path, os.path.join(scratch, name))
+        return scratch
+    raise ValueError("%s is a file, but not an archive (%s) nor a lab file (%s): give the folder that holds "
+                     "your files" % (path, ", ".join(archives.ARCHIVE_SUFFIXES), ", ".join(lab_files)))
 
 
 def exit_status(reports):
@@ -56,7 +100,24 @@ def exit_status(reports):
 
 
 def main(argv=None):
-    argv = sys.argv[1:] if argv is None else argv
+    """Every subcommand, with one answer to a closed output (`grade.py batch ... | head`): stop quietly,
+    with BROKEN_PIPE, instead of a traceback."""
+    try:
+        try:
+            return _main(sys.argv[1:] if argv is None else argv)
+        finally:
+            sys.stdout.flush()  # a closed pipe shows here, not as a warning at exit
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        for stream in (sys.stdout, sys.stderr):  # nothing more to say, and Python's last flush must not fail
+            try:
+                os.dup2(devnull, stream.fileno())
+            except (OSError, ValueError):
+                pass
+        return BROKEN_PIPE
+
+
+def _main(argv):
     if argv and argv[0] == "batch":
         return batch.run_batch(argv[1:])
     if argv and argv[0] == "merge":
@@ -67,8 +128,18 @@ def main(argv=None):
     except KeyError as err:
         print("grade.py: %s" % err.args[0], file=sys.stderr)
         return exits.USAGE
-    if not os.path.isdir(args.submission):
-        print("grade.py: no such folder: %s" % args.submission, file=sys.stderr)
+    scratch = tempfile.mkdtemp(prefix="submission-")
+    try:
+        return _grade(args, labs, scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _grade(args, labs, scratch):
+    try:
+        submission = os.path.abspath(submission_folder(args.submission, labs, scratch))
+    except (ValueError, archives.BadArchive) as err:
+        print("grade.py: %s" % err, file=sys.stderr)
         return exits.USAGE
     if args.timeout <= 0:
         print("grade.py: --timeout must be positive", file=sys.stderr)
@@ -87,7 +158,7 @@ def main(argv=None):
 
     reports = []
     for lab in labs:
-        rep = grade_lab(lab, os.path.abspath(args.submission), seed, timeout=args.timeout, gpu=gpu)
+        rep = grade_lab(lab, submission, seed, timeout=args.timeout, gpu=gpu)
         reports.append(rep)
         print()
         print(report.lab_text(rep, verbose=args.verbose))
@@ -104,6 +175,15 @@ def main(argv=None):
               "this is not a pass" % (total, maximum))
     else:
         print("TOTAL %g/%g" % (total, maximum))
+    if args.html:
+        for rep in reports:
+            page = feedback.write_page(os.path.join(args.html, rep.lab.name + ".html"), rep,
+                                       "%s: your feedback" % rep.lab.title,
+                                       ["Graded with seed %d on %s." % (seed, gpu.name if gpu.available else
+                                                                        "a machine without a usable GPU")])
+            print("feedback page: %s" % paths.relative(page))
+    if status != exits.OK:
+        print("exit status %d: %s" % (status, STATUS_WORDS[status]))
     if args.json:
         report.write_json(args.json, report.document(reports, seed, gpu, status))
     if args.gradescope:

@@ -1,59 +1,85 @@
 #!/usr/bin/env python3
 """The kit's helper commands (the top-level Makefile calls these).
 
-  kit.py run LAB [ARGS...]      build the student's lab (labs/) and run its harness (Labs 04 and 05:
-                                and draw the run's picture next to the program)
+  kit.py run LAB [ARGS...]      build the student's lab (labs/) and run its harness (and, for a lab with a
+                                picture of a run, draw it next to the program)
+  kit.py legacy LAB             the lab's legacy-API demonstration (make legacy LAB=02)
+  kit.py bench LAB [ARGS...]    the lab's timing table on this GPU (make bench LAB=04)
   kit.py doctor                 toolkit, GPU, whether dynamic parallelism runs, what will be skipped
   kit.py starters [--check]     regenerate labs/ starters from solutions/ (--check: fail on drift)
-  kit.py lab-dir LAB            print the lab's folder name (01 -> 01-divergent-counter)
 """
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from gradelib import build, paths, starters  # noqa: E402
+from gradelib import build, exits, feedback, paths, starters  # noqa: E402
 from gradelib import gpu as gpu_mod  # noqa: E402
 from gradelib import registry  # noqa: E402
 
 
-def resolve_or_exit(spec):
+USAGE = {"run": "make run LAB=01 [ARGS='--K 8 --M 4 --N 1000']", "legacy": "make legacy LAB=NN",
+         "bench": "make bench LAB=NN [ARGS='--repeats 9']"}
+
+
+def resolve_or_exit(spec, command=None):
+    """The lab spec names, or exit 2 with the usage of `make COMMAND` and the labs that have it."""
+    if not spec:
+        print("usage: %s%s" % (USAGE.get(command, "kit.py %s LAB" % command), _labs_with(command)))
+        sys.exit(2)
     try:
         return registry.resolve(spec)
     except KeyError as err:
-        sys.exit("kit.py: %s" % err.args[0])
+        print("make %s: %s" % (command, err.args[0]) if command else "kit.py: %s" % err.args[0])
+        sys.exit(2)
 
 
-def _run_figures():
-    """tools/draw_figures.py, which draws the pictures of one run (Labs 04 and 05), or None where
-    this kit has no tools/draw_figures.py."""
-    tools = os.path.join(paths.KIT_ROOT, "tools")
-    if not os.path.exists(os.path.join(tools, "draw_figures.py")):
-        return None
-    sys.path.insert(0, tools)
-    import draw_figures
-    return draw_figures
+def lab_commands(lab):
+    """The extra make targets a lab's Makefile has (legacy, bench)."""
+    with open(paths.lab_makefile(lab.name)) as f:
+        return set(re.findall(r"^(legacy|bench):", f.read(), re.M))
+
+
+def _labs_with(command):
+    if command not in ("legacy", "bench"):
+        return ""
+    having = [lab.name for lab in registry.all_labs().values() if command in lab_commands(lab)]
+    return " (labs with one: %s)" % ", ".join(having)
+
+
+def no_gpu_exit(command, lab):
+    """Exit 77 with one line when no GPU here can run dynamic parallelism; return otherwise."""
+    info = gpu_mod.detect()
+    if info.available:
+        return
+    print("make %s LAB=%s: not run: no usable GPU here: %s" % (command, lab.number, info.reason.splitlines()[0]))
+    sys.exit(exits.NOT_RUN)
+
+
+def _lab_make(lab, targets, variables=()):
+    """make -f the lab's Makefile TARGETS, for this machine's architecture; its exit status."""
+    return subprocess.run(["make", "--no-print-directory", "-f", paths.lab_makefile(lab.name),
+                           "CUDA_ARCH=" + build.cuda_arch()] + list(variables) + list(targets),
+                          cwd=paths.KIT_ROOT, env=build.make_env()).returncode
 
 
 def cmd_run(args):
-    if not args:
-        sys.exit("usage: kit.py run LAB [harness arguments...]   (make run LAB=01 ARGS='...')")
-    lab = resolve_or_exit(args[0])
-    makefile = paths.lab_makefile(lab.name)
-    arch = build.cuda_arch()
-    made = subprocess.run(["make", "--no-print-directory", "-f", makefile, "CUDA_ARCH=" + arch, "all"],
-                          cwd=paths.KIT_ROOT, env=build.make_env())
-    if made.returncode != 0:
-        return made.returncode
-    program = os.path.join(paths.BUILD_ROOT, "labs", lab.name, "sm_" + arch, build.lab_vars(lab.name)["program"])
+    lab = resolve_or_exit(args[0] if args else "", "run")
+    made = _lab_make(lab, ["all"])
+    if made != 0:
+        return made
+    program = os.path.join(paths.BUILD_ROOT, "labs", lab.name, "sm_" + build.cuda_arch(),
+                           build.lab_vars(lab.name)["program"])
+    no_gpu_exit("run", lab)
     harness_args = args[1:]
     print("$ %s %s" % (paths.relative(program), " ".join(harness_args)), flush=True)
-    # A lab with a picture of one run (Lab 04's curves, Lab 05's timelines): its result document goes
+    # A lab with a picture of one run (draw_figures.RUN_FIGURES): its result document goes
     # next to the program, and the picture is drawn from it.
-    figures = _run_figures()
+    figures = feedback.figures_module()
     doc_path = None
     if figures is not None and lab.name in figures.RUN_FIGURES:
         if "--json" in harness_args[:-1]:  # the student's own document: drawn from there
@@ -77,6 +103,27 @@ def cmd_run(args):
     return code
 
 
+def _lab_command(command, args, needs_gpu):
+    lab = resolve_or_exit(args[0] if args else "", command)
+    if command not in lab_commands(lab):
+        print("make %s LAB=%s: %s has no %s command%s" % (command, args[0], lab.title, command, _labs_with(command)))
+        return 2
+    if needs_gpu:
+        made = _lab_make(lab, ["all"])
+        if made != 0:
+            return made
+        no_gpu_exit(command, lab)
+    return _lab_make(lab, [command], ["ARGS=" + " ".join(args[1:])] if args[1:] else [])
+
+
+def cmd_legacy(args):
+    return _lab_command("legacy", args, needs_gpu=False)
+
+
+def cmd_bench(args):
+    return _lab_command("bench", args, needs_gpu=True)
+
+
 def _version_line(argv, containing=None):
     """The line of a tool's version output worth showing: the first, or the first containing a word."""
     try:
@@ -94,8 +141,12 @@ def cmd_doctor(_args):
                            "NOT FOUND: install the CUDA toolkit (12.0 or newer) and put nvcc on PATH"))
     print("make:    %s" % _version_line(["make", "--version"]))
     print("python:  %s" % sys.version.split()[0])
-    ctest = shutil.which("ctest")
-    print("ctest:   %s" % (_version_line([ctest, "--version"]) if ctest else "NOT FOUND: `make test` needs CMake/CTest"))
+    # The kit's own tests are the full kit's (course staff): the student kit has no solutions/ (as
+    # the Makefile's KIT_ONLY tells them apart) and says nothing of them.
+    full_kit = os.path.isdir(paths.SOLUTIONS_DIR)
+    if full_kit:
+        ctest = shutil.which("ctest")
+        print("ctest:   %s" % (_version_line([ctest, "--version"]) if ctest else "NOT FOUND: `make test` needs CMake/CTest"))
     smi = shutil.which("nvidia-smi")
     print("driver:  %s" % (_version_line(["nvidia-smi", "--query-gpu=name,compute_cap,driver_version",
                                         "--format=csv,noheader"]) if smi else "nvidia-smi not found"))
@@ -112,7 +163,8 @@ def cmd_doctor(_args):
         return 0
     print("GPU:     none usable: %s" % info.reason)
     print("grading: build and static checks run; runtime checks will be reported NOT RUN")
-    print("tests:   `make test` reports the GPU tests as not run (skipped), never as passed")
+    if full_kit:
+        print("tests:   `make test` reports the GPU tests as not run (skipped), never as passed")
     return 0
 
 
@@ -132,15 +184,13 @@ def cmd_starters(args):
         return 0
     for path in differing:
         print("wrote " + paths.relative(path))
+    if not differing:
+        print("starters already match their solutions (%d files): nothing to write" % len(starters.pairs()))
     return 0
 
 
-def cmd_lab_dir(args):
-    print(resolve_or_exit(args[0] if args else "").name)
-    return 0
-
-
-COMMANDS = {"run": cmd_run, "doctor": cmd_doctor, "starters": cmd_starters, "lab-dir": cmd_lab_dir}
+COMMANDS = {"run": cmd_run, "legacy": cmd_legacy, "bench": cmd_bench, "doctor": cmd_doctor,
+            "starters": cmd_starters}
 
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] not in COMMANDS:

@@ -2,6 +2,7 @@
 """The kit's test suite as run on a GPU machine, summed up in one document the pages quote.
 
   python3 tools/suite_summary.py OUT.json DEVICE.json JUNIT.xml [JUNIT.xml ...]
+  python3 tools/suite_summary.py --not-run CTEST_OUTPUT   (make test's last line)
 
 JUNIT.xml: what `ctest --output-junit` wrote (tools/gpu-suite.sh tests); several files are the parts
 of one suite run in pieces (CTEST_FILTER): a test in more than one keeps its last result. DEVICE.json:
@@ -11,6 +12,7 @@ suite's own. Every test the suite has must appear in the results: a missing one 
 """
 import json
 import os
+import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -64,7 +66,45 @@ def summary(labels, ran, device, command):
     return doc
 
 
+# CTest's list of the tests it did not run: "The following tests did not run:" then one line each,
+# "\t 12 - 01-solution-full-marks (Skipped)".
+_NOT_RUN_LINE = re.compile(r"^\s*\d+ - (\S+) \((Skipped|Not Run|Disabled)\)\s*$")
+
+
+def not_run_line(ctest_output, labels):
+    """The line make test prints last: how many tests CTest did not run, GPU tests apart, since its
+    "100% tests passed" counts them among the passes. None when it ran every test."""
+    names = []
+    listing = False
+    for line in ctest_output.splitlines():
+        if line.startswith("The following tests did not run"):
+            listing = True
+        elif listing:
+            found = _NOT_RUN_LINE.match(line)
+            if not found:
+                break
+            names.append(found.group(1))
+    if not names:
+        return None
+    gpu_total = sum(1 for l in labels.values() if "gpu" in l)
+    gpu = [n for n in names if "gpu" in labels.get(n, [])]
+    other = [n for n in names if n not in gpu]
+    parts = []
+    if gpu:
+        parts.append("%d of the %d GPU tests (no usable GPU here)" % (len(gpu), gpu_total))
+    if other:
+        parts.append("%s (a tool it needs is missing here)" % ", ".join(other))
+    return ("NOT RUN: %s. CTest's percentage counts them, but they did not pass: they are listed above "
+            "as (Skipped)." % " and ".join(parts))
+
+
 def main(argv):
+    if len(argv) == 2 and argv[0] == "--not-run":
+        with open(argv[1], errors="replace") as f:
+            line = not_run_line(f.read(), suite_labels())
+        if line:
+            print(line)
+        return 0
     if len(argv) < 3:
         print(__doc__)
         return 2

@@ -1,12 +1,17 @@
-"""Grade a whole class: every submission gets a row, whatever happened to it.
+"""Grade a whole class: every entry of the class folder gets a row, whatever happened to it.
 
   grade.py batch SUBMISSIONS_DIR --lab NN [--out DIR] [--jobs J] [--timeout SEC] [--regrade]
-                 [--seed S] [--shard I/N]
-  grade.py merge SHARD_OUT_DIR... --out DIR
+                 [--seed S] [--shard I/N] [--roster FILE]
+  grade.py merge SHARD_OUT_DIR... --out DIR [--roster FILE]
 
-A submission is a folder or a .zip/.tar.gz/.tgz archive in SUBMISSIONS_DIR; its name (without the
-archive suffix) is its id. Archives are unpacked with caps and without links or paths leading out; the lab's files may sit
-in a folder or two inside (build.find_submission_dir).
+A submission is a folder, an archive (.zip, .tar, .tar.gz, .tgz, .tar.bz2, .tar.xz) or a lone lab file
+named ID_<the lab's file> in SUBMISSIONS_DIR; its id is the name (without the archive suffix, or
+without _<the lab's file>). Any other entry is refused by name, with the reason, in the output and in
+summary.txt and scores.csv; only OS litter (.DS_Store, ._*, Thumbs.db, desktop.ini, __MACOSX) is passed
+over without a word (gradelib.archives). Archives are unpacked with caps and without links or paths
+leading out; the lab's files may sit in a folder or two inside (build.find_submission_dir).
+The --out folder must lie outside SUBMISSIONS_DIR (else it would be graded as a student): a batch whose
+--out (or default grading/<lab>/) is inside is refused before anything is written, with status 2.
 Builds and static checks run in parallel (--jobs, default one per core); runtime checks run one
 submission at a time, so timing checks see an idle GPU.
 
@@ -14,12 +19,21 @@ Written under --out (default: grading/<lab>/):
   records/<id>.json   everything the grader found, plus what makes a re-run skip it
   results/<id>.json   Gradescope's results.json for the submission
   feedback/<id>.md    what the student reads
-  scores.csv          one row per submission, a column per check, the total
-  summary.txt         score distribution, verdicts, most-failed checks (also printed)
-  batch.json          the batch's lab, seed, kit version, shard and the ids it covers
+  feedback/<id>.html  the same as a page, with a picture of the submission's run where the lab has one
+  scores.csv          one row per submission and per refused entry, a column per check, the total
+  canvas.csv          the scores as Canvas's gradebook import reads them (gradelib.sheets)
+  gradescope.csv      the scores as Gradescope's score upload reads them (gradelib.sheets)
+  summary.txt         score distribution, verdicts, refusals, most-failed checks, what to know before
+                      importing (also printed)
+  batch.json          the batch's lab, seed, kit version, shard, the ids it covers and the refusals
 Records are written as each submission finishes, so an interrupted batch loses nothing already
 graded; a re-run skips a submission graded with the same kit version, seed and files unless
 --regrade.
+
+Exit status (batch and merge), the order of grade.py's own: 1 when something could not be graded (an
+entry refused, a grader error, a submission with no record), else 77 when runtime checks were not run
+for want of a GPU (build and static checks only: no pass), else 0; 2 bad usage; 130 interrupted (what
+is graded is kept). A bad archive, like a compile error, is the submission's own failure: a graded row.
 """
 import argparse
 import hashlib
@@ -35,12 +49,15 @@ import time
 import traceback
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
-from . import build, paths, report, sheets
+from . import build, exits, feedback, paths, report, sheets
+from . import checks as chk
 from . import gpu as gpu_mod
 from . import registry
-from .archives import BadArchive, find_submissions, fingerprint, unpack
+from .archives import BadArchive, scan_class
 from .grading import DEFAULT_TIMEOUT, grade_lab
 from .sheets import BAD_ARCHIVE, FULL_MARKS, GRADER_ERROR, NOT_RUN_NO_GPU, POINTS_LOST
+
+INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command stopped by Ctrl-C
 
 # ---- what makes a re-run skip a submission ---------------------------------------------------
 
@@ -110,22 +127,31 @@ def _failure_gradescope(message, max_score):
                        "output": message, "visibility": "visible"}]}
 
 
+def _feedback_heading(lab, sub_id):
+    return "%s: feedback for %s" % (lab.title, sub_id)
+
+
+def _feedback_meta(record):
+    return "Graded with seed %s%s, kit version %s, on %s." % (
+        record["seed"], " and the course's private salt" if record["salted"] else "", record["kit_version"],
+        record["gpu"])
+
+
 def _feedback(lab, sub_id, record, text):
-    lines = ["# %s: feedback for %s" % (lab.title, sub_id), "",
+    lines = ["# " + _feedback_heading(lab, sub_id), "",
              "**Score: %g / %g** (%s)" % (record["score"], record["max_score"], record["verdict"]), "",
-             "Graded with seed %s%s, kit version %s, on %s." % (
-                 record["seed"], " and the course's private salt" if record["salted"] else "",
-                 record["kit_version"], record["gpu"]), "",
-             "```text", text, "```", ""]
+             _feedback_meta(record), "", "```text", text, "```", ""]
     if "report" in record and record["verdict"] != FULL_MARKS:
         lines += ["Each failed check above says what went wrong and which handout section to read.", ""]
     return "\n".join(lines)
 
 
-def grade_submission(lab, sub_id, path, files, batch_seed, version, gpu, timeout, runtime_lock, scratch_root):
-    """Grade one submission; return (record, gradescope document, feedback text). Never raises.
-    files: the submission's fingerprint, kept in the record so that a re-run can skip it."""
-    record = {"id": sub_id, "source": os.path.basename(path), "lab": lab.name,
+def grade_submission(lab, sub, files, batch_seed, version, gpu, timeout, runtime_lock, scratch_root):
+    """Grade one submission (an archives.Submission); return (record, gradescope document, feedback
+    text, feedback page). Never raises. files: the submission's fingerprint, kept in the record so that a re-run can
+    skip it."""
+    sub_id = sub.id
+    record = {"id": sub_id, "source": sub.source, "lab": lab.name,
               "seed": submission_seed(batch_seed, sub_id), "batch_seed": batch_seed,
               "kit_version": version, "fingerprint": files,
               "salted": bool(paths.instructor_salt()),
@@ -135,20 +161,19 @@ def grade_submission(lab, sub_id, path, files, batch_seed, version, gpu, timeout
     scratch = tempfile.mkdtemp(prefix="sub-", dir=scratch_root)
     started = time.monotonic()
     try:
-        root = path
-        if os.path.isfile(path):
-            root = os.path.join(scratch, "unpacked")
-            unpack(path, root)
-        lab_dir = build.find_submission_dir(lab.name, root)
+        lab_dir = build.find_submission_dir(lab.name, sub.open(scratch))
         record["review"] = review_flags(lab_dir, lab.name)
         rep = grade_lab(lab, lab_dir, record["seed"], timeout=timeout, gpu=gpu, runtime_lock=runtime_lock)
         record.update(verdict=sheets.verdict_of(rep), score=rep.score, max_score=rep.max_score,
-                      checks={r.name: r.score for r in rep.results}, report=rep.to_dict())
+                      checks={r.name: r.score for r in rep.results}, report=rep.to_dict(),
+                      runtime_not_run=chk.not_run_for_lack_of_gpu(rep.results))
         record["report"]["submission"] = record["source"]
         text = report.lab_text(rep).replace(rep.submission_dir_label, record["source"])
         scores = report.gradescope([rep], record["seed"], gpu)
+        page = feedback.page_with_figure(rep, _feedback_heading(lab, sub_id), [_feedback_meta(record)],
+                                         shown_as=record["source"])
     except BadArchive as err:
-        text = "The submission %s could not be graded: the archive %s." % (record["source"], err)
+        text = "The submission %s could not be graded: %s." % (record["source"], err)
         record.update(verdict=BAD_ARCHIVE, score=0, max_score=max_score, problem=str(err))
         scores = _failure_gradescope(text, max_score)
     except Exception:  # a grader bug must cost one row, never the batch
@@ -158,16 +183,19 @@ def grade_submission(lab, sub_id, path, files, batch_seed, version, gpu, timeout
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     record["seconds"] = round(time.monotonic() - started, 2)
-    return record, scores, _feedback(lab, sub_id, record, text)
+    if "report" not in record:
+        page = feedback.text_page(_feedback_heading(lab, sub_id), [_feedback_meta(record)], text)
+    return record, scores, _feedback(lab, sub_id, record, text), page
 
 
 # ---- outputs ---------------------------------------------------------------------------------
 
-def save(out, record, scores, feedback):
+def save(out, record, scores, feedback_text, feedback_page):
     """Results first, the record last: a record on disk means the submission is fully written."""
     sub_id = record["id"]
     report.write_json(os.path.join(out, "results", sub_id + ".json"), scores)
-    report.write_text(os.path.join(out, "feedback", sub_id + ".md"), feedback)
+    report.write_text(os.path.join(out, "feedback", sub_id + ".md"), feedback_text)
+    report.write_text(os.path.join(out, "feedback", sub_id + ".html"), feedback_page)
     report.write_json(os.path.join(out, "records", sub_id + ".json"), record)
 
 
@@ -206,11 +234,18 @@ def shard_of(items, shard):
     return [item for k, item in enumerate(items) if k % count == index - 1]
 
 
+EXIT_STATUS_HELP = ("exit status: 0 every submission graded with every check; 1 something could not be graded "
+                    "(a refused entry, a grader error, a submission with no record); 2 bad usage; 77 runtime "
+                    "checks not run (no GPU): build and static checks only; 130 interrupted")
+
+
 def parse_batch_args(argv):
-    p = argparse.ArgumentParser(prog="grade.py batch", description="Grade a folder of submissions of one lab.")
-    p.add_argument("submissions", metavar="SUBMISSIONS_DIR", help="one folder or .zip/.tar.gz per student")
+    p = argparse.ArgumentParser(prog="grade.py batch", description="Grade a folder of submissions of one lab.",
+                                epilog=EXIT_STATUS_HELP)
+    p.add_argument("submissions", metavar="SUBMISSIONS_DIR",
+                   help="one folder, archive (.zip, .tar, .tar.gz, ...) or ID_<lab file> per student")
     p.add_argument("--lab", required=True, metavar="NN", help="the lab: 1, 01 or 01-divergent-counter")
-    p.add_argument("--out", metavar="DIR", help="where the sheets go (default: grading/<lab>/)")
+    p.add_argument("--out", metavar="DIR", help="where the sheets go, outside SUBMISSIONS_DIR (default: grading/<lab>/)")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="J",
                    help="parallel builds (default: one per core, %(default)s here)")
     p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SEC",
@@ -218,6 +253,8 @@ def parse_batch_args(argv):
     p.add_argument("--regrade", action="store_true", help="grade again what is already graded")
     p.add_argument("--seed", type=int, help="batch seed (default: the one this --out already used, else fresh)")
     p.add_argument("--shard", type=parse_shard, metavar="I/N", help="grade only shard I of N (1 <= I <= N)")
+    p.add_argument("--roster", metavar="FILE", help="CSV mapping submission ids to students for canvas.csv and "
+                   "gradescope.csv (columns: %s; id required)" % ",".join(sheets.ROSTER_COLUMNS))
     return p.parse_args(argv)
 
 
@@ -225,10 +262,20 @@ class UsageError(Exception):
     """A bad command line or --out folder: its message is printed, and the exit status is 2."""
 
 
+def _inside(path, folder):
+    """Whether path is folder or lies inside it (links resolved)."""
+    path, folder = os.path.realpath(path), os.path.realpath(folder)
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
 def _open_batch(args, lab):
     """The --out folder, made, and the batch seed: given, else the one this folder already used,
-    else fresh. UsageError when the folder holds another lab's batch."""
+    else fresh. UsageError when the folder lies inside the class folder (its records would be graded
+    as a student's) or holds another lab's batch."""
     out = os.path.abspath(args.out or os.path.join("grading", lab.name))
+    if _inside(out, args.submissions):
+        raise UsageError("the out folder %s is inside the class folder %s, where it would be graded as a "
+                         "submission; give --out a folder outside it" % (out, os.path.abspath(args.submissions)))
     os.makedirs(out, exist_ok=True)
     previous = {}
     meta_path = os.path.join(out, "batch.json")
@@ -241,40 +288,53 @@ def _open_batch(args, lab):
     return out, seed
 
 
+def _read_roster(path):
+    """The roster (sheets.read_roster) or None; UsageError for a roster that cannot be used."""
+    if path is None:
+        return None
+    try:
+        return sheets.read_roster(path)
+    except sheets.RosterError as err:
+        raise UsageError(str(err))
+
+
 def _to_grade(mine, records, batch_seed, version, regrade):
-    """[(id, path, fingerprint)] of the submissions that need grading: all with regrade, else those
+    """[(submission, fingerprint)] of the submissions that need grading: all with regrade, else those
     whose record is missing or was made with another kit version, seed or files."""
     todo = []
-    for sub_id, path in mine:
-        old = records.get(sub_id) or {}
-        files = fingerprint(path)
+    for sub in mine:
+        old = records.get(sub.id) or {}
+        files = sub.fingerprint()
         if (not regrade and old.get("kit_version") == version and old.get("fingerprint") == files
-                and old.get("seed") == submission_seed(batch_seed, sub_id)):
+                and old.get("seed") == submission_seed(batch_seed, sub.id)):
             continue
-        todo.append((sub_id, path, files))
+        todo.append((sub, files))
     return todo
 
 
 def _grade_all(lab, todo, out, records, batch_seed, version, gpu, args, progress):
     """Grade todo, builds in parallel (args.jobs) and runtime checks one submission at a time, saving
-    each record as it finishes (into records too). Returns True when interrupted (Ctrl-C)."""
+    each record as it finishes (into records too). Returns True when interrupted (Ctrl-C). When the
+    output is gone (a closed pipe), stops as for Ctrl-C and lets the BrokenPipeError through."""
     scratch_root = tempfile.mkdtemp(prefix="batch-", dir=out)
     lock = threading.Lock()
     pool = ThreadPoolExecutor(max_workers=args.jobs)
     futures = {}
     interrupted = False
     try:
-        futures = {pool.submit(grade_submission, lab, sub_id, path, files, batch_seed, version, gpu, args.timeout,
-                               lock, scratch_root): sub_id for sub_id, path, files in todo}
+        futures = {pool.submit(grade_submission, lab, sub, files, batch_seed, version, gpu, args.timeout,
+                               lock, scratch_root): sub.id for sub, files in todo}
         for future in as_completed(futures):
-            record, scores, feedback = future.result()
-            save(out, record, scores, feedback)
+            record, scores, feedback_text, feedback_page = future.result()
+            save(out, record, scores, feedback_text, feedback_page)
             records[record["id"]] = record
             progress(record)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, BrokenPipeError) as err:
         interrupted = True
         for future in futures:
             future.cancel()
+        if isinstance(err, BrokenPipeError):
+            raise
         print("\ninterrupted: what is graded is kept; run the same command again to go on", file=sys.stderr)
     finally:
         pool.shutdown(wait=not interrupted)
@@ -309,6 +369,44 @@ class _Progress:
         return time.monotonic() - self.started
 
 
+def runtime_not_run(record):
+    """Whether a graded submission had runtime checks left unrun for want of a GPU
+    (checks.not_run_for_lack_of_gpu, kept in the record; read from its checks for older records)."""
+    if "runtime_not_run" in record:
+        return record["runtime_not_run"]
+    return any(c.get("skipped_no_gpu") for c in (record.get("report") or {}).get("checks", []))
+
+
+def batch_status(records, expected_ids, refused=(), interrupted=False):
+    """The exit status of a batch or a merge, decided in the order of grade.py's exit_status: a failure
+    first (here: something could not be graded: a refused entry, a grader error, an expected submission
+    with no record), then runtime checks not run for want of a GPU (exits.NOT_RUN: no pass), else
+    exits.OK. INTERRUPTED before all: the batch did not finish."""
+    if interrupted:
+        return INTERRUPTED
+    graded = [records[i] for i in expected_ids if i in records]
+    if refused or len(graded) < len(set(expected_ids)) or any(r["verdict"] == GRADER_ERROR for r in graded):
+        return exits.FAILED
+    if any(runtime_not_run(r) for r in graded):
+        return exits.NOT_RUN
+    return exits.OK
+
+
+STATUS_LINES = {
+    exits.FAILED: "exit status 1: some of the class folder could not be graded (see REFUSED, NOT GRADED and "
+                  "grader error above)",
+    exits.NOT_RUN: "exit status 77: runtime checks were NOT RUN (no GPU): these scores are build and static "
+                   "checks only; grade on a machine with a GPU",
+}
+
+
+def _print_refusals(refused):
+    if refused:
+        print("refused, not graded (%d):" % len(refused))
+        for name, reason in refused:
+            print("  %s: %s" % (name, reason))
+
+
 def run_batch(argv):
     try:
         args = parse_batch_args(argv)
@@ -317,24 +415,28 @@ def run_batch(argv):
             raise UsageError("no such folder: %s" % args.submissions)
         if args.jobs < 1 or args.timeout <= 0:
             raise UsageError("--jobs and --timeout must be positive")
+        roster = _read_roster(args.roster)
         out, batch_seed = _open_batch(args, lab)
     except (KeyError, UsageError) as err:
         print("grade.py batch: %s" % err.args[0], file=sys.stderr)
-        return 2
+        return exits.USAGE
 
-    everything = find_submissions(args.submissions)
+    folder = scan_class(args.submissions, build.lab_vars(lab.name)["student_files"])
+    everything = folder.submissions
     mine = shard_of(everything, args.shard)
     version = kit_version()
     shard = "%d/%d" % args.shard if args.shard else None
     report.write_json(os.path.join(out, "batch.json"), {
         "lab": lab.name, "seed": batch_seed, "kit_version": version, "shard": shard,
-        "all_ids": [i for i, _ in everything], "ids": [i for i, _ in mine],
+        "all_ids": [s.id for s in everything], "ids": [s.id for s in mine],
+        "refused": folder.refused, "ignored": folder.ignored,
         "submissions": os.path.abspath(args.submissions)})
 
     gpu = gpu_mod.detect()
     print("%s: %d submissions%s in %s, batch seed %d%s, kit version %s" % (
         lab.title, len(mine), " (shard %s of %d in all)" % (shard, len(everything)) if shard else "",
         args.submissions, batch_seed, " with the instructor's salt" if paths.instructor_salt() else "", version))
+    _print_refusals(folder.refused)
     print("GPU: %s" % (gpu.name if gpu.available else "none: runtime checks will NOT run (%s)"
                        % gpu.reason.splitlines()[0]), flush=True)
 
@@ -346,31 +448,40 @@ def run_batch(argv):
     progress = _Progress(len(mine), len(mine) - len(todo))
     interrupted = _grade_all(lab, todo, out, records, batch_seed, version, gpu, args, progress)
 
-    mine_ids = [i for i, _ in mine]
+    mine_ids = [s.id for s in mine]
     mine_records = {i: records[i] for i in mine_ids if i in records}
-    text = sheets.write_sheets(out, lab, mine_records, mine_ids, progress.seconds(), progress.graded_now)
+    text = sheets.write_sheets(out, lab, mine_records, mine_ids, progress.seconds(), progress.graded_now,
+                               refused=folder.refused, roster=roster)
     print()
     print(text, end="")
-    print("wrote %s (scores.csv, summary.txt, feedback/, results/, records/)" % paths.relative(out))
-    if interrupted:
-        return 130
-    return 0 if len(mine_records) == len(mine_ids) else 1
+    print("wrote %s (scores.csv, %s, %s, summary.txt, feedback/, results/, records/)"
+          % (paths.relative(out), sheets.CANVAS_FILE, sheets.GRADESCOPE_FILE))
+    status = batch_status(mine_records, mine_ids, folder.refused, interrupted)
+    if status in STATUS_LINES:
+        print(STATUS_LINES[status])
+    return status
 
 
 # ---- merging shards --------------------------------------------------------------------------
 
 def run_merge(argv):
-    p = argparse.ArgumentParser(prog="grade.py merge",
+    p = argparse.ArgumentParser(prog="grade.py merge", epilog=EXIT_STATUS_HELP,
                                 description="Merge the --out folders of batch shards into one score sheet.")
     p.add_argument("shards", nargs="+", metavar="SHARD_OUT_DIR")
     p.add_argument("--out", required=True, metavar="DIR")
+    p.add_argument("--roster", metavar="FILE", help="CSV mapping submission ids to students (as for batch)")
     args = p.parse_args(argv)
+    try:
+        roster = _read_roster(args.roster)
+    except UsageError as err:
+        print("grade.py merge: %s" % err, file=sys.stderr)
+        return exits.USAGE
     metas, records = [], {}
     for shard_dir in args.shards:
         meta_path = os.path.join(shard_dir, "batch.json")
         if not os.path.isfile(meta_path):
             print("grade.py merge: %s has no batch.json (not a batch --out folder)" % shard_dir, file=sys.stderr)
-            return 2
+            return exits.USAGE
         with open(meta_path) as f:
             metas.append(json.load(f))
         for sub_id, record in load_records(shard_dir).items():
@@ -380,7 +491,7 @@ def run_merge(argv):
     labs = {m["lab"] for m in metas}
     if len(labs) != 1:
         print("grade.py merge: the shards grade different labs: %s" % ", ".join(sorted(labs)), file=sys.stderr)
-        return 2
+        return exits.USAGE
     lab = registry.resolve(labs.pop())
     for key in ("seed", "kit_version"):
         values = {m[key] for m in metas}
@@ -389,18 +500,23 @@ def run_merge(argv):
                   % (key, ", ".join(str(v) for v in sorted(values, key=str))), file=sys.stderr)
     out = os.path.abspath(args.out)
     expected = sorted({i for m in metas for i in m["all_ids"]})
+    refused = sorted({tuple(r) for m in metas for r in m.get("refused", [])})
     for sub_id, (record, shard_dir) in records.items():
-        for folder, suffix in (("results", ".json"), ("feedback", ".md"), ("records", ".json")):
+        for folder, suffix in (("results", ".json"), ("feedback", ".md"), ("feedback", ".html"), ("records", ".json")):
             source = os.path.join(shard_dir, folder, sub_id + suffix)
             target = os.path.join(out, folder, sub_id + suffix)
-            if os.path.abspath(source) != os.path.abspath(target):
+            if os.path.abspath(source) != os.path.abspath(target) and os.path.exists(source):
                 os.makedirs(os.path.dirname(target), exist_ok=True)
                 shutil.copyfile(source, target)
     merged = {sub_id: rec for sub_id, (rec, _) in records.items()}
     report.write_json(os.path.join(out, "batch.json"), {
         "lab": lab.name, "seed": metas[0]["seed"], "kit_version": metas[0]["kit_version"], "shard": None,
-        "all_ids": expected, "ids": expected, "merged_from": [os.path.abspath(d) for d in args.shards]})
-    text = sheets.write_sheets(out, lab, merged, expected)
+        "all_ids": expected, "ids": expected, "refused": refused,
+        "merged_from": [os.path.abspath(d) for d in args.shards]})
+    text = sheets.write_sheets(out, lab, merged, expected, refused=refused, roster=roster)
     print(text, end="")
     print("wrote %s from %d shard folders" % (paths.relative(out), len(args.shards)))
-    return 0 if set(expected) <= set(merged) else 1
+    status = batch_status(merged, expected, refused)
+    if status in STATUS_LINES:
+        print(STATUS_LINES[status])
+    return status

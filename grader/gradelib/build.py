@@ -4,7 +4,9 @@ Only the files a lab names (its Makefile's STUDENT_FILES) are copied from a subm
 fresh folder; everything else (harness, headers, make rules) comes from the kit. Builds happen
 under build/, never in labs/ or in the submission.
 """
+import difflib
 import os
+import re
 import shutil
 import subprocess
 
@@ -69,13 +71,27 @@ def stage(lab_name, submission_dir, work_dir):
         if os.path.islink(source):
             problems.append((failures.REFUSED_FILE, "%s is a symbolic link; submit the file itself" % name))
         elif not os.path.isfile(source):
-            problems.append((failures.MISSING_FILE, "missing file: %s" % name))
+            problems.append((failures.MISSING_FILE, "missing file: %s%s" % (name, _look_alike(submission_dir, name))))
         elif os.path.getsize(source) > MAX_STUDENT_FILE_BYTES:
             problems.append((failures.REFUSED_FILE, "%s is larger than %d KiB; it cannot be the lab's source file"
                              % (name, MAX_STUDENT_FILE_BYTES // 1024)))
         else:
             shutil.copyfile(source, os.path.join(src_dir, name))
     return src_dir, problems
+
+
+def _look_alike(folder, name):
+    """", but there is NAME2" for a file in folder whose name differs from name only in case or by a
+    typo (a student's Divergent_Counter.cu or divergent_couter.cu), else ""."""
+    try:
+        present = [f for f in os.listdir(folder) if os.path.isfile(os.path.join(folder, f))]
+    except OSError:
+        return ""
+    same_case = [f for f in present if f.lower() == name.lower()]
+    close = same_case or difflib.get_close_matches(name, present, n=1, cutoff=0.8)
+    if not close:
+        return ""
+    return " (there is %s: rename it to %s)" % (close[0], name)
 
 
 def make_env():
@@ -110,13 +126,47 @@ def cuda_arch():
     return _arch
 
 
+# Where a build log's diagnostics start: a compiler error, or one of the linker's lines above its
+# closing "collect2: error: ld returned 1 exit status", which name what is missing.
+_DIAGNOSTIC = re.compile(r"error|undefined reference|multiple definition|/ld: |nvlink", re.I)
+# The linker's names of the object a reference is in, which say nothing to a student:
+# "tmpxft_000071ed_00000000-6_harness.cudafe1.cpp:(.text.startup+0x37c): ".
+_LINKER_PLACE = re.compile(r"\S*tmpxft_\S+?\.cudafe1\.cpp:\([^)]*\):\s*")
+# nvlink names device functions mangled: "Undefined reference to '_Z11diverge_ctaPyi' in '...'".
+_MANGLED = re.compile(r"[`'](_Z\w+)'")
+_UNDEFINED = re.compile(r"undefined reference to [`'](.+?)'", re.I)
+
+
+def demangled(names):
+    """{mangled: readable} for C++ symbol names, through c++filt where the machine has it."""
+    try:
+        out = subprocess.run(["c++filt"], input="\n".join(names), stdout=subprocess.PIPE,
+                             universal_newlines=True, check=False, timeout=10).stdout.splitlines()
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    return dict(zip(names, out)) if len(out) == len(names) else {}
+
+
 def compiler_errors(output, limit=30):
-    """What a student needs from a build log: the compiler's messages from the first error on,
-    without make's echo of each command."""
+    """What a student needs from a build log: the compiler's or the linker's messages from the first
+    one on, without make's echo of each command; for a link that failed on a missing function, first
+    a line that names it (an empty file, a misnamed kernel or a changed signature)."""
     lines = [l for l in output.splitlines()
              if not l.startswith(("nvcc ", "make", "mkdir ")) and l.strip()]
-    first_error = next((i for i, l in enumerate(lines) if "error" in l.lower()), 0)
-    shown = lines[first_error:first_error + limit]
-    if len(lines) > first_error + limit:
-        shown.append("[... %d more lines ...]" % (len(lines) - first_error - limit))
+    mangled = sorted({m for l in lines for m in _MANGLED.findall(l)})
+    readable = demangled(mangled) if mangled else {}
+    lines = [_MANGLED.sub(lambda m: "`%s'" % readable.get(m.group(1), m.group(1)), _LINKER_PLACE.sub("", l))
+             for l in lines]
+    first = next((i for i, l in enumerate(lines) if _DIAGNOSTIC.search(l)), 0)
+    shown = lines[first:first + limit]
+    if len(lines) > first + limit:
+        shown.append("[... %d more lines ...]" % (len(lines) - first - limit))
+    missing = []
+    for l in lines:
+        for name in _UNDEFINED.findall(l) + [readable.get(m, m) for m in _MANGLED.findall(l) if "ndefined" in l]:
+            if name not in missing:
+                missing.append(name)
+    if missing:
+        shown.insert(0, "the kit's code calls %s, which your files do not define (an empty or unsaved file, a "
+                        "misspelt name, or parameters that differ from the lab's header):" % ", ".join(missing))
     return "\n".join(shown)

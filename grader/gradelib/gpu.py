@@ -61,4 +61,16 @@ def _probe():
                        % (ran.describe(PROBE_TIMEOUT), ran.output.strip()))
     if doc.get("gpu") and doc.get("dp_ok"):
         return GpuInfo(True, "", doc.get("device"))
-    return GpuInfo(False, doc.get("reason", "the GPU probe failed"), doc.get("device"))
+    return GpuInfo(False, plain_reason(doc.get("reason", "the GPU probe failed")), doc.get("device"))
+
+
+DRIVER_DEVICE = "/dev/nvidiactl"  # there whenever the NVIDIA driver is loaded
+
+
+def plain_reason(reason, driver_device=DRIVER_DEVICE):
+    """The probe's reason in words that do not mislead: with no NVIDIA driver at all, the CUDA runtime
+    says cudaErrorInsufficientDriver, which reads as "upgrade your driver"."""
+    if "cudaErrorInsufficientDriver" in reason and not os.path.exists(driver_device):
+        return ("no NVIDIA GPU driver on this machine (the CUDA runtime reports that as "
+                "cudaErrorInsufficientDriver; no driver upgrade will help without a GPU)")
+    return reason

@@ -3,16 +3,27 @@ import json
 import os
 
 from . import checks as chk
+from . import failures
 
 _MARK = {chk.PASSED: "OK", chk.FAILED: "FAIL", chk.SKIPPED: "SKIP"}
 
 
-def _fmt(points):
+def fmt_points(points):
     return ("%g" % points)
 
 
 def _indent(text, prefix="      "):
     return "\n".join(prefix + line if line else line for line in text.splitlines())
+
+
+def hint(result, lab):
+    """Where a failed check sends the student: the check's handout section, or, when the lab's files
+    were not there to build, the lab's README, which names them."""
+    if result.status != chk.FAILED:
+        return ""
+    if result.failure in (failures.MISSING_FILE, failures.REFUSED_FILE):
+        return "read labs/%s/README.md: it names the files the grader takes from your folder" % lab.name
+    return result.check.hint
 
 
 def lab_text(report, verbose=False):
@@ -21,22 +32,23 @@ def lab_text(report, verbose=False):
     width = max(len(r.name) for r in report.results) + 2
     for r in report.results:
         lines.append("  %-*s %-4s %5s/%s  [%s]" % (width, r.name + " " + "." * (width - len(r.name) - 1),
-                                                   _MARK[r.status], _fmt(r.score), _fmt(r.check.points),
+                                                   _MARK[r.status], fmt_points(r.score), fmt_points(r.check.points),
                                                    r.check.kind))
         if r.status == chk.FAILED or (verbose and r.message):
             if r.message:
                 lines.append(_indent(r.message))
-            if r.status == chk.FAILED and r.check.hint:
-                lines.append("      hint: " + r.check.hint)
+            if hint(r, report.lab):
+                lines.append("      hint: " + hint(r, report.lab))
     no_gpu = [r for r in report.results if r.no_gpu]
     skipped_by_parent = [r for r in report.results if r.status == chk.SKIPPED and not r.no_gpu]
     if skipped_by_parent:
         lines.append("  skipped because a check they depend on did not pass: "
                      + ", ".join(r.name for r in skipped_by_parent))
     if no_gpu:
-        lines.append("  runtime checks NOT RUN (%d checks, %s points): %s"
-                     % (len(no_gpu), _fmt(sum(r.check.points for r in no_gpu)), no_gpu[0].message))
-    lines.append("  score: %s/%s" % (_fmt(report.score), _fmt(report.max_score)))
+        # Why there is no GPU is said once, where the grader starts; each lab only counts what it lost.
+        lines.append("  runtime checks NOT RUN (%d checks, %s points): no usable GPU"
+                     % (len(no_gpu), fmt_points(sum(r.check.points for r in no_gpu))))
+    lines.append("  score: %s/%s" % (fmt_points(report.score), fmt_points(report.max_score)))
     return "\n".join(lines)
 
 
@@ -82,8 +94,8 @@ def gradescope(reports, seed, gpu):
     for report in reports:
         for r in report.results:
             output = r.message or ""
-            if r.status == chk.FAILED and r.check.hint:
-                output += ("\n" if output else "") + "hint: " + r.check.hint
+            if hint(r, report.lab):
+                output += ("\n" if output else "") + "hint: " + hint(r, report.lab)
             if r.status == chk.SKIPPED:
                 output = "NOT RUN: " + output
             tests.append({

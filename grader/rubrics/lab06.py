@@ -136,7 +136,7 @@ def check_warp_aggregated(ctx):
     if text is None:
         return chk.failed("expected: a __device__ function counter_take in your file\nactual:   none in its PTX")
     missing = [what for pattern, what in ((_AGGREGATE, "__activemask / __ballot_sync / __match_any_sync"),
-                                          (_SHUFFLE, "__shfl_sync"), (_ATOMIC, "an atomic add"))
+                                          (_SHUFFLE, "__shfl_sync"), (_ATOMIC, "atomic add"))
                if not pattern.search(text)]
     if missing:
         return chk.failed("expected: counter_take elects a leader (the active mask), the leader takes the warp's "

@@ -1,9 +1,10 @@
-"""Batch grading without a GPU: archives unpacked safely, a row for every submission whatever
-happened to it, resuming, shards and their merge."""
+"""Batch grading without a GPU: archives unpacked safely, every entry of the class folder a row or a
+named refusal, resuming, exit statuses, shards and their merge."""
 import csv
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -12,7 +13,7 @@ import tempfile
 import unittest
 import zipfile
 
-from gradelib import archives, batch, build, failures, paths, report, sheets
+from gradelib import archives, batch, build, exits, failures, gpu, paths, registry, report, sheets
 from gradelib import checks as chk
 from gradelib.grading import COMPILES, RUNS_CLEANLY
 
@@ -25,6 +26,16 @@ def write_zip(path, members):
     with zipfile.ZipFile(path, "w") as z:
         for name, data in members.items():
             z.writestr(name, data)
+
+
+def write_tar(path, members, mode="w"):
+    """A tar (mode "w": plain, "w:gz": gzip) of {name: text}."""
+    with tarfile.open(path, mode) as t:
+        for name, data in members.items():
+            data = data.encode()
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            t.addfile(info, io.BytesIO(data))
 
 
 class ArchiveTest(unittest.TestCase):
@@ -48,6 +59,26 @@ class ArchiveTest(unittest.TestCase):
         archives.unpack(tpath, os.path.join(self.tmp, "tar"))
         with open(os.path.join(self.tmp, "tar", LAB01_FILE)) as f:
             self.assertEqual(f.read(), "int y;")
+
+    def test_plain_tar_unpacks_within_the_same_caps(self):
+        plain = os.path.join(self.tmp, "c.tar")
+        write_tar(plain, {"carol/" + LAB01_FILE: "int z;"})
+        archives.unpack(plain, self.dest)
+        with open(os.path.join(self.dest, "carol", LAB01_FILE)) as f:
+            self.assertEqual(f.read(), "int z;")
+        many = os.path.join(self.tmp, "many.tar")
+        write_tar(many, {"f%d.txt" % i: "" for i in range(archives.MAX_ARCHIVE_MEMBERS + 1)})
+        self.assert_refused(many, "the archive has more than %d files" % archives.MAX_ARCHIVE_MEMBERS)
+        link = os.path.join(self.tmp, "link.tar")
+        with tarfile.open(link, "w") as t:
+            info = tarfile.TarInfo(LAB01_FILE)
+            info.type = tarfile.SYMTYPE
+            info.linkname = "/etc/passwd"
+            t.addfile(info)
+        self.assert_refused(link, "is a link")
+        escape = os.path.join(self.tmp, "escape.tar")
+        write_tar(escape, {"../escape.cu": "x"})
+        self.assert_refused(escape, "points outside")
 
     def assert_refused(self, path, words):
         with self.assertRaises(archives.BadArchive) as caught:
@@ -79,12 +110,12 @@ class ArchiveTest(unittest.TestCase):
     def test_caps_on_files_and_bytes(self):
         many = os.path.join(self.tmp, "many.zip")
         write_zip(many, {"f%d.txt" % i: "" for i in range(archives.MAX_ARCHIVE_MEMBERS + 1)})
-        self.assert_refused(many, "more than %d files" % archives.MAX_ARCHIVE_MEMBERS)
+        self.assert_refused(many, "the archive has more than %d files" % archives.MAX_ARCHIVE_MEMBERS)
         bomb = os.path.join(self.tmp, "bomb.zip")
         with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as z:
             z.writestr("zeros.bin", b"\0" * (archives.MAX_ARCHIVE_BYTES + 1))
         self.assertLess(os.path.getsize(bomb), 1024 * 1024)
-        self.assert_refused(bomb, "MiB unpacked")
+        self.assert_refused(bomb, "the archive unpacks to more than %d MiB" % (archives.MAX_ARCHIVE_BYTES >> 20))
 
     def test_not_an_archive(self):
         path = os.path.join(self.tmp, "fake.zip")
@@ -92,14 +123,113 @@ class ArchiveTest(unittest.TestCase):
             f.write("not a zip")
         self.assert_refused(path, "cannot be unpacked")
 
-    def test_submissions_found_with_ids(self):
-        root = os.path.join(self.tmp, "subs")
-        for name in ("bob", "alice", ".hidden"):
-            os.makedirs(os.path.join(root, name))
-        for name in ("carol.zip", "dave.tar.gz", "alice.zip", "notes.txt"):
-            open(os.path.join(root, name), "w").close()
-        ids = [i for i, _ in archives.find_submissions(root)]
-        self.assertEqual(ids, ["alice", "alice.zip", "bob", "carol", "dave"])
+    def test_every_refusal_reads_as_a_sentence(self):
+        """Each reason completes "could not be graded: ..." as a clause about the archive."""
+        cases = {"many.zip": {"f%d" % i: "" for i in range(archives.MAX_ARCHIVE_MEMBERS + 1)},
+                 "out.zip": {"../x.cu": "x"}}
+        for name, members in cases.items():
+            write_zip(os.path.join(self.tmp, name), members)
+        with open(os.path.join(self.tmp, "fake.tgz"), "w") as f:
+            f.write("not a tar")
+        for name in ("many.zip", "out.zip", "fake.tgz"):
+            with self.assertRaises(archives.BadArchive) as caught:
+                archives.unpack(os.path.join(self.tmp, name), os.path.join(self.tmp, "d-" + name))
+            self.assertRegex(str(caught.exception), r"^the archive('s member .*)? (has|points|cannot|is|unpacks)",
+                             name)
+
+    def test_feedback_names_the_cap(self):
+        many = os.path.join(self.tmp, "many.zip")
+        write_zip(many, {"f%d.txt" % i: "" for i in range(archives.MAX_ARCHIVE_MEMBERS + 1)})
+        sub = archives.Submission("many", archives.Submission.ARCHIVE, many)
+        record, scores, feedback, page = batch.grade_submission(
+            registry.resolve("1"), sub, sub.fingerprint(), 1, "v", gpu.GpuInfo(False, "no GPU here"), 10,
+            None, self.tmp)
+        self.assertEqual(record["verdict"], sheets.BAD_ARCHIVE)
+        self.assertIn("The submission many.zip could not be graded: the archive has more than %d files."
+                      % archives.MAX_ARCHIVE_MEMBERS, feedback)
+        self.assertIn("the archive has more than", scores["output"])
+        self.assertIn("the archive has more than %d files" % archives.MAX_ARCHIVE_MEMBERS, page)
+        self.assertTrue(page.startswith("<!DOCTYPE html>"))
+
+
+LAB05_FILES = ["default_streams.cu", "nvcc.flags"]
+
+
+class ClassFolderTest(unittest.TestCase):
+    """Every entry at the top of a class folder is a submission, a refusal with its reason, or OS litter."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp()
+        self.root = os.path.join(self.tmp, "class")
+        os.makedirs(self.root)
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def touch(self, name, text=""):
+        with open(os.path.join(self.root, name), "w") as f:
+            f.write(text)
+
+    def test_every_entry_is_a_submission_a_refusal_or_litter(self):
+        for name in ("bob", "alice", ".hidden", "__MACOSX"):
+            os.makedirs(os.path.join(self.root, name))
+        for name in ("carol.zip", "dave.tar.gz", "erin.tar", "frank.tgz", "alice.zip", "notes.txt", "gina.rar",
+                     "hal_divergent_counter.cu", "ivy-divergent_counter.cu", LAB01_FILE, "_" + LAB01_FILE, "jo.cu",
+                     ".DS_Store",
+                     "._notes.txt", "Thumbs.db", ".gitignore"):
+            self.touch(name)
+        elsewhere = os.path.join(self.tmp, "elsewhere")
+        os.makedirs(elsewhere)
+        os.symlink(elsewhere, os.path.join(self.root, "linked"))
+        os.symlink(os.path.join(self.root, "carol.zip"), os.path.join(self.root, "kim.zip"))
+        os.mkfifo(os.path.join(self.root, "pipe"))
+        found = archives.scan_class(self.root, [LAB01_FILE])
+        self.assertEqual([s.id for s in found.submissions],
+                         ["alice", "alice.zip", "bob", "carol", "dave", "erin", "frank", "hal", "ivy"])
+        kinds = {s.id: s.kind for s in found.submissions}
+        self.assertEqual(kinds["erin"], archives.Submission.ARCHIVE)
+        self.assertEqual(kinds["hal"], archives.Submission.FILES)
+        reasons = dict(found.refused)
+        self.assertEqual(sorted(reasons), sorted([".gitignore", ".hidden", LAB01_FILE, "_" + LAB01_FILE, "gina.rar",
+                                                  "jo.cu", "kim.zip", "linked", "notes.txt", "pipe"]))
+        self.assertEqual(reasons["notes.txt"], "not a folder or an archive")
+        self.assertEqual(reasons["gina.rar"], "not a folder or an archive")
+        self.assertEqual(reasons["pipe"], "not a folder or an archive")
+        self.assertIn("not a folder or an archive", reasons["jo.cu"])
+        self.assertIn("ID_" + LAB01_FILE, reasons["jo.cu"])  # how to name it
+        self.assertIn("no student id", reasons[LAB01_FILE])
+        self.assertIn("no student id", reasons["_" + LAB01_FILE])
+        self.assertEqual(reasons["linked"], "a symbolic link: not followed")
+        self.assertEqual(reasons["kim.zip"], "a symbolic link: not followed")
+        self.assertIn("hidden", reasons[".hidden"])
+        self.assertEqual(sorted(found.ignored), sorted([".DS_Store", "._notes.txt", "Thumbs.db", "__MACOSX"]))
+
+    def test_lone_files_of_one_id_are_one_submission(self):
+        for name in ("bob_default_streams.cu", "bob_nvcc.flags", "cy_default_streams.cu"):
+            self.touch(name, name)
+        found = archives.scan_class(self.root, LAB05_FILES)
+        self.assertEqual([(s.id, sorted(s.files)) for s in found.submissions],
+                         [("bob", LAB05_FILES), ("cy", ["default_streams.cu"])])
+        bob = found.submissions[0]
+        self.assertEqual(bob.source, "bob_default_streams.cu, bob_nvcc.flags")
+        opened = bob.open(os.path.join(self.tmp, "scratch"))
+        self.assertEqual(sorted(os.listdir(opened)), LAB05_FILES)
+        with open(os.path.join(opened, "nvcc.flags")) as f:
+            self.assertEqual(f.read(), "bob_nvcc.flags")
+
+    def test_a_lone_file_is_graded_under_the_labs_name(self):
+        self.touch("alice_" + LAB01_FILE, "int a;")
+        with open(os.path.join(self.root, "huge_" + LAB01_FILE), "wb") as f:
+            f.write(b"x" * (build.MAX_STUDENT_FILE_BYTES + 100))
+        alice, huge = archives.scan_class(self.root, [LAB01_FILE]).submissions
+        opened = alice.open(os.path.join(self.tmp, "a"))
+        self.assertEqual(build.find_submission_dir(LAB01, opened), opened)
+        before = alice.fingerprint()
+        self.touch("alice_" + LAB01_FILE, "int b;")
+        self.assertNotEqual(alice.fingerprint(), before)
+        # A file too large to be the lab's source is copied only far enough for the build to refuse it.
+        _, problems = build.stage(LAB01, huge.open(os.path.join(self.tmp, "h")), os.path.join(self.tmp, "work"))
+        self.assertEqual([kind for kind, _ in problems], [failures.REFUSED_FILE])
 
 
 class ReviewFlagTest(unittest.TestCase):
@@ -182,6 +312,32 @@ class VerdictTest(unittest.TestCase):
         self.assertEqual(self.verdict(built, rest=[_Result("x", chk.SKIPPED, 0, no_gpu=True)]), sheets.NOT_RUN_NO_GPU)
 
 
+class BatchStatusTest(unittest.TestCase):
+    """A batch's exit status: 1 when something could not be graded, else 77 when runtime checks were not
+    run for want of a GPU (whatever the students scored), else 0; 130 when interrupted."""
+
+    def record(self, verdict, no_gpu):
+        return {"verdict": verdict, "runtime_not_run": no_gpu, "score": 1, "max_score": 2}
+
+    def test_statuses(self):
+        ran = {"a": self.record(sheets.POINTS_LOST, False), "b": self.record(sheets.FULL_MARKS, False)}
+        self.assertEqual(batch.batch_status(ran, ["a", "b"]), exits.OK)
+        not_run = dict(ran, c=self.record(sheets.POINTS_LOST, True))  # static points lost, runtime not run
+        self.assertEqual(batch.batch_status(not_run, ["a", "b", "c"]), exits.NOT_RUN)
+        compile_errors = {"d": self.record("compile error", False), "e": self.record(sheets.BAD_ARCHIVE, False)}
+        self.assertEqual(batch.batch_status(compile_errors, ["d", "e"]), exits.OK)  # graded: 0 points
+        self.assertEqual(batch.batch_status(not_run, ["a", "b", "c", "missing"]), exits.FAILED)
+        self.assertEqual(batch.batch_status(not_run, ["a", "b", "c"], refused=[("x.txt", "why")]), exits.FAILED)
+        broken = dict(not_run, f=self.record(sheets.GRADER_ERROR, False))
+        self.assertEqual(batch.batch_status(broken, ["a", "b", "c", "f"]), exits.FAILED)
+        self.assertEqual(batch.batch_status(ran, ["a", "b"], interrupted=True), 130)
+
+    def test_older_records_read_from_their_checks(self):
+        old = {"verdict": sheets.POINTS_LOST, "report": {"checks": [{"skipped_no_gpu": False}, {"skipped_no_gpu": True}]}}
+        self.assertTrue(batch.runtime_not_run(old))
+        self.assertEqual(batch.batch_status({"a": old}, ["a"]), exits.NOT_RUN)
+
+
 class SaltTest(unittest.TestCase):
     def draw(self, salt):
         from gradelib.grading import case_rng
@@ -235,6 +391,10 @@ class BatchEndToEndTest(unittest.TestCase):
         with open(starter) as f:
             write_zip(os.path.join(cls.subs, "zipped.zip"), {"zipped/" + LAB01_FILE: f.read()})
         write_zip(os.path.join(cls.subs, "evil.zip"), {"../../evil.cu": "x"})
+        shutil.copy(os.path.join(paths.SOLUTIONS_DIR, LAB01, LAB01_FILE), os.path.join(cls.subs, "lone_" + LAB01_FILE))
+        with open(os.path.join(paths.SOLUTIONS_DIR, LAB01, LAB01_FILE)) as f:
+            write_tar(os.path.join(cls.subs, "tarred.tar"), {"tarred/" + LAB01_FILE: f.read()})
+        open(os.path.join(cls.subs, ".DS_Store"), "w").close()
 
     @classmethod
     def tearDownClass(cls):
@@ -243,11 +403,18 @@ class BatchEndToEndTest(unittest.TestCase):
     def test_every_submission_gets_a_row_and_reruns_resume(self):
         out = os.path.join(self.tmp, "out")
         first = run_grade(["batch", self.subs, "--lab", "1", "--out", out, "--seed", "3", "--jobs", "2"])
-        self.assertEqual(first.returncode, 0, first.stdout)
+        # Every submission graded, none refused, and no GPU: 77, as grade.py gives, whatever the scores.
+        self.assertEqual(first.returncode, exits.NOT_RUN, first.stdout)
+        self.assertIn("exit status 77: runtime checks were NOT RUN (no GPU)", first.stdout)
         sheet = read_sheet(out)
         self.assertEqual({k: v["verdict"] for k, v in sheet.items()}, {
             "good": sheets.NOT_RUN_NO_GPU, "broken": "compile error", "empty": "missing file",
-            "zipped": sheets.POINTS_LOST, "evil": sheets.BAD_ARCHIVE})
+            "zipped": sheets.POINTS_LOST, "evil": sheets.BAD_ARCHIVE, "lone": sheets.NOT_RUN_NO_GPU,
+            "tarred": sheets.NOT_RUN_NO_GPU})
+        self.assertEqual(sheet["lone"]["device launch in PTX"], "2")
+        self.assertNotIn("REFUSED", first.stdout)
+        with open(os.path.join(out, "feedback", "evil.md")) as f:
+            self.assertIn("could not be graded: the archive's member '../../evil.cu' points outside", f.read())
         self.assertEqual(sheet["good"]["compiles"], "2")
         self.assertIn("score distribution", first.stdout)
         self.assertIn("most-failed checks", first.stdout)
@@ -258,17 +425,21 @@ class BatchEndToEndTest(unittest.TestCase):
             self.assertEqual(report.gradescope_problems(doc), [], sub_id)
             with open(os.path.join(out, "feedback", sub_id + ".md")) as f:
                 self.assertIn("feedback for %s" % sub_id, f.read())
+            with open(os.path.join(out, "feedback", sub_id + ".html")) as f:
+                page = f.read()
+            self.assertIn("feedback for %s" % sub_id, page)
+            self.assertNotIn(self.subs, page)  # named by its source, not the grading machine's folders
         with open(os.path.join(out, "feedback", "broken.md")) as f:
             feedback = f.read()
         self.assertIn("error", feedback)
         self.assertNotIn(paths.BUILD_ROOT, feedback)  # no paths of the grading machine
 
         again = run_grade(["batch", self.subs, "--lab", "1", "--out", out, "--jobs", "2"])
-        self.assertIn("5 already graded", again.stdout)
+        self.assertIn("7 already graded", again.stdout)
         with open(os.path.join(self.subs, "broken", LAB01_FILE), "a") as f:
             f.write("// resubmitted\n")
         changed = run_grade(["batch", self.subs, "--lab", "1", "--out", out, "--jobs", "2"])
-        self.assertIn("4 already graded", changed.stdout)
+        self.assertIn("6 already graded", changed.stdout)
         regraded = run_grade(["batch", self.subs, "--lab", "1", "--out", out, "--jobs", "2", "--regrade"])
         self.assertNotIn("already graded", regraded.stdout)
 
@@ -277,20 +448,75 @@ class BatchEndToEndTest(unittest.TestCase):
         for i, shard_dir in enumerate(shard_dirs, 1):
             done = run_grade(["batch", self.subs, "--lab", "1", "--out", shard_dir, "--seed", "4",
                               "--shard", "%d/2" % i])
-            self.assertEqual(done.returncode, 0, done.stdout)
-        self.assertEqual(len(read_sheet(shard_dirs[0])) + len(read_sheet(shard_dirs[1])), 5)
+            self.assertEqual(done.returncode, exits.NOT_RUN, done.stdout)
+        self.assertEqual(len(read_sheet(shard_dirs[0])) + len(read_sheet(shard_dirs[1])), 7)
         merged = os.path.join(self.tmp, "merged")
         done = run_grade(["merge"] + shard_dirs + ["--out", merged])
-        self.assertEqual(done.returncode, 0, done.stdout)
+        self.assertEqual(done.returncode, exits.NOT_RUN, done.stdout)
         sheet = read_sheet(merged)
-        self.assertEqual(sorted(sheet), ["broken", "empty", "evil", "good", "zipped"])
+        self.assertEqual(sorted(sheet), ["broken", "empty", "evil", "good", "lone", "tarred", "zipped"])
         self.assertTrue(os.path.isfile(os.path.join(merged, "feedback", "good.md")))
+        self.assertTrue(os.path.isfile(os.path.join(merged, "feedback", "good.html")))
 
         half = os.path.join(self.tmp, "half")
         done = run_grade(["merge", shard_dirs[0], "--out", half])
         self.assertEqual(done.returncode, 1)
         self.assertIn("NOT GRADED", done.stdout)
         self.assertIn("not graded", {row["verdict"] for row in read_sheet(half).values()})
+
+
+class BatchRefusalTest(unittest.TestCase):
+    """What is not a submission is refused by name, in the output, summary.txt and scores.csv, and the
+    batch says so in its exit status; the out folder is never graded. (Nothing here builds.)"""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp()
+        self.subs = os.path.join(self.tmp, "class")
+        os.makedirs(os.path.join(self.subs, ".hidden"))
+        for name in ("notes.txt", LAB01_FILE, ".DS_Store", "._notes.txt"):
+            open(os.path.join(self.subs, name), "w").close()
+        os.makedirs(os.path.join(self.tmp, "elsewhere"))
+        os.symlink(os.path.join(self.tmp, "elsewhere"), os.path.join(self.subs, "linked"))
+        write_zip(os.path.join(self.subs, "evil.zip"), {"../../evil.cu": "x"})
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def test_refusals_are_named_and_the_batch_fails(self):
+        out = os.path.join(self.tmp, "out")
+        done = run_grade(["batch", self.subs, "--lab", "1", "--out", out, "--seed", "2"])
+        self.assertEqual(done.returncode, exits.FAILED, done.stdout)
+        self.assertNotIn("Traceback", done.stdout)
+        with open(os.path.join(out, "summary.txt")) as f:
+            summary = f.read()
+        expected = {"notes.txt": "not a folder or an archive", "linked": "a symbolic link: not followed",
+                    ".hidden": archives.HIDDEN, LAB01_FILE: "no student id"}
+        sheet = read_sheet(out)
+        for name, reason in expected.items():
+            self.assertRegex(done.stdout, r"\n  %s: [^\n]*%s" % (re.escape(name), re.escape(reason)))
+            self.assertRegex(summary, r"REFUSED, not graded: %s: [^\n]*%s" % (re.escape(name), re.escape(reason)))
+            self.assertTrue(sheet[name]["verdict"].startswith("refused: "), name)
+            self.assertIn(reason, sheet[name]["verdict"])
+            self.assertEqual(sheet[name]["score"], "")
+        self.assertEqual(sheet["evil"]["verdict"], sheets.BAD_ARCHIVE)
+        self.assertEqual(sorted(sheet), sorted(list(expected) + ["evil"]))  # the OS litter passed over
+        self.assertNotIn(".DS_Store", done.stdout)
+
+    def test_an_out_folder_inside_the_class_is_refused(self):
+        inside = os.path.join(self.subs, "graded")
+        done = run_grade(["batch", self.subs, "--lab", "1", "--out", inside])
+        self.assertEqual(done.returncode, exits.USAGE, done.stdout)
+        self.assertIn("is inside the class folder", done.stdout)
+        self.assertFalse(os.path.exists(inside))
+        done = run_grade(["batch", self.subs, "--lab", "1", "--out", self.subs])
+        self.assertEqual(done.returncode, exits.USAGE, done.stdout)
+        # The default out folder, grading/<lab>/ under the current folder, when that is the class folder.
+        env = dict(os.environ, KIT_NO_GPU="1")
+        done = subprocess.run([sys.executable, GRADE, "batch", ".", "--lab", "1"], cwd=self.subs, env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+        self.assertEqual(done.returncode, exits.USAGE, done.stdout)
+        self.assertIn("give --out a folder outside it", done.stdout)
+        self.assertFalse(os.path.exists(os.path.join(self.subs, "grading")))
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ import sys
 import tempfile
 import unittest
 
-from gradelib import paths, report
+from gradelib import build, gpu, paths, report
 
 GRADE = os.path.join(paths.KIT_ROOT, "grader", "grade.py")
 SOLUTION = os.path.join(paths.SOLUTIONS_DIR, "01-divergent-counter")
@@ -99,8 +99,38 @@ class GradeCliTest(unittest.TestCase):
         self.assertEqual(grade("--timeout", "0").returncode, 2)
 
 
-if __name__ == "__main__":
-    unittest.main()
+class SubcommandCliTest(unittest.TestCase):
+    """grade.py's help names batch and merge, and a closed output (`grade.py batch ... | head`) ends every
+    subcommand quietly with status 141, never with a traceback. (Nothing here builds.)"""
+
+    def test_help_names_batch_and_merge(self):
+        proc = grade("--help")
+        self.assertEqual(proc.returncode, 0, proc.stdout)
+        self.assertRegex(proc.stdout, r"\n  grade\.py batch SUBMISSIONS_DIR --lab NN .*--roster FILE")
+        self.assertRegex(proc.stdout, r"\n  grade\.py merge SHARD_OUT_DIR\.\.\. --out DIR")
+
+    def run_into_a_closed_pipe(self, *args):
+        """grade.py with its stdout a pipe nobody reads (the reader gone, as head leaves it)."""
+        read_end, write_end = os.pipe()
+        os.close(read_end)
+        try:
+            proc = subprocess.run([sys.executable, GRADE] + list(args), env=dict(os.environ, KIT_NO_GPU="1"),
+                                  stdout=write_end, stderr=subprocess.PIPE, universal_newlines=True)
+        finally:
+            os.close(write_end)
+        return proc
+
+    def test_a_closed_pipe_ends_quietly(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            os.makedirs(os.path.join(tmp, "class", "alice"))
+            for args in (["--lab", "1", "--submission", os.path.join(tmp, "class", "alice")],
+                         ["batch", os.path.join(tmp, "class"), "--lab", "1", "--out", os.path.join(tmp, "out")],
+                         ["merge", os.path.join(tmp, "out"), "--out", os.path.join(tmp, "merged")], ["--help"]):
+                proc = self.run_into_a_closed_pipe(*args)
+                if args != ["--help"]:  # argparse drops its help quietly itself, with 0
+                    self.assertEqual(proc.returncode, 141, (args, proc.stderr))
+                self.assertNotIn("Traceback", proc.stderr, args)
+                self.assertNotIn("BrokenPipeError", proc.stderr, args)
 
 
 @unittest.skipUnless(shutil.which("nvcc"), "nvcc is not installed")
@@ -126,6 +156,15 @@ class TopLevelMakeTest(unittest.TestCase):
 
     def test_make_run_builds_the_student_lab(self):
         proc = self.make("run", "LAB=1", "ARGS=--K 3")
-        # No GPU here: the harness starts and stops at its first CUDA call with a CUDA error.
-        self.assertIn("$ build/labs/01-divergent-counter/sm_", proc.stdout)
-        self.assertIn("--K 3", proc.stdout)
+        program = os.path.join(paths.BUILD_ROOT, "labs", "01-divergent-counter", "sm_" + build.cuda_arch(),
+                               build.lab_vars("01-divergent-counter")["program"])
+        self.assertTrue(os.path.isfile(program), proc.stdout)  # built, whether or not a GPU runs it
+        if gpu.detect().available:
+            self.assertIn("$ build/labs/01-divergent-counter/sm_", proc.stdout)
+            self.assertIn("--K 3", proc.stdout)
+        else:
+            self.assertIn("not run: no usable GPU here", proc.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,198 @@
+"""What a newcomer meets first, on a machine without a GPU: build errors that name their cause, the
+make commands' messages and exit statuses, make test's last line, and the grader's wording.
+
+Some tests run make and nvcc (as CI has them); KIT_NO_GPU=1 makes them behave the same on a GPU
+machine."""
+import contextlib
+import io
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+from gradelib import build, checks as chk, exits, failures, gpu as gpu_mod, paths, registry, report, starters
+
+sys.path.insert(0, os.path.join(paths.KIT_ROOT, "tools"))
+import suite_summary  # noqa: E402
+
+sys.path.insert(0, os.path.join(paths.KIT_ROOT, "grader"))
+import kit  # noqa: E402
+
+# What ld and nvlink print for a kernel the harness calls and the student's file lacks.
+LD_OUTPUT = """nvcc -O2 -rdc=true -arch=sm_75 -dc src/divergent_counter.cu -o build/divergent_counter.o
+nvcc -O2 -rdc=true -arch=sm_75 build/divergent_counter.o build/kit/harness.o -o build/divergent_counter -lcudadevrt
+/usr/bin/ld: /kit/build/kit/sm_75/01-divergent-counter/harness.o: in function `main':
+tmpxft_000071ed_00000000-6_harness.cudafe1.cpp:(.text.startup+0x37c): undefined reference to `diverge_cta(unsigned long long*, int)'
+/usr/bin/ld: build/divergent_counter: hidden symbol `_Z11diverge_ctaPyi' isn't defined
+/usr/bin/ld: final link failed: bad value
+collect2: error: ld returned 1 exit status
+make: *** [common/kit.mk:83: build/divergent_counter] Error 1
+"""
+NVLINK_OUTPUT = """nvcc -O2 -rdc=true -arch=sm_90 build/a.o build/harness.o -o build/prog -lcudadevrt
+nvlink error   : Undefined reference to '_Z11diverge_ctaPyi' in '/kit/build/kit/sm_90/harness.o'
+make: *** [common/kit.mk:83: build/prog] Error 255
+"""
+
+
+def make(*args, env_extra=None):
+    env = dict(build.make_env(), KIT_NO_GPU="1", **(env_extra or {}))
+    return subprocess.run(["make", "--no-print-directory"] + list(args), cwd=paths.KIT_ROOT, env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, timeout=600)
+
+
+class LinkErrors(unittest.TestCase):
+    def test_an_undefined_kernel_is_named_first(self):
+        shown = build.compiler_errors(LD_OUTPUT)
+        first = shown.splitlines()[0]
+        self.assertIn("diverge_cta(unsigned long long*, int)", first)
+        self.assertIn("do not define", first)
+        self.assertNotIn("tmpxft_", shown)
+        self.assertNotIn("nvcc ", shown)
+        self.assertIn("collect2: error: ld returned 1 exit status", shown)
+
+    def test_nvlink_names_are_demangled_where_cfilt_is(self):
+        shown = build.compiler_errors(NVLINK_OUTPUT)
+        name = "diverge_cta(unsigned long long*, int)" if shutil.which("c++filt") else "_Z11diverge_ctaPyi"
+        self.assertIn(name, shown.splitlines()[0])
+
+    def test_a_compiler_error_is_shown_from_its_first_line(self):
+        shown = build.compiler_errors("nvcc -c a.cu\na.cu(3): error: identifier \"x\" is undefined\n1 error detected\n")
+        self.assertEqual(shown.splitlines()[0], 'a.cu(3): error: identifier "x" is undefined')
+
+    def test_an_empty_file_names_the_missing_kernel(self):
+        """A real build of an empty student file: the grader's message names the kernel."""
+        lab = registry.resolve("01")
+        with tempfile.TemporaryDirectory() as sub:
+            for name in build.lab_vars(lab.name)["student_files"]:
+                open(os.path.join(sub, name), "w").close()
+            env = dict(os.environ, KIT_NO_GPU="1")
+            out = subprocess.run([sys.executable, os.path.join(paths.KIT_ROOT, "grader", "grade.py"), "--lab", "01",
+                                  "--submission", sub], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                 universal_newlines=True, timeout=600).stdout
+        student_file = build.lab_vars(lab.name)["student_files"][0]
+        with open(os.path.join(paths.KIT_ROOT, "solutions", lab.name, student_file)) as f:
+            called = re.search(r"__global__ void (\w+)\(", f.read()).group(1)  # the kernel the student writes
+        self.assertRegex(out, r"the kit's code calls %s\(" % called)
+
+
+class MissingFiles(unittest.TestCase):
+    def test_a_name_differing_in_case_is_suggested(self):
+        lab = registry.resolve("01")
+        name = build.lab_vars(lab.name)["student_files"][0]
+        with tempfile.TemporaryDirectory() as sub, tempfile.TemporaryDirectory() as work:
+            open(os.path.join(sub, name.upper()), "w").close()
+            _, problems = build.stage(lab.name, sub, work)
+        self.assertEqual(problems[0][0], failures.MISSING_FILE)
+        self.assertIn("there is %s: rename it to %s" % (name.upper(), name), problems[0][1])
+
+    def test_the_hint_for_a_missing_file_is_the_labs_readme(self):
+        lab = registry.resolve("01")
+        compiles = lab.checks[0]
+        missing = chk.CheckResult(compiles, chk.FAILED, 0, "missing file: x.cu", failure=failures.MISSING_FILE)
+        self.assertIn("labs/%s/README.md" % lab.name, report.hint(missing, lab))
+        self.assertTrue(os.path.isfile(os.path.join(paths.KIT_ROOT, "labs", lab.name, "README.md")))
+        other = chk.CheckResult(compiles, chk.FAILED, 0, "error", failure=failures.COMPILE_ERROR)
+        self.assertEqual(report.hint(other, lab), compiles.hint)
+
+
+class NoGpuWords(unittest.TestCase):
+    def test_no_driver_is_not_called_an_old_driver(self):
+        raw = "no CUDA GPU: cudaGetDeviceCount: cudaErrorInsufficientDriver (CUDA driver version is insufficient)"
+        said = gpu_mod.plain_reason(raw, driver_device="/nonexistent/nvidiactl")
+        self.assertIn("no NVIDIA GPU driver", said)
+        # With a driver loaded, an old driver is what it says.
+        self.assertEqual(gpu_mod.plain_reason(raw, driver_device=paths.KIT_ROOT), raw)
+
+    def test_make_run_says_no_usable_gpu_with_status_77(self):
+        ran = make("run", "LAB=01")
+        self.assertIn("make run LAB=01: not run: no usable GPU here", ran.stdout)
+        self.assertIn("Error %d" % exits.NOT_RUN, ran.stdout)
+        self.assertNotIn("CUDA error", ran.stdout)
+
+    def test_make_grade_says_the_reason_once_and_explains_its_status(self):
+        ran = make("grade", "LAB=01", "GRADE_ARGS=--submission solutions/01-divergent-counter")
+        self.assertEqual(ran.returncode, 2)  # make's own status when a command fails
+        self.assertIn("make: *** [Makefile", ran.stdout)
+        self.assertIn("Error %d" % exits.NOT_RUN, ran.stdout)
+        self.assertEqual(ran.stdout.count("KIT_NO_GPU"), 1)  # the reason, said once
+        self.assertRegex(ran.stdout, r"exit status %d: " % exits.NOT_RUN)
+
+    def test_the_reason_is_said_once_for_every_lab(self):
+        lab = registry.resolve("01")
+        results = [chk.CheckResult(c, chk.SKIPPED, 0, "a long reason", no_gpu=c.kind == chk.RUNTIME) for c in lab.checks]
+
+        class Rep:
+            pass
+        rep = Rep()
+        rep.lab, rep.results, rep.score, rep.max_score, rep.submission_dir_label = lab, results, 0, lab.max_score, "x"
+        self.assertNotIn("a long reason", report.lab_text(rep))
+        self.assertIn("NOT RUN", report.lab_text(rep))
+
+
+class MakeCommands(unittest.TestCase):
+    def test_a_lab_without_the_command_names_the_labs_that_have_it(self):
+        having = [lab.name for lab in registry.all_labs().values() if "bench" in kit.lab_commands(lab)]
+        self.assertTrue(having)
+        ran = make("bench", "LAB=01")
+        self.assertIn("has no bench command (labs with one: %s)" % ", ".join(having), ran.stdout)
+        self.assertNotIn("No rule to make target", ran.stdout)
+        ran = make("legacy", "LAB=01")
+        self.assertIn("has no legacy command", ran.stdout)
+
+    def test_an_unknown_lab_gets_one_message_and_makes_one_line(self):
+        ran = make("bench", "LAB=foo")
+        self.assertIn("no lab 'foo'", ran.stdout)
+        self.assertEqual(len([l for l in ran.stdout.splitlines() if l.startswith("make")]), 2, ran.stdout)
+        self.assertNotIn("No such file", ran.stdout)
+
+    def test_make_starters_says_when_there_was_nothing_to_write(self):
+        real = starters.generate
+        starters.generate = lambda check_only=False: []
+        try:
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                kit.cmd_starters([])
+        finally:
+            starters.generate = real
+        self.assertIn("nothing to write", out.getvalue())
+
+
+class MakeTestLastLine(unittest.TestCase):
+    LOG = ("100% tests passed, 0 tests failed out of 4\n\nLabel Time Summary:\ncpu = 1.0 sec\n\n"
+           "The following tests did not run:\n\t  3 - 01-solution-full-marks (Skipped)\n"
+           "\t  4 - handouts-render (Skipped)\n\nTotal Test time (real) = 1.00 sec\n")
+    LABELS = {"grader-unit": ["cpu"], "handouts-render": ["cpu"], "01-solution-full-marks": ["gpu"],
+              "01-solution-static": ["cpu"], "02-solution-full-marks": ["gpu"]}
+
+    def test_the_tests_not_run_are_counted(self):
+        line = suite_summary.not_run_line(self.LOG, self.LABELS)
+        self.assertIn("1 of the 2 GPU tests", line)
+        self.assertIn("handouts-render", line)
+        self.assertIn("did not pass", line)
+
+    def test_nothing_when_every_test_ran(self):
+        self.assertIsNone(suite_summary.not_run_line("100% tests passed, 0 tests failed out of 4\n", self.LABELS))
+
+
+class Wording(unittest.TestCase):
+    def test_no_article_after_no_in_the_graders_messages(self):
+        """'has no %s' % 'an atomic add' reads "has no an atomic add": the nouns such a message joins
+        take no article."""
+        bad = []
+        for folder in ("gradelib", "rubrics"):
+            for name in sorted(os.listdir(os.path.join(paths.KIT_ROOT, "grader", folder))):
+                if name.endswith(".py"):
+                    with open(os.path.join(paths.KIT_ROOT, "grader", folder, name)) as f:
+                        text = f.read()
+                    bad += ["%s: %s" % (name, m) for m in re.findall(r"\bno (?:a|an) [\w-]+", text)]
+                    if re.search(r'"no %s', text):
+                        joined = re.findall(r'\(\w+, "(an? [^"]+)"\)', text)
+                        bad += ["%s: %s" % (name, j) for j in joined]
+        self.assertEqual(bad, [])
+
+
+if __name__ == "__main__":
+    unittest.main()
