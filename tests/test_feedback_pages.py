@@ -96,6 +96,19 @@ def main():
             print("FAILED: %s: %s" % (path, problem))
             return 1
         red[key] = facts["page_red"]
+    # The check itself: the same page with its picture shrunk to half, or cut to its upper half, fails.
+    with open(pages[("03", "wrong-tree")]) as f:
+        page = f.read()
+    for how, style in (("shrunk", "figure svg { width: 50%; height: auto; }"),
+                       ("cut", "figure { height: 150px; overflow: hidden; }")):
+        spoilt = os.path.join(out, "lab03-%s.html" % how)
+        with open(spoilt, "w") as f:
+            f.write(page.replace("</style>", style + "</style>"))
+        problem, _ = browser_check.check_page(browser, spoilt, out)
+        if problem is None:
+            print("FAILED: the browser check passed a page whose picture is %s" % how)
+            return 1
+        print("ok   a page whose picture is %s is refused: %s" % (how, problem))
     if red.get(("03", "solution")) != 0 or not red.get(("03", "wrong-tree")):
         print("FAILED: Lab 03's picture should mark nothing for the solution and the wrong records for the "
               "wrong tree (red pixels: %s)" % red)

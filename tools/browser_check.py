@@ -4,11 +4,12 @@ screenshot, and so is the picture of the run it holds, alone; the two screenshot
 
   python3 tools/browser_check.py [--keep DIR] PAGE.html...
 
-For every page: the screenshot is not blank; where the page holds a run's picture (an inline SVG),
-the picture drawn inside the page covers as many inked pixels as the picture drawn alone (within
-TOLERANCE), and as many pixels of the figures' red (draw_figures.RED: what the picture marks wrong),
-so that the page shows the whole picture, at its size, with its marks. Prints one line per page and
-the red pixel count, which the kit's tests compare between a right and a wrong submission.
+For every page (its screenshot as tall as the page): the screenshot is not blank; where the page holds
+a run's picture (an inline SVG), the picture drawn alone is found in the page's screenshot (locate()), with
+at least MIN_SAME of its inked pixels the same there (within PIXEL_TOLERANCE), so that the page shows the whole
+picture at its size; and the page has exactly as many pixels of the figures' red
+(draw_figures.RED: what the picture marks wrong) as the picture alone. Prints one line per page with
+those counts; the kit's tests compare the red between a right and a wrong submission.
 Exit 0: every page passed; 1: a page failed; 77: no Chromium here (nothing was checked).
 --keep DIR keeps the screenshots (PNG) there, to look at.
 
@@ -29,8 +30,12 @@ import draw_figures  # noqa: E402
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "chrome", "headless_shell")
 WIDTH = 1000        # wider than any figure (900 at most) and the page's text column
-HEIGHT = 4000       # taller than a page: the whole page fits in one screenshot
-TOLERANCE = 0.02    # inked pixels may differ this much (anti-aliasing at other offsets)
+HEIGHT = 3000       # a first screenshot's height; taller where the page goes on below it
+MAX_HEIGHT = 24000
+BLANK_BOTTOM = 40   # rows at the bottom of a screenshot that must be blank for it to hold the whole page
+WHITE_ROW = b"\xff" * (WIDTH * 3)
+MIN_SAME = 0.98     # the share of the picture's inked pixels the page must show unchanged
+PIXEL_TOLERANCE = 16  # levels a colour channel may differ by (anti-aliasing elsewhere on the page)
 NOT_RUN = 77
 
 
@@ -101,55 +106,121 @@ def hex_rgb(colour):
     return bytes(int(colour[k:k + 2], 16) for k in (1, 3, 5))
 
 
-def pixel_counts(png_path, colour=draw_figures.RED):
-    """(inked pixels: not white, pixels of exactly colour) of a screenshot."""
-    _, _, rows = read_png(png_path)
-    target = hex_rgb(colour)
-    inked = marked = 0
-    for row in rows:
-        for k in range(0, len(row), 3):
-            px = row[k:k + 3]
-            if px != b"\xff\xff\xff":
-                inked += 1
-                if px == target:
-                    marked += 1
-    return inked, marked
-
-
 def page_figure(page_text):
     """The inline SVG of a feedback page (its run's picture), or None."""
     found = re.search(r"<svg\b.*?</svg>", page_text, re.S)
     return found.group(0) if found else None
 
 
+def rows_of(browser, html_path, png_path):
+    """The screenshot's rows (RGB bytes), taken tall enough for the whole page: a screenshot whose
+    last rows are not blank is taken again, twice as tall."""
+    height = HEIGHT
+    while True:
+        screenshot(browser, html_path, png_path, height=height)
+        _, _, rows = read_png(png_path)
+        if height >= MAX_HEIGHT or all(row == WHITE_ROW[:len(row)] for row in rows[-BLANK_BOTTOM:]):
+            return rows
+        height *= 2
+
+
+def count_pixels(rows, colour=draw_figures.RED):
+    """(inked pixels: not white, pixels of exactly colour)."""
+    target = hex_rgb(colour)
+    inked = marked = 0
+    for row in rows:
+        if row == WHITE_ROW[:len(row)]:
+            continue
+        for k in range(0, len(row), 3):
+            px = row[k:k + 3]
+            if px != b"\xff\xff\xff":
+                inked += 1
+                marked += px == target
+    return inked, marked
+
+
+def _inked(row):
+    return sum(1 for k in range(0, len(row), 3) if row[k:k + 3] != b"\xff\xff\xff")
+
+
+def _same_pixels(a, b):
+    return sum(1 for k in range(0, min(len(a), len(b)), 3) if a[k:k + 3] == b[k:k + 3])
+
+
+def locate(figure_rows, width, page_rows):
+    """Where the picture drawn alone (at the top left of its screenshot, width pixels wide) lies in the
+    page's screenshot, and how alike the two are there: (x, y, share of the picture's inked pixels
+    that are the same pixel for pixel in the page), or None when the page has no place for it.
+
+    The place: the rows whose counts of inked pixels follow the picture's best (the picture is a block
+    of its own, nothing beside it), then the column where its most inked row matches best. Paths drawn
+    at another place on the page are anti-aliased a little differently (a channel off by a few
+    levels): a pixel is the same within PIXEL_TOLERANCE. The same picture one pixel off matches in
+    a few percent of its pixels only."""
+    fig = [row[:width * 3] for row in figure_rows]
+    inked = [_inked(row) for row in fig]
+    top = next((y for y, n in enumerate(inked) if n), None)
+    if top is None:
+        return None
+    bottom = max(y for y, n in enumerate(inked) if n) + 1
+    profile = inked[top:bottom]
+    page_inked = [_inked(row) for row in page_rows]
+    best = None
+    for y in range(len(page_rows) - len(profile) + 1):
+        cost = 0
+        for k, n in enumerate(profile):
+            cost += abs(page_inked[y + k] - n)
+            if best is not None and cost >= best[0]:
+                break
+        else:
+            if best is None or cost < best[0]:
+                best = (cost, y - top)
+    if best is None:
+        return None
+    dy = best[1]
+    richest = max(range(top, bottom), key=lambda y: inked[y])
+    dx = max(range(0, (len(page_rows[0]) - len(fig[richest])) // 3 + 1),
+             key=lambda x: _same_pixels(page_rows[richest + dy][x * 3:], fig[richest]))
+    same = total = 0
+    for y in range(top, bottom):
+        page_part = page_rows[y + dy][dx * 3:dx * 3 + len(fig[y])]
+        for k in range(0, len(fig[y]), 3):
+            if fig[y][k:k + 3] != b"\xff\xff\xff":
+                total += 1
+                same += all(abs(fig[y][k + c] - page_part[k + c]) <= PIXEL_TOLERANCE for c in range(3))
+    return dx, dy, same / float(total)
+
+
 def check_page(browser, page_path, work):
     """(problem or None, facts): the page's screenshot against its picture's."""
     name = os.path.splitext(os.path.basename(page_path))[0]
-    shot = os.path.join(work, name + ".png")
-    screenshot(browser, page_path, shot)
-    page_inked, page_red = pixel_counts(shot)
-    facts = {"page_inked": page_inked, "page_red": page_red}
+    page_rows = rows_of(browser, page_path, os.path.join(work, name + ".png"))
+    page_inked, page_red = count_pixels(page_rows)
+    facts = {"page_inked": page_inked, "page_red": page_red, "page_height": len(page_rows)}
     if page_inked == 0:
         return "the page rendered blank", facts
     with open(page_path) as f:
         svg = page_figure(f.read())
     if svg is None:
         return None, facts
+    width = int(float(re.search(r'width="([\d.]+)"', svg).group(1)))
     alone_html = os.path.join(work, name + "-figure.html")
     with open(alone_html, "w") as f:
         f.write('<!DOCTYPE html><html><head><meta charset="utf-8"><style>body{margin:0}</style></head><body>%s'
                 "</body></html>\n" % svg)
-    alone = os.path.join(work, name + "-figure.png")
-    screenshot(browser, alone_html, alone)
-    fig_inked, fig_red = pixel_counts(alone)
+    figure_rows = rows_of(browser, alone_html, os.path.join(work, name + "-figure.png"))
+    fig_inked, fig_red = count_pixels(figure_rows)
     facts.update(figure_inked=fig_inked, figure_red=fig_red)
     if fig_inked == 0:
         return "the run's picture rendered blank on its own", facts
-    # The page holds the table and text too: it has at least the picture's ink, and exactly its red.
-    if page_inked < fig_inked * (1 - TOLERANCE):
-        return ("the page shows %d inked pixels, fewer than its picture alone (%d): the picture is cut or "
-                "shrunk" % (page_inked, fig_inked)), facts
-    if abs(page_red - fig_red) > max(2, TOLERANCE * fig_red):
+    where = locate(figure_rows, width, page_rows)
+    if where is None or where[2] < MIN_SAME:
+        return ("the page does not show its picture as the picture alone looks: %s" % (
+            "no place in the page's screenshot fits it" if where is None else
+            "only %.1f%% of its inked pixels are the same there" % (100 * where[2]))), facts
+    facts.update(figure_x=where[0], figure_y=where[1], same_percent=round(100 * where[2]))
+    # The figures' red appears in the page only inside its picture (the page's own colours avoid it).
+    if abs(page_red - fig_red) > max(2, 0.02 * fig_red):
         return ("the page shows %d pixels of the figures' red, its picture alone %d" % (page_red, fig_red)), facts
     return None, facts
 

@@ -951,8 +951,9 @@ def draw_curves(doc, out_path, who="yours", case=None):
     whose = case_words(case) if case else "your run"
     svg.text("caption", 20, plot_h + 38, "%s; %s with %s:" % (device_words(doc), whose, params_words(doc)), 10,
              fill=MUTED)
-    svg.text("caption", 20, plot_h + 52, "its first %d lines, each vertex where %s's dynamic version put it (%s)"
-             % (len(lines), who, fig.get("from", "cdp")), 10, fill=MUTED)
+    owner = "your" if who == "yours" else who + "'s"
+    svg.text("caption", 20, plot_h + 52, "its first %d lines, each vertex where %s dynamic version put it (%s)"
+             % (len(lines), owner, fig.get("from", "cdp")), 10, fill=MUTED)
     svg.write(out_path)
     return {"curves": len(lines), "vertices": vertices}
 

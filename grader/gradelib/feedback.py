@@ -17,11 +17,17 @@ from . import harness, paths, report
 _STATUS_WORDS = {chk.PASSED: "OK", chk.FAILED: "FAIL", chk.SKIPPED: "skipped"}
 
 # The page's own colours stay clear of the figures' (draw_figures.RED marks what is wrong in a
-# picture), so that a look at the picture is not confused by the table beside it.
+# picture), so that a look at the picture is not confused by the table beside it. Line heights are
+# whole pixels, so that the picture sits on whole pixels and looks as it does alone (the kit's
+# browser check compares the two, pixel for pixel).
 STYLE = """
-body { font-family: "DejaVu Sans", Helvetica, Arial, sans-serif; color: #222; margin: 24px; max-width: 960px; }
-h1 { font-size: 22px; margin-bottom: 4px; }
-h2 { font-size: 18px; margin-top: 28px; }
+body { font-family: "DejaVu Sans", Helvetica, Arial, sans-serif; color: #222; margin: 24px; max-width: 960px;
+       line-height: 20px; }
+h1 { font-size: 22px; line-height: 28px; margin-bottom: 4px; }
+h2 { font-size: 18px; line-height: 24px; margin-top: 28px; }
+h3 { font-size: 16px; line-height: 22px; }
+pre { line-height: 18px; }
+figure svg { display: block; }
 .meta { color: #666; font-size: 13px; }
 .score { font-size: 18px; font-weight: bold; }
 table.checks { border-collapse: collapse; margin-top: 12px; font-size: 14px; }
