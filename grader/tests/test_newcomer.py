@@ -78,6 +78,32 @@ class LinkErrors(unittest.TestCase):
         self.assertRegex(out, r"the kit's code calls %s\(" % called)
 
 
+class SubmissionPaths(unittest.TestCase):
+    """--submission takes a folder, an archive of one, or one lab file; anything else is named."""
+
+    def grade(self, submission):
+        return subprocess.run([sys.executable, os.path.join(paths.KIT_ROOT, "grader", "grade.py"), "--lab", "01",
+                               "--submission", submission], env=dict(os.environ, KIT_NO_GPU="1"),
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, timeout=600)
+
+    def test_a_lab_file_and_an_archive_are_graded(self):
+        lab = registry.resolve("01")
+        solution = os.path.join(paths.KIT_ROOT, "solutions", lab.name)
+        name = build.lab_vars(lab.name)["student_files"][0]
+        with tempfile.TemporaryDirectory() as tmp:
+            archive = shutil.make_archive(os.path.join(tmp, "alice"), "zip", solution)
+            for given in (os.path.join(solution, name), archive):
+                ran = self.grade(given)
+                self.assertEqual(ran.returncode, exits.NOT_RUN, ran.stdout)  # graded: only the GPU missing
+                self.assertRegex(ran.stdout, r"compiles \.+ OK")
+            other = os.path.join(tmp, "notes.txt")
+            open(other, "w").close()
+            ran = self.grade(other)
+            self.assertEqual(ran.returncode, exits.USAGE)
+            self.assertIn("is a file, but not an archive", ran.stdout)
+            self.assertNotIn("no such folder", ran.stdout)
+
+
 class MissingFiles(unittest.TestCase):
     def test_a_name_differing_in_case_is_suggested(self):
         lab = registry.resolve("01")
