@@ -132,11 +132,12 @@ class NoGpuWords(unittest.TestCase):
         # With a driver loaded, an old driver is what it says.
         self.assertEqual(gpu_mod.plain_reason(raw, driver_device=paths.KIT_ROOT), raw)
 
-    def test_make_run_says_no_usable_gpu_with_status_77(self):
-        ran = make("run", "LAB=01")
-        self.assertIn("make run LAB=01: not run: no usable GPU here", ran.stdout)
-        self.assertIn("Error %d" % exits.NOT_RUN, ran.stdout)
-        self.assertNotIn("CUDA error", ran.stdout)
+    def test_make_run_and_bench_say_no_usable_gpu_with_status_77(self):
+        for command, lab in (("run", "01"), ("bench", "04")):
+            ran = make(command, "LAB=" + lab)
+            self.assertIn("make %s LAB=%s: not run: no usable GPU here" % (command, lab), ran.stdout)
+            self.assertIn("Error %d" % exits.NOT_RUN, ran.stdout)
+            self.assertNotIn("CUDA error", ran.stdout)
 
     def test_make_grade_says_the_reason_once_and_explains_its_status(self):
         ran = make("grade", "LAB=01", "GRADE_ARGS=--submission solutions/01-divergent-counter")
@@ -145,6 +146,10 @@ class NoGpuWords(unittest.TestCase):
         self.assertIn("Error %d" % exits.NOT_RUN, ran.stdout)
         self.assertEqual(ran.stdout.count("KIT_NO_GPU"), 1)  # the reason, said once
         self.assertRegex(ran.stdout, r"exit status %d: " % exits.NOT_RUN)
+        page = os.path.join(paths.KIT_ROOT, "build", "feedback", "01-divergent-counter.html")
+        self.assertIn("feedback page: build/feedback/01-divergent-counter.html", ran.stdout)
+        with open(page) as f:
+            self.assertIn("NOT RUN (no GPU)", f.read())
 
     def test_the_reason_is_said_once_for_every_lab(self):
         lab = registry.resolve("01")
