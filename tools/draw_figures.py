@@ -835,15 +835,16 @@ def draw_race(docs, out_path):
     # The time order is drawn for the two runs the race is about: the fix and the race left in.
     timed = [(case, doc) for case, doc in runs if has_timeline(doc) and case in ("solution", "race-left-in")]
     width = 840  # room for the right-hand legend
-    outcome_h = 70 + len(runs) * 30 + 30
+    outcome_h = 84 + len(runs) * 30 + 30
     timeline_rows = 4 + 2 * len(timed) if timed else 0
     timeline_h = (70 + timeline_rows * 26 + 30) if timed else 60
     svg = Svg(width, outcome_h + timeline_h, "Lab 02: the race of Part A, from recorded runs")
     ref = dict(runs)["solution"]
     svg.text("heading", 20, 24, RACE_HEADING, 14, weight="bold")
-    svg.text("caption", 20, 42, "%s; one run per submission, %s" % (device_words(ref), params_words(ref)),
-             11, fill=MUTED)
-    race_outcome_panel(svg, counts, 56, 220, width - 170)
+    # Two lines: the harness's options do not fit beside the device in the figure's width.
+    svg.text("caption", 20, 42, "%s; one run per submission, with" % device_words(ref), 11, fill=MUTED)
+    svg.text("caption", 20, 56, params_words(ref), 11, fill=MUTED)
+    race_outcome_panel(svg, counts, 70, 220, width - 170)
 
     y0 = outcome_h + 10
     if not timed:
