@@ -124,32 +124,29 @@ def rows_of(browser, html_path, png_path):
         height *= 2
 
 
-def count_pixels(rows, colour=draw_figures.RED):
-    """(inked pixels: not white, pixels of exactly colour)."""
+def ink_of(rows, colour=draw_figures.RED):
+    """(the inked pixels, not white, of each row; the pixels of exactly colour in all), in one pass."""
     target = hex_rgb(colour)
-    inked = marked = 0
+    inked, marked = [], 0
     for row in rows:
-        if row == WHITE_ROW[:len(row)]:
-            continue
-        for k in range(0, len(row), 3):
-            px = row[k:k + 3]
-            if px != b"\xff\xff\xff":
-                inked += 1
-                marked += px == target
+        n = 0
+        if row != WHITE_ROW[:len(row)]:
+            for k in range(0, len(row), 3):
+                px = row[k:k + 3]
+                if px != b"\xff\xff\xff":
+                    n += 1
+                    marked += px == target
+        inked.append(n)
     return inked, marked
-
-
-def _inked(row):
-    return sum(1 for k in range(0, len(row), 3) if row[k:k + 3] != b"\xff\xff\xff")
 
 
 def _same_pixels(a, b):
     return sum(1 for k in range(0, min(len(a), len(b)), 3) if a[k:k + 3] == b[k:k + 3])
 
 
-def locate(figure_rows, width, page_rows):
+def locate(figure_rows, figure_ink, width, page_rows, page_ink):
     """Where the picture drawn alone (at the top left of its screenshot, width pixels wide) lies in the
-    page's screenshot, and how alike the two are there: (x, y, share of the picture's inked pixels
+    page's screenshot (the inked pixels of each row: ink_of), and how alike the two are there: (x, y, share of the picture's inked pixels
     that are the same pixel for pixel in the page), or None when the page has no place for it.
 
     The place: the rows whose counts of inked pixels follow the picture's best (the picture is a block
@@ -158,18 +155,17 @@ def locate(figure_rows, width, page_rows):
     levels): a pixel is the same within PIXEL_TOLERANCE. The same picture one pixel off matches in
     a few percent of its pixels only."""
     fig = [row[:width * 3] for row in figure_rows]
-    inked = [_inked(row) for row in fig]
+    inked = figure_ink  # the page around the picture alone is blank: its rows' ink is the picture's
     top = next((y for y, n in enumerate(inked) if n), None)
     if top is None:
         return None
     bottom = max(y for y, n in enumerate(inked) if n) + 1
     profile = inked[top:bottom]
-    page_inked = [_inked(row) for row in page_rows]
     best = None
     for y in range(len(page_rows) - len(profile) + 1):
         cost = 0
         for k, n in enumerate(profile):
-            cost += abs(page_inked[y + k] - n)
+            cost += abs(page_ink[y + k] - n)
             if best is not None and cost >= best[0]:
                 break
         else:
@@ -195,7 +191,8 @@ def check_page(browser, page_path, work):
     """(problem or None, facts): the page's screenshot against its picture's."""
     name = os.path.splitext(os.path.basename(page_path))[0]
     page_rows = rows_of(browser, page_path, os.path.join(work, name + ".png"))
-    page_inked, page_red = count_pixels(page_rows)
+    page_ink, page_red = ink_of(page_rows)
+    page_inked = sum(page_ink)
     facts = {"page_inked": page_inked, "page_red": page_red, "page_height": len(page_rows)}
     if page_inked == 0:
         return "the page rendered blank", facts
@@ -209,11 +206,12 @@ def check_page(browser, page_path, work):
         f.write('<!DOCTYPE html><html><head><meta charset="utf-8"><style>body{margin:0}</style></head><body>%s'
                 "</body></html>\n" % svg)
     figure_rows = rows_of(browser, alone_html, os.path.join(work, name + "-figure.png"))
-    fig_inked, fig_red = count_pixels(figure_rows)
+    figure_ink, fig_red = ink_of(figure_rows)
+    fig_inked = sum(figure_ink)
     facts.update(figure_inked=fig_inked, figure_red=fig_red)
     if fig_inked == 0:
         return "the run's picture rendered blank on its own", facts
-    where = locate(figure_rows, width, page_rows)
+    where = locate(figure_rows, figure_ink, width, page_rows, page_ink)
     if where is None or where[2] < MIN_SAME:
         return ("the page does not show its picture as the picture alone looks: %s" % (
             "no place in the page's screenshot fits it" if where is None else
