@@ -72,20 +72,18 @@ STATUS_WORDS = {exits.FAILED: "points lost", exits.NOT_RUN: "no points lost, but
 
 def submission_folder(path, labs, scratch):
     """The folder to grade for --submission path: the folder itself; an archive unpacked into scratch;
-    or one lab file, copied there. Raises ValueError with what is expected."""
+    or one lab file, copied there (archives.Submission.open, as a batch does). Raises ValueError with
+    what is expected."""
     if os.path.isdir(path):
         return path
     if not os.path.exists(path):
         raise ValueError("no such folder: %s" % path)
     name = os.path.basename(path)
     if archives.archive_suffix(name):
-        folder = os.path.join(scratch, "unpacked")
-        archives.unpack(path, folder)
-        return folder
+        return archives.Submission(name, archives.Submission.ARCHIVE, path).open(scratch)
     lab_files = [f for lab in labs for f in build.lab_vars(lab.name)["student_files"]]
     if name in lab_files:
-        shutil.copyfile(path, os.path.join(scratch, name))
-        return scratch
+        return archives.Submission(name, archives.Submission.FILES, files={name: path}).open(scratch)
     raise ValueError("%s is a file, but not an archive (%s) nor a lab file (%s): give the folder that holds "
                      "your files" % (path, ", ".join(archives.ARCHIVE_SUFFIXES), ", ".join(lab_files)))
 
@@ -168,13 +166,8 @@ def _grade(args, labs, scratch):
     total = round(sum(r.score for r in reports), 2)
     maximum = sum(r.max_score for r in reports)
     print()
-    if status == exits.OK:
-        print("TOTAL %g/%g: full marks" % (total, maximum))
-    elif status == exits.NOT_RUN:
-        print("TOTAL %g/%g: no points lost so far, but runtime checks were NOT RUN (no GPU); "
-              "this is not a pass" % (total, maximum))
-    else:
-        print("TOTAL %g/%g" % (total, maximum))
+    # What a status other than full marks means is said once, on the last line.
+    print("TOTAL %g/%g%s" % (total, maximum, ": full marks" if status == exits.OK else ""))
     if args.html:
         for rep in reports:
             page = feedback.write_page(os.path.join(args.html, rep.lab.name + ".html"), rep,
