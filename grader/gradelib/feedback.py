@@ -114,10 +114,7 @@ def page(rep, heading, meta_lines, figure=None, shown_as=None):
             failures.append('<section class="failure"><h3>%s</h3><pre>%s</pre>%s</section>'
                             % (esc(r.name), esc(r.message or ""),
                                '<p class="hint">%s</p>' % esc("Hint: " + hint) if hint else ""))
-    parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-             "<title>%s</title>" % esc(heading), "<style>%s</style></head><body>" % STYLE,
-             "<h1>%s</h1>" % esc(heading),
-             '<p class="score">Score: %s / %s</p>' % (report.fmt_points(rep.score), report.fmt_points(rep.max_score))]
+    parts = ['<p class="score">Score: %s / %s</p>' % (report.fmt_points(rep.score), report.fmt_points(rep.max_score))]
     parts += ['<p class="meta">%s</p>' % esc(line) for line in meta_lines]
     parts.append('<table class="checks"><tr><th>check</th><th>result</th><th>points</th><th>kind</th></tr>%s</table>'
                  % "".join(rows))
@@ -132,8 +129,7 @@ def page(rep, heading, meta_lines, figure=None, shown_as=None):
                          % (_inline_svg(svg), esc(caption)))
         else:
             parts.append('<p class="meta">No picture: %s.</p>' % esc(caption))
-    parts.append("</body></html>")
-    return "\n".join(parts) + "\n"
+    return _document(heading, parts)
 
 
 def page_with_figure(rep, heading, meta_lines, shown_as=None):
@@ -143,11 +139,15 @@ def page_with_figure(rep, heading, meta_lines, shown_as=None):
 
 def text_page(heading, meta_lines, text):
     """The page of a submission that could not be graded: what happened, as text."""
-    esc = html.escape
+    return _document(heading, ['<p class="meta">%s</p>' % html.escape(l) for l in meta_lines] +
+                     ['<section class="failure"><pre>%s</pre></section>' % html.escape(text)])
+
+
+def _document(heading, body_parts):
+    """A whole page: the kit's style, heading as its title and first line, then body_parts (HTML)."""
     return "\n".join(["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-                      "<title>%s</title>" % esc(heading), "<style>%s</style></head><body>" % STYLE,
-                      "<h1>%s</h1>" % esc(heading)] + ['<p class="meta">%s</p>' % esc(l) for l in meta_lines] +
-                     ['<section class="failure"><pre>%s</pre></section>' % esc(text), "</body></html>"]) + "\n"
+                      "<title>%s</title>" % html.escape(heading), "<style>%s</style></head><body>" % STYLE,
+                      "<h1>%s</h1>" % html.escape(heading)] + body_parts + ["</body></html>"]) + "\n"
 
 
 def write_page(path, rep, heading, meta_lines):
