@@ -25,6 +25,7 @@ KIT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, os.path.join(KIT, "grader"))
 sys.path.insert(0, os.path.join(KIT, "tools"))
 
+import check_handouts  # noqa: E402
 import dist  # noqa: E402
 from gradelib import gpu as gpu_mod  # noqa: E402
 from gradelib import grading  # noqa: E402
@@ -172,11 +173,6 @@ def kit_only_targets(makefile):
     return found
 
 
-def _heading_anchor(text):
-    text = re.sub(r"[`*_]", "", text.strip().lower())
-    return re.sub(r"[^\w\- ]", "", text).replace(" ", "-")
-
-
 def _path_glob(word):
     """A glob for a path as a page writes it, its placeholders (NN, NN-name, ...) as wildcards."""
     return word.replace("...", "*").replace("NN-name", "[0-9][0-9]-*").replace("NN", "[0-9][0-9]")
@@ -214,9 +210,7 @@ def doc_problems(root, staff_targets):
             if not os.path.exists(dest):
                 problems.append("%s: link to a file the student kit lacks: %s" % (where(m.start()), target))
             elif anchor and dest.endswith(".md"):
-                with open(dest) as f:
-                    anchors = {_heading_anchor(h) for h in re.findall(r"^#+\s+(.*)$", f.read(), re.M)}
-                if anchor not in anchors:
+                if anchor not in check_handouts.anchors_of(dest):
                     problems.append("%s: link to a missing heading: %s" % (where(m.start()), target))
         for offset, code in code_of(text):
             for word in code.split():
