@@ -1,7 +1,28 @@
 """The one stand-in for grading.Context in the grader's tests: harness runs given as (params, document)
-pairs, the student's PTX and source given as text, and the real Context's readers over them."""
-from gradelib import grading
+pairs, the student's PTX and source given as text, and the real Context's readers over them. And
+the one way the tests run grade.py and make as a user does, on a machine without a GPU."""
+import os
+import subprocess
+import sys
+
+from gradelib import build, grading, paths
 from gradelib.grading import CaseRun
+
+GRADE = os.path.join(paths.KIT_ROOT, "grader", "grade.py")
+
+
+def run_grade(args, env_extra=None, timeout=None):
+    """grade.py ARGS with KIT_NO_GPU=1 (and env_extra): the finished process, output and errors in stdout."""
+    env = dict(os.environ, KIT_NO_GPU="1", **(env_extra or {}))
+    return subprocess.run([sys.executable, GRADE] + list(args), env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, universal_newlines=True, timeout=timeout)
+
+
+def run_make(*args):
+    """make ARGS in the kit's top folder with KIT_NO_GPU=1, without an outer make's variables."""
+    return subprocess.run(["make", "--no-print-directory"] + list(args), cwd=paths.KIT_ROOT,
+                          env=dict(build.make_env(), KIT_NO_GPU="1"), stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, universal_newlines=True, timeout=600)
 
 
 class FakeContext:

@@ -16,8 +16,8 @@ import zipfile
 from gradelib import archives, batch, build, exits, failures, gpu, paths, registry, report, sheets
 from gradelib import checks as chk
 from gradelib.grading import COMPILES, RUNS_CLEANLY
+from tests.fakes import GRADE, run_grade
 
-GRADE = os.path.join(paths.KIT_ROOT, "grader", "grade.py")
 LAB01 = "01-divergent-counter"
 LAB01_FILE = "divergent_counter.cu"
 
@@ -361,12 +361,6 @@ class SaltTest(unittest.TestCase):
         seeded = run_grade(["--lab", "1", "--seed", "5", "--submission", paths.SOLUTIONS_DIR],
                            {paths.SALT_ENV: "x"})
         self.assertIn("seed 5 with the instructor's salt", seeded.stdout)
-
-
-def run_grade(args, env_extra=None):
-    env = dict(os.environ, KIT_NO_GPU="1", **(env_extra or {}))
-    return subprocess.run([sys.executable, GRADE] + args, env=env, stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, universal_newlines=True)
 
 
 def read_sheet(out):

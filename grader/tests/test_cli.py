@@ -9,16 +9,14 @@ import tempfile
 import unittest
 
 from gradelib import build, paths, report
+from tests.fakes import GRADE, run_grade, run_make
 
-GRADE = os.path.join(paths.KIT_ROOT, "grader", "grade.py")
 SOLUTION = os.path.join(paths.SOLUTIONS_DIR, "01-divergent-counter")
 
 
 
 def grade(*args):
-    env = dict(os.environ, KIT_NO_GPU="1")
-    return subprocess.run([sys.executable, GRADE] + list(args), env=env, stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, universal_newlines=True)
+    return run_grade(args)
 
 
 @unittest.skipUnless(shutil.which("nvcc"), "nvcc is not installed")
@@ -138,9 +136,7 @@ class TopLevelMakeTest(unittest.TestCase):
     """The README's commands, through the top-level Makefile, as a student types them."""
 
     def make(self, *args):
-        env = dict(os.environ, KIT_NO_GPU="1")
-        return subprocess.run(["make", "--no-print-directory", "-C", paths.KIT_ROOT] + list(args), env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+        return run_make(*args)
 
     def test_make_grade_one_lab_builds_the_starter(self):
         proc = self.make("grade", "LAB=01", "GRADE_ARGS=--seed 3")

@@ -6,16 +6,14 @@ import io
 import os
 import re
 import shutil
-import subprocess
-import sys
 import tempfile
 import unittest
 import zipfile
 
 from gradelib import checks as chk
 from gradelib import exits, paths, registry, sheets
+from tests.fakes import run_grade
 
-GRADE = os.path.join(paths.KIT_ROOT, "grader", "grade.py")
 LAB = registry.resolve("01")
 
 
@@ -130,11 +128,6 @@ class ImportNotesTest(unittest.TestCase):
         self.assertIn("no roster row for: bob, carol, erin", notes)
         self.assertIn("in the roster, no submission: zed", notes)
         self.assertNotIn("no --roster", notes)
-
-
-def run_grade(args):
-    return subprocess.run([sys.executable, GRADE] + args, env=dict(os.environ, KIT_NO_GPU="1"),
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
 
 
 class BatchExportTest(unittest.TestCase):

@@ -8,12 +8,12 @@ import io
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import unittest
 
 from gradelib import build, checks as chk, exits, failures, gpu as gpu_mod, paths, registry, report, starters
+from tests.fakes import run_grade, run_make
 
 sys.path.insert(0, os.path.join(paths.KIT_ROOT, "tools"))
 import suite_summary  # noqa: E402
@@ -37,10 +37,7 @@ make: *** [common/kit.mk:83: build/prog] Error 255
 """
 
 
-def make(*args, env_extra=None):
-    env = dict(build.make_env(), KIT_NO_GPU="1", **(env_extra or {}))
-    return subprocess.run(["make", "--no-print-directory"] + list(args), cwd=paths.KIT_ROOT, env=env,
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, timeout=600)
+make = run_make
 
 
 class LinkErrors(unittest.TestCase):
@@ -68,10 +65,7 @@ class LinkErrors(unittest.TestCase):
         with tempfile.TemporaryDirectory() as sub:
             for name in build.lab_vars(lab.name)["student_files"]:
                 open(os.path.join(sub, name), "w").close()
-            env = dict(os.environ, KIT_NO_GPU="1")
-            out = subprocess.run([sys.executable, os.path.join(paths.KIT_ROOT, "grader", "grade.py"), "--lab", "01",
-                                  "--submission", sub], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                 universal_newlines=True, timeout=600).stdout
+            out = run_grade(["--lab", "01", "--submission", sub], timeout=600).stdout
         student_file = build.lab_vars(lab.name)["student_files"][0]
         with open(os.path.join(paths.KIT_ROOT, "solutions", lab.name, student_file)) as f:
             called = re.search(r"__global__ void (\w+)\(", f.read()).group(1)  # the kernel the student writes
@@ -82,9 +76,7 @@ class SubmissionPaths(unittest.TestCase):
     """--submission takes a folder, an archive of one, or one lab file; anything else is named."""
 
     def grade(self, submission):
-        return subprocess.run([sys.executable, os.path.join(paths.KIT_ROOT, "grader", "grade.py"), "--lab", "01",
-                               "--submission", submission], env=dict(os.environ, KIT_NO_GPU="1"),
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, timeout=600)
+        return run_grade(["--lab", "01", "--submission", submission], timeout=600)
 
     def test_a_lab_file_and_an_archive_are_graded(self):
         lab = registry.resolve("01")
