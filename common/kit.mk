@@ -26,7 +26,8 @@
 #   ARGS="--K 4"         arguments for `make run`
 #
 # Targets: all (the program), ptx (PTX of each student .cu, for the static checks), run,
-# print-lab (PROGRAM and STUDENT_FILES, read by the grader), clean.
+# kit-objects (the kit-owned objects alone: the grader builds them before a sandboxed build, which
+# sees them read-only), print-lab (PROGRAM and STUDENT_FILES, read by the grader), clean.
 
 KIT_ROOT := $(abspath $(dir $(lastword $(MAKEFILE_LIST)))/..)
 LAB_DIR  := $(abspath $(dir $(firstword $(MAKEFILE_LIST))))
@@ -75,8 +76,10 @@ $(STUDENT_FLAGS_CHECKED): $(SRC_DIR)/$(STUDENT_FLAGS_FILE) $(KIT_ROOT)/common/st
 	@sh $(KIT_ROOT)/common/student-flags.sh $< > $@.$$$$.tmp && mv -f $@.$$$$.tmp $@ || { rm -f $@.$$$$.tmp; exit 1; }
 endif
 
-.PHONY: all ptx run clean print-lab
+.PHONY: all ptx run clean print-lab kit-objects
 all: $(BUILD_DIR)/$(PROGRAM)
+
+kit-objects: $(HARNESS_OBJS) $(COMMON_OBJS)
 
 $(BUILD_DIR)/$(PROGRAM): $(STUDENT_OBJS) $(HARNESS_OBJS) $(COMMON_OBJS)
 	@mkdir -p $(dir $@)

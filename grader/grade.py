@@ -2,14 +2,15 @@
 """Grade CUDA dynamic parallelism labs.
 
   python3 grader/grade.py [--lab NN ...] [--submission DIR] [--seed S] [--json FILE]
-                          [--gradescope FILE] [--timeout SEC] [--verbose]
+                          [--gradescope FILE] [--timeout SEC] [--verbose] [--no-sandbox]
   python3 grader/grade.py batch SUBMISSIONS_DIR --lab NN [--out DIR] [--jobs J] [--timeout SEC]
                           [--regrade] [--seed S] [--shard I/N] [--roster FILE]
   python3 grader/grade.py merge SHARD_OUT_DIR... --out DIR [--roster FILE]
 
 (batch and merge: see gradelib/batch.py, which gives their own exit statuses.)
 
-Exit status: 0 full marks with every check run; 1 points lost; 2 bad usage;
+Exit status: 0 full marks with every check run; 1 points lost; 2 bad usage, or no sandbox can be made
+here and --no-sandbox was not given;
 77 no points lost, but runtime checks were not run because no GPU could run them;
 141 the output was closed before the grader finished (e.g. `grade.py ... | head`): it stops quietly,
 as a command killed by SIGPIPE does (128 + 13).
@@ -23,7 +24,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from gradelib import archives, batch, build, feedback  # noqa: E402
+from gradelib import archives, batch, build, feedback, grading, harness  # noqa: E402
 from gradelib import checks as chk  # noqa: E402
 from gradelib import exits  # noqa: E402
 from gradelib import gpu as gpu_mod  # noqa: E402
@@ -40,7 +41,7 @@ grade a class, or merge the shards of one (each has its own --help):
   grade.py batch SUBMISSIONS_DIR --lab NN [--out DIR] [--jobs J] [--timeout SEC] [--regrade] [--seed S] [--shard I/N] [--roster FILE]
   grade.py merge SHARD_OUT_DIR... --out DIR [--roster FILE]
 
-exit status: 0 full marks; 1 points lost; 2 bad usage; 77 no points lost but runtime checks not run (no GPU);
+exit status: 0 full marks; 1 points lost; 2 bad usage or no sandbox (see --no-sandbox); 77 no points lost but runtime checks not run (no GPU);
 141 output closed early (e.g. | head)"""
 
 
@@ -62,6 +63,9 @@ def parse_args(argv):
                    help="also write each lab's feedback as a page, DIR/<lab>.html, with a picture of your run "
                         "where the lab has one (make grade: build/feedback/)")
     p.add_argument("--verbose", action="store_true", help="show the message of every check")
+    p.add_argument("--no-sandbox", action="store_true",
+                   help="build and run the submission without the sandbox (README, \"Trust the result\"): only for "
+                        "code you trust, on a machine where no sandbox can be made")
     return p.parse_args(argv)
 
 
@@ -144,9 +148,11 @@ def _grade(args, labs, scratch):
         return exits.USAGE
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1, 10 ** 6)
 
+    sandboxed, sandbox_line = grading.sandbox_choice(args.no_sandbox)
     salted = " with the instructor's salt" if paths.instructor_salt() else ""
     print("seed %d%s (grade.py --seed %d repeats these test cases%s)" % (seed, salted, seed, salted))
-    gpu = gpu_mod.detect()
+    print(sandbox_line)
+    gpu = gpu_mod.detect(sandboxed)
     if gpu.available:
         print("GPU: %s (compute capability %s)" % (gpu.name, gpu.compute_capability))
     else:
@@ -156,7 +162,11 @@ def _grade(args, labs, scratch):
 
     reports = []
     for lab in labs:
-        rep = grade_lab(lab, submission, seed, timeout=args.timeout, gpu=gpu)
+        try:
+            rep = grade_lab(lab, submission, seed, timeout=args.timeout, gpu=gpu, sandboxed=sandboxed)
+        except harness.SandboxFailed as err:
+            print("grade.py: %s" % err, file=sys.stderr)
+            return exits.FAILED
         reports.append(rep)
         print()
         print(report.lab_text(rep, verbose=args.verbose))

@@ -1,7 +1,7 @@
 """Grade a whole class: every entry of the class folder gets a row, whatever happened to it.
 
   grade.py batch SUBMISSIONS_DIR --lab NN [--out DIR] [--jobs J] [--timeout SEC] [--regrade]
-                 [--seed S] [--shard I/N] [--roster FILE]
+                 [--seed S] [--shard I/N] [--roster FILE] [--no-sandbox]
   grade.py merge SHARD_OUT_DIR... --out DIR [--roster FILE]
 
 A submission is a folder, an archive (.zip, .tar, .tar.gz, .tgz, .tar.bz2, .tar.xz) or a lone lab file
@@ -13,7 +13,9 @@ leading out; the lab's files may sit in a folder or two inside (build.find_submi
 The --out folder must lie outside SUBMISSIONS_DIR (else it would be graded as a student): a batch whose
 --out (or default grading/<lab>/) is inside is refused before anything is written, with status 2.
 Builds and static checks run in parallel (--jobs, default one per core); runtime checks run one
-submission at a time, so timing checks see an idle GPU.
+submission at a time, so timing checks see an idle GPU. Every build and run is sandboxed (gradelib.sandbox):
+no submission can change another's files, the kit or this batch's records; where no sandbox can be
+made, a batch runs only with --no-sandbox.
 
 Written under --out (default: grading/<lab>/):
   records/<id>.json   everything the grader found, plus what makes a re-run skip it
@@ -54,7 +56,7 @@ from . import checks as chk
 from . import gpu as gpu_mod
 from . import registry
 from .archives import BadArchive, scan_class
-from .grading import DEFAULT_TIMEOUT, grade_lab
+from .grading import DEFAULT_TIMEOUT, grade_lab, sandbox_choice
 from .sheets import BAD_ARCHIVE, FULL_MARKS, GRADER_ERROR, NOT_RUN_NO_GPU, POINTS_LOST
 
 INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command stopped by Ctrl-C
@@ -146,7 +148,7 @@ def _feedback(lab, sub_id, record, text):
     return "\n".join(lines)
 
 
-def grade_submission(lab, sub, files, batch_seed, version, gpu, timeout, runtime_lock, scratch_root):
+def grade_submission(lab, sub, files, batch_seed, version, gpu, timeout, runtime_lock, scratch_root, sandboxed=True):
     """Grade one submission (an archives.Submission); return (record, gradescope document, feedback
     text, feedback page). Never raises. files: the submission's fingerprint, kept in the record so that a re-run can
     skip it."""
@@ -154,7 +156,7 @@ def grade_submission(lab, sub, files, batch_seed, version, gpu, timeout, runtime
     record = {"id": sub_id, "source": sub.source, "lab": lab.name,
               "seed": submission_seed(batch_seed, sub_id), "batch_seed": batch_seed,
               "kit_version": version, "fingerprint": files,
-              "salted": bool(paths.instructor_salt()),
+              "salted": bool(paths.instructor_salt()), "sandboxed": sandboxed,
               "gpu": gpu.name if gpu.available else "no GPU (%s)" % gpu.reason.splitlines()[0],
               "graded_at": time.strftime("%Y-%m-%dT%H:%M:%S"), "checks": {}}
     max_score = lab.max_score
@@ -163,7 +165,8 @@ def grade_submission(lab, sub, files, batch_seed, version, gpu, timeout, runtime
     try:
         lab_dir = build.find_submission_dir(lab.name, sub.open(scratch))
         record["review"] = review_flags(lab_dir, lab.name)
-        rep = grade_lab(lab, lab_dir, record["seed"], timeout=timeout, gpu=gpu, runtime_lock=runtime_lock)
+        rep = grade_lab(lab, lab_dir, record["seed"], timeout=timeout, gpu=gpu, runtime_lock=runtime_lock,
+                        sandboxed=sandboxed)
         record.update(verdict=sheets.verdict_of(rep), score=rep.score, max_score=rep.max_score,
                       checks={r.name: r.score for r in rep.results}, report=rep.to_dict(),
                       runtime_not_run=chk.not_run_for_lack_of_gpu(rep.results))
@@ -253,6 +256,9 @@ def parse_batch_args(argv):
     p.add_argument("--regrade", action="store_true", help="grade again what is already graded")
     p.add_argument("--seed", type=int, help="batch seed (default: the one this --out already used, else fresh)")
     p.add_argument("--shard", type=parse_shard, metavar="I/N", help="grade only shard I of N (1 <= I <= N)")
+    p.add_argument("--no-sandbox", action="store_true",
+                   help="build and run submissions without the sandbox: only where none can be made, for code you "
+                        "trust (README, \"Trust the result\")")
     p.add_argument("--roster", metavar="FILE", help="CSV mapping submission ids to students for canvas.csv and "
                    "gradescope.csv (columns: %s; id required)" % ",".join(sheets.ROSTER_COLUMNS))
     return p.parse_args(argv)
@@ -298,15 +304,17 @@ def _read_roster(path):
         raise UsageError(str(err))
 
 
-def _to_grade(mine, records, batch_seed, version, regrade):
+def _to_grade(mine, records, batch_seed, version, regrade, sandboxed=True):
     """[(submission, fingerprint)] of the submissions that need grading: all with regrade, else those
-    whose record is missing or was made with another kit version, seed or files."""
+    whose record is missing or was made with another kit version, seed or files, or without the sandbox
+    when this batch has it."""
     todo = []
     for sub in mine:
         old = records.get(sub.id) or {}
         files = sub.fingerprint()
         if (not regrade and old.get("kit_version") == version and old.get("fingerprint") == files
-                and old.get("seed") == submission_seed(batch_seed, sub.id)):
+                and old.get("seed") == submission_seed(batch_seed, sub.id)
+                and (old.get("sandboxed") or not sandboxed)):
             continue
         todo.append((sub, files))
     return todo
@@ -323,7 +331,7 @@ def _grade_all(lab, todo, out, records, batch_seed, version, gpu, args, progress
     interrupted = False
     try:
         futures = {pool.submit(grade_submission, lab, sub, files, batch_seed, version, gpu, args.timeout,
-                               lock, scratch_root): sub.id for sub, files in todo}
+                               lock, scratch_root, args.sandboxed): sub.id for sub, files in todo}
         for future in as_completed(futures):
             record, scores, feedback_text, feedback_page = future.result()
             save(out, record, scores, feedback_text, feedback_page)
@@ -421,6 +429,7 @@ def run_batch(argv):
         print("grade.py batch: %s" % err.args[0], file=sys.stderr)
         return exits.USAGE
 
+    args.sandboxed, sandbox_line = sandbox_choice(args.no_sandbox, "grade.py batch")
     folder = scan_class(args.submissions, build.lab_vars(lab.name)["student_files"])
     everything = folder.submissions
     mine = shard_of(everything, args.shard)
@@ -430,18 +439,19 @@ def run_batch(argv):
         "lab": lab.name, "seed": batch_seed, "kit_version": version, "shard": shard,
         "all_ids": [s.id for s in everything], "ids": [s.id for s in mine],
         "refused": folder.refused, "ignored": folder.ignored,
-        "submissions": os.path.abspath(args.submissions)})
+        "submissions": os.path.abspath(args.submissions), "sandboxed": args.sandboxed})
 
-    gpu = gpu_mod.detect()
+    gpu = gpu_mod.detect(args.sandboxed)
     print("%s: %d submissions%s in %s, batch seed %d%s, kit version %s" % (
         lab.title, len(mine), " (shard %s of %d in all)" % (shard, len(everything)) if shard else "",
         args.submissions, batch_seed, " with the instructor's salt" if paths.instructor_salt() else "", version))
     _print_refusals(folder.refused)
+    print(sandbox_line)
     print("GPU: %s" % (gpu.name if gpu.available else "none: runtime checks will NOT run (%s)"
                        % gpu.reason.splitlines()[0]), flush=True)
 
     records = load_records(out)
-    todo = _to_grade(mine, records, batch_seed, version, args.regrade)
+    todo = _to_grade(mine, records, batch_seed, version, args.regrade, args.sandboxed)
     if len(mine) > len(todo):
         print("%d already graded with this kit version, seed and files (--regrade grades them again)"
               % (len(mine) - len(todo)))

@@ -9,8 +9,9 @@ import os
 import re
 import shutil
 import subprocess
+import threading
 
-from . import failures, paths
+from . import failures, paths, sandbox
 from .process import run_bounded
 
 BUILD_TIMEOUT = 600  # seconds for one make call (nvcc can be slow on a loaded machine)
@@ -111,6 +112,51 @@ def run_make(makefile, variables, targets=(), timeout=BUILD_TIMEOUT):
 def make(lab_name, src_dir, build_dir, targets, cuda_arch, timeout=BUILD_TIMEOUT):
     return run_make(paths.lab_makefile(lab_name),
                     {"SRC_DIR": src_dir, "BUILD_DIR": build_dir, "CUDA_ARCH": cuda_arch}, targets, timeout)
+
+
+def kit_objects_dir(cuda_arch):
+    """Where the kit-owned objects every build links are kept (kit.mk's KIT_OBJ_DIR)."""
+    return os.path.join(paths.BUILD_ROOT, "kit", "sm_%s" % cuda_arch)
+
+
+_kit_objects_lock = threading.Lock()
+
+
+def make_kit_objects(lab_name, cuda_arch):
+    """Build (or find up to date) the kit-owned objects a lab's programs link, outside any sandbox: a
+    sandboxed build sees them read-only and cannot change them. Raises RuntimeError when they do not
+    build (a kit or toolkit problem, never a student's)."""
+    with _kit_objects_lock:  # a batch's builds share them
+        made = run_make(paths.lab_makefile(lab_name), {"CUDA_ARCH": cuda_arch}, ["kit-objects"])
+    if not made.ok:
+        raise RuntimeError("the kit's own objects for %s did not build (%s):\n%s"
+                           % (lab_name, made.describe(BUILD_TIMEOUT), compiler_errors(made.output)))
+
+
+def toolkit_roots():
+    """The CUDA toolkit's folder when nvcc lives outside the system's folders (a pip or a home install),
+    for a sandbox to see; else nothing."""
+    nvcc = shutil.which("nvcc")
+    if not nvcc:
+        return []
+    root = os.path.dirname(os.path.dirname(os.path.realpath(nvcc)))
+    return [] if any(root == r or root.startswith(r + "/") for r in sandbox.SYSTEM_ROOTS) else [root]
+
+
+def sandboxed_make(lab_name, src_dir, build_dir, targets, cuda_arch, timeout=BUILD_TIMEOUT):
+    """make as make() does, for a submission's files, in a sandbox (gradelib.sandbox) that sees the kit's
+    headers, harness sources and make rules, the kit-owned objects (read-only, built by make_kit_objects
+    first) and the staged files, and can write only build_dir: the submission's code is compiled where
+    an #include of the grader, its salt, the reference solutions or another submission finds nothing."""
+    make_kit_objects(lab_name, cuda_arch)
+    os.makedirs(build_dir, exist_ok=True)
+    policy = sandbox.Policy(
+        read_only=[os.path.join(paths.KIT_ROOT, "common"), paths.lab_makefile(lab_name), kit_objects_dir(cuda_arch),
+                   src_dir] + toolkit_roots(),
+        writable=[build_dir], devices=("/dev/null",), cwd=paths.KIT_ROOT, tmp_bytes=1 << 30)
+    argv = ["make", "--no-print-directory", "-f", paths.lab_makefile(lab_name),
+            "SRC_DIR=" + src_dir, "BUILD_DIR=" + build_dir, "CUDA_ARCH=" + cuda_arch] + list(targets)
+    return run_bounded(sandbox.wrap(policy, argv), timeout, cwd=paths.KIT_ROOT)
 
 
 _arch = None

@@ -4,7 +4,7 @@ makes the grader behave as on a machine without one."""
 import json
 import os
 
-from . import build, paths, process
+from . import build, paths, process, sandbox
 
 PROBE_TIMEOUT = 60
 
@@ -29,17 +29,18 @@ class GpuInfo:
         return {"available": self.available, "reason": self.reason, "device": self.device}
 
 
-_cached = None
+_cached = {}
 
 
-def detect():
-    global _cached
-    if _cached is None:
-        _cached = _probe()
-    return _cached
+def detect(sandboxed=False):
+    """The GPU, as the grader's harness runs will meet it: in gradelib.sandbox when sandboxed (a GPU
+    that works outside but not inside is no use to a sandboxed grader)."""
+    if sandboxed not in _cached:
+        _cached[sandboxed] = _probe(sandboxed)
+    return _cached[sandboxed]
 
 
-def _probe():
+def _probe(sandboxed):
     if os.environ.get("KIT_NO_GPU"):
         return GpuInfo(False, "no GPU: KIT_NO_GPU is set")
     arch = build.cuda_arch()
@@ -51,8 +52,11 @@ def _probe():
     result_path = os.path.join(build_dir, "probe.json")
     if os.path.exists(result_path):
         os.remove(result_path)
-    ran = process.run_bounded([os.path.join(build_dir, "cdp_probe"), "--json", result_path],
-                              PROBE_TIMEOUT, cwd=build_dir)
+    argv = [os.path.join(build_dir, "cdp_probe"), "--json", result_path]
+    if sandboxed:
+        argv = sandbox.wrap(sandbox.Policy(writable=[build_dir], devices=sandbox.BASIC_DEVICES + tuple(
+            sandbox.gpu_devices()), cwd=build_dir), argv)
+    ran = process.run_bounded(argv, PROBE_TIMEOUT, cwd=build_dir)
     try:
         with open(result_path) as f:
             doc = json.load(f)
@@ -61,7 +65,11 @@ def _probe():
                        % (ran.describe(PROBE_TIMEOUT), ran.output.strip()))
     if doc.get("gpu") and doc.get("dp_ok"):
         return GpuInfo(True, "", doc.get("device"))
-    return GpuInfo(False, plain_reason(doc.get("reason", "the GPU probe failed")), doc.get("device"))
+    reason = plain_reason(doc.get("reason", "the GPU probe failed"))
+    if sandboxed and detect(False).available:
+        reason = "the GPU works, but not inside the grading sandbox (are /dev/nvidia* readable by %s?): %s" % (
+            "nobody, the user a root grader's sandbox runs as" if os.geteuid() == 0 else "you", reason)
+    return GpuInfo(False, reason, doc.get("device"))
 
 
 DRIVER_DEVICE = "/dev/nvidiactl"  # there whenever the NVIDIA driver is loaded

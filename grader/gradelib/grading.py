@@ -3,9 +3,10 @@ import os
 import random
 import re
 import shutil
+import sys
 import tempfile
 
-from . import build, exits, failures, harness, paths, ptx, process
+from . import build, exits, failures, harness, paths, ptx, process, sandbox
 from . import checks as chk
 
 DEFAULT_TIMEOUT = 60  # seconds per harness run
@@ -36,8 +37,9 @@ def case_rng(seed, lab_name, salt=None):
 class Context:
     """What check functions see."""
 
-    def __init__(self, lab, submission_dir, work_dir, seed, timeout):
+    def __init__(self, lab, submission_dir, work_dir, seed, timeout, sandboxed=True):
         self.lab = lab
+        self.sandboxed = sandboxed  # builds and runs in gradelib.sandbox
         self.submission_dir = submission_dir
         self.work_dir = work_dir
         self.build_dir = os.path.join(work_dir, "build")
@@ -124,7 +126,11 @@ def _compiles(ctx):
         return chk.failed("%s (looked in %s)" % ("; ".join(line for _, line in problems),
                                                  paths.relative(ctx.submission_dir)),
                           failure=failures.MISSING_FILE if failures.MISSING_FILE in kinds else kinds[0])
-    made = build.make(ctx.lab.name, src_dir, ctx.build_dir, ["all", "ptx"], build.cuda_arch())
+    make = build.sandboxed_make if ctx.sandboxed else build.make
+    made = make(ctx.lab.name, src_dir, ctx.build_dir, ["all", "ptx"], build.cuda_arch())
+    if ctx.sandboxed and made.returncode == sandbox.SETUP_FAILED and sandbox.setup_failure(made.output):
+        raise harness.SandboxFailed("the grading sandbox could not be made for the build: %s"
+                                    % sandbox.setup_failure(made.output))
     if not made.ok:
         return chk.failed("the build %s with the kit's flags (nvcc -rdc=true, sm_%s):\n%s"
                           % ("failed" if made.verdict == process.EXITED else made.describe(build.BUILD_TIMEOUT),
@@ -246,7 +252,7 @@ def barrier_reached(ctx, kernel, why):
 
 
 def _run_case(ctx, params, lab_problem):
-    result, doc, why = harness.run(ctx.lab, ctx.program, params, ctx.timeout, ctx.work_dir)
+    result, doc, why = harness.run(ctx.lab, ctx.program, params, ctx.timeout, ctx.work_dir, ctx.sandboxed)
     diagnosis = _diagnose(params, result, doc, why, lab_problem)
     failure, problem = diagnosis if diagnosis else (None, None)
     return CaseRun(params, result, doc, problem, failure)
@@ -340,15 +346,17 @@ class LabReport:
         }
 
 
-def grade_lab(lab, submission_root, seed, timeout=DEFAULT_TIMEOUT, gpu=None, keep_work=False, runtime_lock=None):
+def grade_lab(lab, submission_root, seed, timeout=DEFAULT_TIMEOUT, gpu=None, keep_work=False, runtime_lock=None,
+              sandboxed=True):
     """Grade one lab. submission_root holds the lab's files, or a folder named after the lab.
-    runtime_lock: see checks.run_checks (batch grading builds in parallel, runs one at a time)."""
+    runtime_lock: see checks.run_checks (batch grading builds in parallel, runs one at a time).
+    sandboxed: build and run the submission in gradelib.sandbox (see sandbox_choice)."""
     submission_dir = build.find_submission_dir(lab.name, submission_root)
     grade_root = os.path.join(paths.BUILD_ROOT, "grade")
     os.makedirs(grade_root, exist_ok=True)
     work_dir = tempfile.mkdtemp(prefix=lab.name + "-", dir=grade_root)
     try:
-        ctx = Context(lab, submission_dir, work_dir, seed, timeout)
+        ctx = Context(lab, submission_dir, work_dir, seed, timeout, sandboxed)
         no_gpu_reason = None if (gpu is not None and gpu.available) else (
             gpu.reason if gpu is not None else "no GPU check was made")
         results = chk.run_checks(lab.checks, ctx, no_gpu_reason, runtime_lock)
@@ -358,3 +366,25 @@ def grade_lab(lab, submission_root, seed, timeout=DEFAULT_TIMEOUT, gpu=None, kee
     finally:
         if not keep_work:
             shutil.rmtree(work_dir, ignore_errors=True)
+
+
+NO_SANDBOX_WARNING = ("SANDBOX OFF (--no-sandbox): each submission's code runs as you, with your files, your "
+                      "network and your processes. Grade only code you trust this way.")
+
+
+def sandbox_choice(no_sandbox, command="grade.py"):
+    """Whether to grade in gradelib.sandbox, and the line that says so: (sandboxed, line). Raises
+    SystemExit(exits.USAGE) with the reason when no sandbox can be made and no_sandbox was not given:
+    a machine without one grades only when the instructor says so."""
+    if no_sandbox:
+        return False, NO_SANDBOX_WARNING
+    ok, why = sandbox.works()
+    if ok:
+        return True, "sandbox: on (each build and run sees only the kit's headers and its own files; no network)"
+    sys.stderr.write(
+        "%s: refusing to grade: no sandbox can be made on this machine:\n  %s\n"
+        "Without one, a submission's code runs as you: it can read and change your files (other students' "
+        "and the grades among them), reach the network and leave processes behind.\n"
+        "Grade where user namespaces are allowed (make doctor says whether this machine allows them), or, for "
+        "code you trust, add --no-sandbox (make grade NO_SANDBOX=1).\n" % (command, why.replace("\n", "\n  ")))
+    raise SystemExit(exits.USAGE)

@@ -9,7 +9,7 @@ import json
 import os
 import secrets
 
-from . import build, process
+from . import build, process, sandbox
 
 # The key under which a result document says why the harness left its case out (a case too large for
 # this GPU's memory): such a case is not counted, never failed.
@@ -113,31 +113,54 @@ def read_channel(data, nonce):
         return None, "its result was not valid JSON (cut short, or written over)"
 
 
-def run_argv(argv, timeout, cwd=None):
+# A sandboxed harness run's limits: its private /tmp, the largest file it may write, its processes and
+# threads (the CUDA runtime starts a few).
+RUN_TMP_BYTES = 256 << 20
+RUN_FILE_BYTES = 64 << 20
+RUN_PROCESSES = 256
+
+
+def run_policy(program):
+    """What a sandboxed harness run sees: its program's folder (read-only), the GPU, a private /tmp."""
+    return sandbox.Policy(read_only=[os.path.dirname(os.path.abspath(program))],
+                          devices=sandbox.BASIC_DEVICES + tuple(sandbox.gpu_devices()), cwd="/tmp",
+                          tmp_bytes=RUN_TMP_BYTES, max_file_bytes=RUN_FILE_BYTES, max_processes=RUN_PROCESSES)
+
+
+class SandboxFailed(RuntimeError):
+    """The sandbox could not be made for a run: the machine's or the kit's problem, never the submission's."""
+
+
+def run_argv(argv, timeout, cwd=None, sandboxed=False):
     """Run a harness with a fresh result channel and nonce: (RunResult, document or None, why none).
 
     The document travels on a pipe the grader creates for this run, never through a file, and is
     accepted only with this run's nonce: printing a pass line or writing a results file does not
-    count."""
+    count. sandboxed: in gradelib.sandbox, with run_policy (cwd is then the sandbox's /tmp)."""
     nonce = secrets.token_hex(16)
     nonce_read, nonce_write = os.pipe()
     os.write(nonce_write, nonce.encode("ascii") + b"\n")
     os.close(nonce_write)
     channel_read, channel_write = os.pipe()
+    argv = argv + ["--json", "fd:%d" % channel_write, "--nonce-fd", str(nonce_read)]
+    if sandboxed:
+        argv = sandbox.wrap(run_policy(argv[0]), argv)
     try:
-        result = process.run_bounded(argv + ["--json", "fd:%d" % channel_write, "--nonce-fd", str(nonce_read)],
-                                     timeout, cwd=cwd, pass_fds=(channel_write, nonce_read),
+        result = process.run_bounded(argv, timeout, cwd=cwd, pass_fds=(channel_write, nonce_read),
                                      channel_fd=channel_read)
     finally:
         os.close(channel_read)
+    if sandboxed and result.returncode == sandbox.SETUP_FAILED and sandbox.setup_failure(result.output):
+        raise SandboxFailed("the grading sandbox could not be made for a harness run: %s"
+                            % sandbox.setup_failure(result.output))
     doc, why = read_channel(result.channel, nonce)
     return result, doc, why
 
 
-def run(lab, program, params, timeout, cwd=None):
+def run(lab, program, params, timeout, cwd=None, sandboxed=False):
     """Run a lab's built harness on one case (its parameters, through the lab's contract):
     (RunResult, document or None, why none)."""
-    return run_argv([program] + lab.harness_args(params), timeout, cwd)
+    return run_argv([program] + lab.harness_args(params), timeout, cwd, sandboxed)
 
 
 def build_program(lab, source_dir, build_dir, targets=("all",)):

@@ -1,20 +1,19 @@
 """A lab's harness runs, with small fake harnesses: crashes, hangs, floods, CUDA errors and failed
 device launches are each reported as such, and the grader carries on."""
 import os
-import stat
 import sys
 import tempfile
 import unittest
 
 from gradelib import checks as chk
-from gradelib import failures, grading, harness
+from gradelib import failures, grading, harness, sandbox
 from gradelib.grading import RUNS_CLEANLY
 from gradelib.harness import Contract, Option
 from gradelib.registry import Lab
 
 # A fake harness speaks the kit's channel protocol (kit_result.h): the nonce from --nonce-fd, then
 # "kit-nonce NONCE" and the document on the descriptor named by --json fd:N.
-HEADER = """#!%s
+HEADER = """#!{python}
 import json, os, sys, time, signal
 def arg(name): return sys.argv[sys.argv.index(name) + 1]
 nonce = os.read(int(arg('--nonce-fd')), 100).decode().strip()
@@ -22,7 +21,7 @@ def emit_raw(text, first_line=None):
     with os.fdopen(int(arg('--json')[len('fd:'):]), 'w') as f:
         f.write((first_line if first_line is not None else 'kit-nonce ' + nonce) + '\\n' + text)
 def emit(doc): emit_raw(json.dumps(doc))
-""" % sys.executable
+"""
 WRITE_CLEAN = "emit({'value': 42, 'launch_log': {'failed': 0}})\n"
 
 FAKE_HARNESSES = {
@@ -58,6 +57,9 @@ def fake_lab():
 
 
 class FakeHarnessTest(unittest.TestCase):
+    SANDBOXED = False
+    PYTHON = sys.executable
+
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory()
         self.lab = fake_lab()
@@ -65,12 +67,18 @@ class FakeHarnessTest(unittest.TestCase):
     def tearDown(self):
         self.tmp.cleanup()
 
-    def grade_with(self, body, timeout=5):
-        program = os.path.join(self.tmp.name, "harness")
+    def write_program(self, folder, body):
+        os.chmod(folder, 0o755)  # a sandbox of a root grader runs it as nobody
+        program = os.path.join(folder, "harness")
         with open(program, "w") as f:
-            f.write(HEADER + body)
-        os.chmod(program, os.stat(program).st_mode | stat.S_IEXEC)
-        ctx = grading.Context(self.lab, self.tmp.name, self.tmp.name, seed=1, timeout=timeout)
+            f.write(HEADER.format(python=self.PYTHON) + body)
+        os.chmod(program, 0o755)
+        return program
+
+    def grade_with(self, body, timeout=5):
+        program = self.write_program(self.tmp.name, body)
+        ctx = grading.Context(self.lab, self.tmp.name, self.tmp.name, seed=1, timeout=timeout,
+                              sandboxed=self.SANDBOXED)
         ctx.program = program
         checks = [chk.Check(c.name, c.points, c.kind, c.func, hint=c.hint) for c in self.lab.checks[1:]]
         checks[1].parent = checks[0].name  # the real build skipped
@@ -117,13 +125,10 @@ class FakeHarnessTest(unittest.TestCase):
 
     def test_every_run_gets_its_own_nonce(self):
         with tempfile.TemporaryDirectory() as tmp:
-            program = os.path.join(tmp, "harness")
-            with open(program, "w") as f:
-                f.write(HEADER + "print(nonce)\n" + WRITE_CLEAN)
-            os.chmod(program, os.stat(program).st_mode | stat.S_IEXEC)
+            program = self.write_program(tmp, "print(nonce)\n" + WRITE_CLEAN)
             nonces = set()
             for _ in range(3):
-                result, doc, why = harness.run_argv([program], 10, tmp)
+                result, doc, why = harness.run_argv([program], 10, tmp, self.SANDBOXED)
                 self.assertEqual((doc["value"], why), (42, None))
                 nonces.add(result.output.strip())
             self.assertEqual(len(nonces), 3)
@@ -150,6 +155,21 @@ class FakeHarnessTest(unittest.TestCase):
         runs, _ = self.grade_with(WRITE_CLEAN)
         self.assertEqual((runs.status, runs.failure), (chk.FAILED, failures.LAB_PROBLEM))
         self.assertIn("the kit's reference disagrees", runs.message)
+
+
+class SandboxedFakeHarnessTest(FakeHarnessTest):
+    """The same runs in the sandbox (gradelib.sandbox), as the grader makes them: each is reported
+    exactly as without one (a crash as the same signal, a hang, a flood, the channel and its nonce)."""
+    SANDBOXED = True
+    PYTHON = "/usr/bin/python3"  # the sandbox sees the system's folders, not a user's own Python
+
+    def setUp(self):
+        works, why = sandbox.works()
+        if not works:
+            self.skipTest("no sandbox can be made here: %s" % why)
+        if not os.path.exists(self.PYTHON):
+            self.skipTest("no %s for the fake harnesses" % self.PYTHON)
+        super().setUp()
 
 
 class LeftOutCasesTest(unittest.TestCase):
