@@ -17,7 +17,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from gradelib import build, exits, feedback, paths, starters  # noqa: E402
+from gradelib import build, exits, feedback, paths, sandbox, starters  # noqa: E402
 from gradelib import gpu as gpu_mod  # noqa: E402
 from gradelib import registry  # noqa: E402
 
@@ -155,7 +155,14 @@ def cmd_doctor(_args):
     arch = build.cuda_arch()
     print("builds:  sm_%s%s" % (arch, " (set CUDA_ARCH=NN to override)" if not os.environ.get("CUDA_ARCH") else
                                  " (from CUDA_ARCH)"))
-    info = gpu_mod.detect()
+    sandboxed, why = sandbox.works()
+    if sandboxed:
+        print("sandbox: works: each build and run of a submission is sandboxed (user, mount, PID and network "
+              "namespaces%s)" % (", as nobody: you are root" if os.geteuid() == 0 else ""))
+    else:
+        print("sandbox: CANNOT be made here: %s\n         the grader refuses to grade unless given --no-sandbox "
+              "(make grade NO_SANDBOX=1): only for code you trust (README, \"Trust the result\")" % why)
+    info = gpu_mod.detect(sandboxed)
     if info.available:
         print("GPU:     %s, compute capability %s" % (info.name, info.compute_capability))
         print("dynamic parallelism: works (a kernel launched a child grid and the host saw its write)")

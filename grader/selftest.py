@@ -9,17 +9,28 @@
   (with KIT_SOLUTION_SEEDS=N in the environment, both grade seeds 1..N)
   selftest.py not-full-marks LAB               the starter runs on the GPU and scores less (GPU)
   selftest.py caught LAB CASE                  the check named in the case's note.txt fails
-  selftest.py hostile LAB                      batch-grade solutions/hostile/LAB under a salt: every
-                                               submission gets the verdict its note.txt names (GPU)
+  selftest.py hostile LAB                      batch-grade solutions/hostile/LAB and every attack of
+                                               solutions/hostile/attacks under a salt, with a bystander: every
+                                               verdict as its note.txt says, and no breach of the sandbox's
+                                               contract (README, "Trust the result") (GPU)
+  selftest.py hostile LAB --no-sandbox         the same without the sandbox, on a throwaway copy of the kit:
+                                               passes only if breaches are found (the test can fail)
 
 Exit status 0 passed, 1 failed, 77 not run (it needs a GPU and there is none).
 Each test runs the grader as a user would (grade.py --json) and reads its JSON document.
 """
+import hashlib
 import json
 import os
+import secrets
+import shutil
+import signal
+import socket
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -27,6 +38,7 @@ from gradelib import checks as chk  # noqa: E402
 from gradelib import exits, grading  # noqa: E402
 from gradelib import registry  # noqa: E402
 from gradelib import paths  # noqa: E402
+from gradelib import build, sandbox, sheets  # noqa: E402
 
 NOT_RUN = exits.NOT_RUN
 # How many seeds the solution and alternative tests grade (full-marks, alternative), when set:
@@ -44,7 +56,8 @@ def grade(lab, submission, seed=1, no_gpu=False):
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "grade.json")
         proc = subprocess.run([sys.executable, GRADE, "--lab", lab.name, "--submission", submission,
-                               "--seed", str(seed), "--timeout", str(TIMEOUT), "--json", out], env=env,
+                               "--seed", str(seed), "--timeout", str(TIMEOUT), "--json", out] + sandbox.trusted_code_option(),
+                              env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
         print(proc.stdout)
         with open(out) as f:
@@ -136,39 +149,261 @@ def read_hostile_note(case_dir):
     return verdicts, (failed[0] if failed else None)
 
 
-def hostile(lab):
-    """The hostile submissions, graded as one class: the batch completes and each gets its verdict."""
+# The hostile test (README, "Trust the result"): a class of the lab's hostile submissions, every attack of
+# solutions/hostile/attacks/ put in front of the lab's starter, and a bystander (the reference solution).
+ATTACKS_DIR = os.path.join(paths.HOSTILE_DIR, "attacks")
+ATTACK_PRELUDE = os.path.join(ATTACKS_DIR, "prelude.h")
+BYSTANDER = "bystander-solution"
+HOSTILE_PORT = 47613   # where opens-network/attack.c connects
+HOSTILE_TIMEOUT = 20   # seconds per harness run
+LINGER = 6             # seconds to wait after a batch: forges-records-later acts 3 s after its run
+
+
+def attack_kinds():
+    return sorted(d for d in os.listdir(ATTACKS_DIR) if os.path.isdir(os.path.join(ATTACKS_DIR, d)))
+
+
+def attack_source(lab, kind):
+    """The lab's starter .cu file with the prelude and one attack in front of it."""
+    first_cu = next(f for f in build.lab_vars(lab.name)["student_files"] if f.endswith(".cu"))
+    texts = []
+    for path in (ATTACK_PRELUDE, os.path.join(ATTACKS_DIR, kind, "attack.c"),
+                 os.path.join(starter_dir(lab), first_cu)):
+        with open(path) as f:
+            texts.append(f.read())
+    return first_cu, "\n".join(texts)
+
+
+def hostile_class(lab, class_dir):
+    """Fill class_dir with the lab's hostile submissions, one submission per attack (its starter with the
+    attack in front) and the bystander. Returns {id: (allowed verdicts, check that must fail or None)}."""
+    expected = {}
+    lab_cases = os.path.join(paths.HOSTILE_DIR, lab.name)
+    for case in sorted(os.listdir(lab_cases)) if os.path.isdir(lab_cases) else []:
+        shutil.copytree(os.path.join(lab_cases, case), os.path.join(class_dir, case))
+        expected[case] = read_hostile_note(os.path.join(lab_cases, case))
+    for kind in attack_kinds():
+        folder = os.path.join(class_dir, "attack-" + kind)
+        os.makedirs(folder)
+        for name in build.lab_vars(lab.name)["student_files"]:
+            shutil.copyfile(os.path.join(starter_dir(lab), name), os.path.join(folder, name))
+        name, text = attack_source(lab, kind)
+        with open(os.path.join(folder, name), "w") as f:
+            f.write(text)
+        expected["attack-" + kind] = read_hostile_note(os.path.join(ATTACKS_DIR, kind))
+    bystander_class(lab, class_dir)
+    return expected
+
+
+def bystander_class(lab, class_dir):
+    folder = os.path.join(class_dir, BYSTANDER)
+    os.makedirs(folder)
+    for name in build.lab_vars(lab.name)["student_files"]:
+        shutil.copyfile(os.path.join(solution_dir(lab), name), os.path.join(folder, name))
+
+
+def tree_digest(top, skip=()):
+    """A digest of every file's path and bytes below top, skipping the folders in skip (paths)."""
+    digest = hashlib.sha256()
+    for folder, dirs, files in os.walk(top):
+        dirs[:] = sorted(d for d in dirs if os.path.join(folder, d) not in skip and d not in (".git", "__pycache__"))
+        for name in sorted(files):
+            path = os.path.join(folder, name)
+            digest.update(os.path.relpath(path, top).encode() + b"\0")
+            try:
+                with open(path, "rb") as f:
+                    digest.update(f.read())
+            except OSError as err:
+                digest.update(str(err).encode())
+    return digest.hexdigest()
+
+
+def kit_digest(lab):
+    """The kit's files and the kit-owned objects the lab's builds link (build/kit/sm_ARCH/: the common ones
+    and the lab's); the rest of build/ is left out: work folders and other labs' builds come and go there."""
+    objects = build.kit_objects_dir(build.cuda_arch())
+    common = [os.path.join(objects, f) for f in sorted(os.listdir(objects)) if f.endswith(".o")]
+    digest = tree_digest(paths.KIT_ROOT, skip=(paths.BUILD_ROOT,)) + tree_digest(os.path.join(objects, lab.name))
+    for path in common:
+        with open(path, "rb") as f:
+            digest += hashlib.sha256(f.read()).hexdigest()
+    return digest
+
+
+def leftover_processes(lab):
+    """[(pid, what)] of processes that still run a program the grader built (or are named as the lab's)."""
+    program = build.lab_vars(lab.name)["program"][:15]  # /proc/PID/comm keeps 15 characters
+    work = os.path.join(paths.BUILD_ROOT, "grade") + os.sep
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open("/proc/%s/comm" % pid) as f:
+                comm = f.read().strip()
+            exe = os.readlink("/proc/%s/exe" % pid) if comm == program else ""
+        except OSError:
+            try:
+                exe = os.readlink("/proc/%s/exe" % pid)
+            except OSError:
+                continue
+        if comm == program or exe.startswith(work):
+            found.append((int(pid), "%s (%s)" % (comm, exe or "?")))
+    return found
+
+
+def files_named(top, prefix):
+    found = []
+    for folder, _, files in os.walk(top):
+        found += [os.path.join(folder, f) for f in files if f.startswith(prefix)]
+    return found
+
+
+def files_containing(top, needle):
+    found = []
+    for folder, _, files in os.walk(top):
+        for name in files:
+            with open(os.path.join(folder, name), "rb") as f:
+                if needle.encode() in f.read():
+                    found.append(os.path.relpath(os.path.join(folder, name), top))
+    return found
+
+
+class Listener:
+    """A TCP listener on 127.0.0.1:HOSTILE_PORT that counts the connections it gets."""
+
+    def __init__(self):
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", HOSTILE_PORT))
+        self.sock.listen(16)
+        self.sock.settimeout(0.2)
+        self.connections = 0
+        self.running = True
+        self.thread = threading.Thread(target=self._accept, daemon=True)
+        self.thread.start()
+
+    def _accept(self):
+        while self.running:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            self.connections += 1
+            conn.close()
+
+    def stop(self):
+        self.running = False
+        self.thread.join()
+        self.sock.close()
+        return self.connections
+
+
+def run_batch(lab, class_dir, out, salt, no_sandbox):
+    argv = [sys.executable, GRADE, "batch", class_dir, "--lab", lab.name, "--out", out,
+            "--timeout", str(HOSTILE_TIMEOUT), "--seed", "1"] + (["--no-sandbox"] if no_sandbox else [])
+    proc = subprocess.run(argv, env=dict(os.environ, KIT_GRADER_SALT=salt), stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, universal_newlines=True)
+    print(proc.stdout)
+    records = {}
+    for name in os.listdir(os.path.join(out, "records")) if os.path.isdir(os.path.join(out, "records")) else []:
+        try:
+            with open(os.path.join(out, "records", name)) as f:
+                records[name[:-len(".json")]] = json.load(f)
+        except ValueError:
+            records[name[:-len(".json")]] = {"verdict": "unreadable record", "score": -1, "max_score": 0}
+    return proc.returncode, records
+
+
+def breaches_of_a_class(lab, no_sandbox):
+    """Grade the hostile class, then the bystander alone; return (breaches of the contract, wrong verdicts).
+    A breach is a line of README's "Trust the result" that did not hold."""
+    salt = "hostile-salt-" + secrets.token_hex(8)
+    breaches, wrong = [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        class_dir, out, after_class, after_out = (os.path.join(tmp, d) for d in ("class", "out", "after", "after-out"))
+        os.makedirs(class_dir)
+        expected = hostile_class(lab, class_dir)
+        print("%d submissions: %s" % (len(expected) + 1, ", ".join(sorted(expected) + [BYSTANDER])))
+        build.make_kit_objects(lab.name, build.cuda_arch())  # before the digest: a first build makes them
+        kit_before, class_before = kit_digest(lab), tree_digest(class_dir)
+        listener = Listener()
+        status, records = run_batch(lab, class_dir, out, salt, no_sandbox)
+        out_after_batch = tree_digest(out)
+        time.sleep(LINGER)
+        left = leftover_processes(lab)
+        for pid, _ in left:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        if left:
+            breaches.append("%d process(es) of the class still running %d s after the batch: %s"
+                            % (len(left), LINGER, ", ".join(w for _, w in left[:3])))
+        if tree_digest(out) != out_after_batch or files_containing(out, "FORGED"):
+            breaches.append("the batch's records were changed after it ended: %s"
+                            % ", ".join(files_containing(out, "FORGED")[:3]))
+        if files_containing(out, salt):
+            breaches.append("the salt is in the batch's output: %s" % ", ".join(files_containing(out, salt)[:3]))
+        connections = listener.stop()
+        if connections:
+            breaches.append("%d connection(s) reached 127.0.0.1:%d" % (connections, HOSTILE_PORT))
+        if kit_digest(lab) != kit_before:
+            breaches.append("the kit's files changed (sources or the kit-owned objects in build/kit)")
+        if tree_digest(class_dir) != class_before:
+            breaches.append("the class folder changed")
+        shared_tmp = tempfile.gettempdir()
+        fills = files_named(paths.KIT_ROOT, "hostile-fill") + files_named(tmp, "hostile-fill") + [
+            os.path.join(shared_tmp, f) for f in os.listdir(shared_tmp) if f.startswith("hostile-fill")]
+        if fills:
+            breaches.append("files written outside a run's scratch: %s" % ", ".join(fills[:3]))
+            for path in fills:
+                os.remove(path)
+        if status != 0:
+            breaches.append("the batch did not complete (exit status %d)" % status)
+        bystander = records.get(BYSTANDER, {})
+        if bystander.get("verdict") != sheets.FULL_MARKS:
+            breaches.append("the bystander (the reference solution) got '%s' beside the hostile class"
+                            % bystander.get("verdict"))
+        os.makedirs(after_class)
+        bystander_class(lab, after_class)
+        _, after = run_batch(lab, after_class, after_out, salt, no_sandbox)
+        if after.get(BYSTANDER, {}).get("verdict") != sheets.FULL_MARKS:
+            breaches.append("the bystander, graded after the hostile class, got '%s'"
+                            % after.get(BYSTANDER, {}).get("verdict"))
+        for case, (verdicts, must_fail) in sorted(expected.items()):
+            record = records.get(case)
+            checks = {c["name"]: c for c in (record or {}).get("report", {}).get("checks", [])}
+            if record is None:
+                wrong.append("%s: no record" % case)
+            elif record["verdict"] not in verdicts:
+                wrong.append("%s: verdict '%s', expected %s" % (case, record["verdict"], " or ".join(verdicts)))
+            elif record["score"] >= record["max_score"]:
+                wrong.append("%s: full marks" % case)
+            elif must_fail and checks.get(must_fail, {}).get("status") != chk.FAILED:
+                wrong.append("%s: '%s' did not fail" % (case, must_fail))
+            else:
+                print("%-32s %s (%g/%g), as its note says" % (case, record["verdict"], record["score"],
+                                                               record["max_score"]))
+    return breaches, wrong
+
+
+def hostile(lab, expect_breach=False):
+    """The hostile class, graded as a batch in the sandbox: every verdict as its note says and no breach
+    of the contract. expect_breach (--no-sandbox): the same class without the sandbox, on a copy of the
+    kit, must show breaches: the test can tell a contract that holds from one that does not."""
     from gradelib import gpu as gpu_mod
     if not gpu_mod.detect().available:
         print("no GPU: the hostile submissions' runtime verdicts cannot be checked here")
         return NOT_RUN
-    cases_dir = os.path.join(paths.HOSTILE_DIR, lab.name)
-    with tempfile.TemporaryDirectory() as out:
-        env = dict(os.environ, KIT_GRADER_SALT="hostile-test-salt")
-        proc = subprocess.run([sys.executable, GRADE, "batch", cases_dir, "--lab", lab.name, "--out", out,
-                               "--timeout", "20", "--seed", "1"], env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, universal_newlines=True)
-        print(proc.stdout)
-        if proc.returncode != 0:
-            return fail("the batch did not complete (exit status %d)" % proc.returncode)
-        problems = []
-        for case in sorted(os.listdir(cases_dir)):
-            case_dir = os.path.join(cases_dir, case)
-            if not os.path.isdir(case_dir):
-                continue
-            verdicts, must_fail = read_hostile_note(case_dir)
-            with open(os.path.join(out, "records", case + ".json")) as f:
-                record = json.load(f)
-            checks = {c["name"]: c for c in record.get("report", {}).get("checks", [])}
-            if record["verdict"] not in verdicts:
-                problems.append("%s: verdict '%s', expected %s" % (case, record["verdict"], " or ".join(verdicts)))
-            elif record["score"] >= record["max_score"]:
-                problems.append("%s: full marks" % case)
-            elif must_fail and checks.get(must_fail, {}).get("status") != chk.FAILED:
-                problems.append("%s: '%s' did not fail" % (case, must_fail))
-            else:
-                print("%-24s %s (%g/%g), as its note says" % (case, record["verdict"], record["score"],
-                                                               record["max_score"]))
+    if not expect_breach and not sandbox.works()[0]:
+        print("no sandbox can be made here (%s): the contract it enforces cannot be tested" % sandbox.works()[1])
+        return NOT_RUN
+    breaches, wrong = breaches_of_a_class(lab, no_sandbox=expect_breach)
+    for line in breaches:
+        print("BREACH: " + line)
+    if expect_breach:
+        return 0 if breaches else fail("without the sandbox, the hostile class showed no breach: the test cannot "
+                                       "tell a contract that holds from one that does not")
+    problems = breaches + wrong
     return fail("; ".join(problems)) if problems else 0
 
 
@@ -189,8 +424,7 @@ def manifest():
             name, _ = read_note(os.path.join(incorrect, case))
             label = "gpu" if lab.check_named(name).kind == chk.RUNTIME else "cpu"
             lines.append("%s-incorrect-%s|%s|caught|%s|%s" % (n, case, label, lab.name, case))
-        if os.path.isdir(os.path.join(paths.HOSTILE_DIR, lab.name)):
-            lines.append("%s-hostile-batch|gpu|hostile|%s" % (n, lab.name))
+        lines.append("%s-hostile-batch|gpu|hostile|%s" % (n, lab.name))
     return "\n".join(lines)
 
 
@@ -216,7 +450,7 @@ def main(argv):
     if mode == "caught":
         return caught(lab, rest[1])
     if mode == "hostile":
-        return hostile(lab)
+        return hostile(lab, expect_breach="--no-sandbox" in rest)
     sys.exit("selftest.py: unknown mode %r\n%s" % (mode, __doc__))
 
 

@@ -3,9 +3,14 @@
 submissions (those that finish; a hang costs its time limit by design), on this machine.
 
   python3 tools/batch_throughput.py OUT_DIR [COUNT]     (default 200)
+  python3 tools/batch_throughput.py OUT_DIR COUNT --sandbox-cost ROUNDS
 
 Writes OUT_DIR/throughput.json and prints the wall time, the time per submission and the verdicts.
+With --sandbox-cost, grades the same class ROUNDS times with the sandbox and ROUNDS times without
+(--no-sandbox), alternating, and writes OUT_DIR/sandbox-cost.json: each batch's wall time, the medians
+and their ratio (the sandbox's cost on a class).
 """
+import statistics
 import json
 import os
 import shutil
@@ -33,6 +38,37 @@ def make_class(folder, count):
     return mix
 
 
+def grade_class(subs, graded, extra=()):
+    """(seconds, the finished batch process) for one batch of the class in subs, into graded."""
+    shutil.rmtree(graded, ignore_errors=True)
+    started = time.monotonic()
+    proc = subprocess.run([sys.executable, os.path.join(KIT_ROOT, "grader", "grade.py"), "batch", subs, "--lab", LAB,
+                           "--out", graded, "--seed", "2026"] + list(extra),
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+    return time.monotonic() - started, proc
+
+
+def sandbox_cost(out, subs, count, rounds):
+    """Grade the class with and without the sandbox, alternating; write and print what it cost."""
+    times = {"sandbox": [], "no_sandbox": []}
+    for _ in range(rounds):
+        for key, extra in (("sandbox", ()), ("no_sandbox", ("--no-sandbox",))):
+            seconds, proc = grade_class(subs, os.path.join(out, "throughput", "graded-" + key), extra)
+            if proc.returncode != 0:
+                print(proc.stdout)
+                return proc.returncode
+            times[key].append(round(seconds, 2))
+    medians = {k: statistics.median(v) for k, v in times.items()}
+    result = {"submissions": count, "rounds": rounds, "wall_s": times, "median_s": medians,
+              "ratio": round(medians["sandbox"] / medians["no_sandbox"], 3)}
+    with open(os.path.join(out, "sandbox-cost.json"), "w") as f:
+        json.dump(result, f, indent=2)
+    print("sandbox cost, %d Lab 01 submissions, %d rounds: median %.1f s with the sandbox, %.1f s without: "
+          "ratio %.3f (each: %s / %s)" % (count, rounds, medians["sandbox"], medians["no_sandbox"], result["ratio"],
+                                          times["sandbox"], times["no_sandbox"]))
+    return 0
+
+
 def main(argv):
     if not argv:
         sys.exit(__doc__)
@@ -43,11 +79,9 @@ def main(argv):
     subs = os.path.join(work, "submissions")
     os.makedirs(subs)
     mix = make_class(subs, count)
-    started = time.monotonic()
-    proc = subprocess.run([sys.executable, os.path.join(KIT_ROOT, "grader", "grade.py"), "batch", subs, "--lab", LAB,
-                           "--out", os.path.join(work, "graded"), "--seed", "2026"],
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
-    seconds = time.monotonic() - started
+    if "--sandbox-cost" in argv:
+        return sandbox_cost(out, subs, count, int(argv[argv.index("--sandbox-cost") + 1]))
+    seconds, proc = grade_class(subs, os.path.join(work, "graded"))
     with open(os.path.join(work, "batch.log"), "w") as f:
         f.write(proc.stdout)
     with open(os.path.join(work, "graded", "summary.txt")) as f:

@@ -14,6 +14,11 @@
 #                 machine may have none: the pages come back in the logs, and are kept in
 #                 grader/tests/data/feedback/, which the browser test checks)
 #     throughput: batch-grade a class of 200 Lab 01 submissions (tools/batch_throughput.py)
+#     hostile:    each lab's hostile class in the sandbox (grader/selftest.py hostile; HOSTILE_LABS="01 02"
+#                 for some labs): every verdict right, no breach of README's "Trust the result"
+#     sandbox:    the same class of Lab 01 without the sandbox, on a throwaway copy of the kit (it must show
+#                 breaches: the hostile test can fail), and the sandbox's cost on a class of Lab 01
+#                 submissions, with and without it, alternating (data/sandbox-cost.json)
 #     mutants:    mutation testing of the grader (tools/mutants.py) on the labs in MUTANT_LABS
 #                 (default: every lab in labs/), the solution and alternatives first on 10 seeds each
 # CTEST_FILTER="-R ^0[1-4]-" runs part of the tests, for machines where one command may not run
@@ -30,7 +35,8 @@ rm -rf "$LOGS"
 mkdir -p "$LOGS/recorded" "$LOGS/data"
 export PYTHONUNBUFFERED=1
 build_status=- test_status=- thresholds_status=- grade_status=- run_status=- starter_grade_status=- throughput_status=-
-mutants_status=- draw_status=- costs_status=- bench_status=- feedback_status=-
+mutants_status=- draw_status=- costs_status=- bench_status=- feedback_status=- hostile_status=- breach_status=-
+cost_status=-
 
 { nvidia-smi --query-gpu=name,compute_cap,driver_version,memory.total --format=csv; nvcc --version | tail -n 2; } \
     > "$LOGS/machine.txt" 2>&1
@@ -105,6 +111,24 @@ if [ "$PHASE" = throughput ]; then
 timeout 560 python3 tools/batch_throughput.py "$LOGS" 200 > "$LOGS/throughput.log" 2>&1; throughput_status=$?
 fi
 
+if [ "$PHASE" = hostile ]; then
+hostile_status=0
+for lab in ${HOSTILE_LABS:-$(ls labs | sed -n 's/^\([0-9][0-9]\)-.*/\1/p')}; do
+    timeout 400 python3 grader/selftest.py hostile "$lab" > "$LOGS/hostile-$lab.log" 2>&1 || hostile_status=1
+done
+fi
+
+if [ "$PHASE" = sandbox ]; then
+# A copy, because without the sandbox the class does to the kit what the sandbox stops (kit objects
+# emptied, a header broken, processes left behind: the test kills those it finds).
+rm -rf /tmp/kit-breach && mkdir /tmp/kit-breach && cp -a common grader labs solutions Makefile /tmp/kit-breach/
+timeout 400 python3 /tmp/kit-breach/grader/selftest.py hostile 01 --no-sandbox > "$LOGS/breach-01.log" 2>&1
+breach_status=$?
+rm -rf /tmp/kit-breach
+timeout 500 python3 tools/batch_throughput.py "$LOGS/data" "${COST_CLASS:-40}" --sandbox-cost "${COST_ROUNDS:-3}" \
+    > "$LOGS/sandbox-cost.log" 2>&1; cost_status=$?
+fi
+
 if [ "$PHASE" = mutants ]; then
 mutants_status=0
 for lab in ${MUTANT_LABS:-$(ls labs | sed -n 's/^\([0-9][0-9]\)-.*/\1/p')}; do
@@ -127,6 +151,8 @@ case $PHASE in
     figures) tail -n 12 "$LOGS/draw-figures.log" ;;
     feedback) grep -H -E '^TOTAL' "$LOGS"/feedback/*.txt; cat "$LOGS/feedback/browser-check.txt" ;;
     throughput) head -n 20 "$LOGS/throughput.log" ;;
+    hostile) for f in "$LOGS"/hostile-*.log; do echo "== $f"; grep -E 'as its note says|^BREACH|^SELFTEST|^[0-9]+ submissions' "$f"; done ;;
+    sandbox) grep -E '^(BREACH|SELFTEST)' "$LOGS/breach-01.log"; tail -n 3 "$LOGS/sandbox-cost.log" ;;
     mutants) for f in "$LOGS"/mutants-*.log; do grep -E '^(baseline .*LOST|operator|all \(|PROBLEM|[a-z-]+ +[0-9])' "$f"; done ;;
 esac
 echo
@@ -134,9 +160,10 @@ printf '%-30s %s\n' "make all" "$build_status" "make test" "$test_status" "thres
     "grade solutions (exit)" "$grade_status" "make run LAB=01" "$run_status" \
     "make grade LAB=01, starter (2)" "$starter_grade_status" "recorded documents, figures" "$draw_status" \
     "batch throughput" "$throughput_status" "mutants" "$mutants_status" "make costs" "$costs_status" \
-    "make bench LAB=04" "$bench_status" "feedback pages" "$feedback_status"
+    "make bench LAB=04" "$bench_status" "feedback pages" "$feedback_status" "hostile classes" "$hostile_status" \
+    "breaches without the sandbox" "$breach_status" "sandbox cost" "$cost_status"
 [ -n "${OUT:-}" ] && tar -czf "$OUT/suite.tar.gz" -C build gpu-suite
 ok() { [ "$1" = 0 ] || [ "$1" = - ]; }
 ok "$build_status" && ok "$test_status" && ok "$thresholds_status" && ok "$grade_status" && ok "$draw_status" &&
     ok "$throughput_status" && ok "$mutants_status" && ok "$costs_status" && ok "$bench_status" &&
-    ok "$feedback_status"
+    ok "$feedback_status" && ok "$hostile_status" && ok "$breach_status" && ok "$cost_status"

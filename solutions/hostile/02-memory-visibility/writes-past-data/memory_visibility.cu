@@ -1,0 +1,31 @@
+/* Hostile submission for the kit's integrity tests: rounds every Part B block's part up to whole warps, so the child and the continuation run past data[n - 1] into the kit's guard */
+#include "memory_visibility.h"
+
+__global__ void race_parent(int *slots, int *seen)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    slots[i] = FIRST_VALUE;
+    observe_kernel<<<1, 1>>>(slots + i, seen + i);
+    KIT_CHECK_LAUNCH();
+    store_value_kernel<<<1, 1, 0, cudaStreamTailLaunch>>>(slots + i, SECOND_VALUE);
+    KIT_CHECK_LAUNCH();
+}
+
+__global__ void consume_parent(int *data, int n)
+{
+    int base = blockIdx.x * blockDim.x;
+    int i = base + threadIdx.x;
+    int count = min((int)blockDim.x, n - base);
+    int child_blocks = (count + 31) / 32;
+    int whole = child_blocks * 32; /* up to 31 elements past n: the kit's guard after data[n - 1] */
+
+    if (i < n)
+        data[i] = produce(i);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        add_one_kernel<<<child_blocks, 32>>>(data + base, whole);
+        KIT_CHECK_LAUNCH();
+        use_result_kernel<<<child_blocks, 32, 0, cudaStreamTailLaunch>>>(data + base, base, whole);
+        KIT_CHECK_LAUNCH();
+    }
+}
