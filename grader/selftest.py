@@ -231,12 +231,16 @@ def kit_digest(lab):
 
 
 def leftover_processes(lab):
-    """[(pid, what)] of processes that still run a program the grader built (or are named as the lab's)."""
+    """[(pid, what)] of processes that still run a program the grader built (or are named as the lab's);
+    zombies, which run nothing, are not counted."""
     program = build.lab_vars(lab.name)["program"][:15]  # /proc/PID/comm keeps 15 characters
     work = os.path.join(paths.BUILD_ROOT, "grade") + os.sep
     found = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
+            with open("/proc/%s/stat" % pid) as f:
+                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    continue  # a zombie runs nothing (a machine whose init does not reap keeps them)
             with open("/proc/%s/comm" % pid) as f:
                 comm = f.read().strip()
             exe = os.readlink("/proc/%s/exe" % pid) if comm == program else ""
