@@ -152,8 +152,8 @@ def works():
 def trusted_code_option():
     """The grade.py option for the kit's own submissions (its tests): [] where a sandbox can be made, else
     ["--no-sandbox"], said once on stderr; the sandbox's own tests report "not run" on such a machine."""
-    works, why = works()
-    if works:
+    possible, why = works()
+    if possible:
         return []
     if not getattr(trusted_code_option, "said", False):
         sys.stderr.write("no sandbox can be made here (%s): grading the kit's own code with --no-sandbox\n" % why)
