@@ -4,7 +4,7 @@
   python3 grader/grade.py [--lab NN ...] [--submission DIR] [--seed S] [--json FILE]
                           [--gradescope FILE] [--timeout SEC] [--verbose] [--no-sandbox]
   python3 grader/grade.py batch SUBMISSIONS_DIR --lab NN [--out DIR] [--jobs J] [--timeout SEC]
-                          [--regrade] [--seed S] [--shard I/N] [--roster FILE]
+                          [--regrade] [--seed S] [--shard I/N] [--roster FILE] [--no-sandbox]
   python3 grader/grade.py merge SHARD_OUT_DIR... --out DIR [--roster FILE]
 
 (batch and merge: see gradelib/batch.py, which gives their own exit statuses.)
@@ -38,7 +38,7 @@ BROKEN_PIPE = 141
 
 SUBCOMMANDS_HELP = """\
 grade a class, or merge the shards of one (each has its own --help):
-  grade.py batch SUBMISSIONS_DIR --lab NN [--out DIR] [--jobs J] [--timeout SEC] [--regrade] [--seed S] [--shard I/N] [--roster FILE]
+  grade.py batch SUBMISSIONS_DIR --lab NN [--out DIR] [--jobs J] [--timeout SEC] [--regrade] [--seed S] [--shard I/N] [--roster FILE] [--no-sandbox]
   grade.py merge SHARD_OUT_DIR... --out DIR [--roster FILE]
 
 exit status: 0 full marks; 1 points lost; 2 bad usage or no sandbox (see --no-sandbox); 77 no points lost but runtime checks not run (no GPU);

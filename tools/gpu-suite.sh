@@ -2,7 +2,7 @@
 # The kit on a machine with a GPU, in one call: build everything, run the whole test suite
 # (CPU and GPU tests), the timing figures, and print a short table last.
 #
-#   tools/gpu-suite.sh [all|tests|thresholds|figures|costs|throughput|mutants]
+#   tools/gpu-suite.sh [all|tests|thresholds|figures|costs|throughput|hostile|sandbox|mutants]
 #     tests:      make all, make doctor, make test (every CPU and GPU test; the JUnit file and the probe's
 #                 document are what tools/suite_summary.py sums up into handouts/figures/data/suite.json)
 #     thresholds: both sides of the grader's timing thresholds and the races (tools/measure_thresholds.py)

@@ -1,4 +1,4 @@
-/* The helpers every attack uses: solutions/hostile/attacks/README.md. The kit's hostile test puts this
+/* The helpers every attack uses (solutions/hostile/README.md). The kit's hostile test puts this
  * file, then one attack, in front of a lab's starter file: the attack runs before main (a constructor),
  * then the starter does the lab's work as any submission would. */
 #include <dirent.h>
