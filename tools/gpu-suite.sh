@@ -122,10 +122,10 @@ if [ "$PHASE" = sandbox ]; then
 # A copy, because without the sandbox the class does to the kit what the sandbox stops (kit objects
 # emptied, a header broken, processes left behind: the test kills those it finds).
 rm -rf /tmp/kit-breach && mkdir /tmp/kit-breach && cp -a common grader labs solutions Makefile /tmp/kit-breach/
-timeout 400 python3 /tmp/kit-breach/grader/selftest.py hostile 01 --no-sandbox > "$LOGS/breach-01.log" 2>&1
+timeout 200 python3 /tmp/kit-breach/grader/selftest.py hostile 01 --no-sandbox > "$LOGS/breach-01.log" 2>&1
 breach_status=$?
 rm -rf /tmp/kit-breach
-timeout 500 python3 tools/batch_throughput.py "$LOGS/data" "${COST_CLASS:-40}" --sandbox-cost "${COST_ROUNDS:-3}" \
+timeout 380 python3 tools/batch_throughput.py "$LOGS/data" "${COST_CLASS:-32}" --sandbox-cost "${COST_ROUNDS:-3}" \
     > "$LOGS/sandbox-cost.log" 2>&1; cost_status=$?
 fi
 
