@@ -58,6 +58,7 @@ def sandbox_cost(out, subs, count, rounds):
                 print(proc.stdout)
                 return proc.returncode
             times[key].append(round(seconds, 2))
+            print("%s: %.1f s" % (key, seconds), flush=True)
     medians = {k: statistics.median(v) for k, v in times.items()}
     result = {"submissions": count, "rounds": rounds, "wall_s": times, "median_s": medians,
               "ratio": round(medians["sandbox"] / medians["no_sandbox"], 3)}

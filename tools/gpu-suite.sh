@@ -125,7 +125,7 @@ rm -rf /tmp/kit-breach && mkdir /tmp/kit-breach && cp -a common grader labs solu
 timeout 200 python3 /tmp/kit-breach/grader/selftest.py hostile 01 --no-sandbox > "$LOGS/breach-01.log" 2>&1
 breach_status=$?
 rm -rf /tmp/kit-breach
-timeout 380 python3 tools/batch_throughput.py "$LOGS/data" "${COST_CLASS:-32}" --sandbox-cost "${COST_ROUNDS:-3}" \
+timeout 380 python3 tools/batch_throughput.py "$LOGS/data" "${COST_CLASS:-16}" --sandbox-cost "${COST_ROUNDS:-3}" \
     > "$LOGS/sandbox-cost.log" 2>&1; cost_status=$?
 fi
 
