@@ -14,7 +14,7 @@ What a sandboxed command can and cannot do (README, "Trust the result"):
   - when it exits or is killed, every process it started is killed with it (it is pid 1's child in
     a PID namespace; pid 1 dies with the grader's run, and the kernel kills the rest).
 
-The grader calls wrap(policy, argv); the command runs as `python3 sandbox.py POLICY -- argv...`.
+The grader calls wrap(policy, argv); the command runs as `python3 -I -S sandbox.py POLICY -- argv...`.
 This file is also that program: it uses only the standard library and imports nothing of the kit.
 
 How it is built, step by step (main):
@@ -36,7 +36,9 @@ import select
 import signal
 import stat
 import sys
+import warnings  # os.execvpe imports it lazily; after the chroot the standard library may be out of sight
 
+assert warnings  # imported for what it does when imported, not for a name
 # Where a sandbox policy's paths come from: the system's read-only roots, bound where they exist.
 SYSTEM_ROOTS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
 BASIC_DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
@@ -116,7 +118,9 @@ def wrap(policy, argv):
     os.makedirs(MOUNT_POINT, mode=0o755, exist_ok=True)
     for path in policy.writable:
         give_to_sandbox(path)
-    return ["env", "-i", sys.executable, os.path.abspath(__file__), policy.to_json(), "--"] + list(argv)
+    # -I -S: no user site, no site module: the sandbox needs only the standard library, and a Python
+    # with many packages would otherwise spend most of the sandbox's cost importing them.
+    return ["env", "-i", sys.executable, "-I", "-S", os.path.abspath(__file__), policy.to_json(), "--"] + list(argv)
 
 
 def give_to_sandbox(folder):
