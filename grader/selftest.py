@@ -38,7 +38,7 @@ from gradelib import checks as chk  # noqa: E402
 from gradelib import exits, grading  # noqa: E402
 from gradelib import registry  # noqa: E402
 from gradelib import paths  # noqa: E402
-from gradelib import build, sandbox, sheets  # noqa: E402
+from gradelib import batch, build, sandbox, sheets  # noqa: E402
 
 NOT_RUN = exits.NOT_RUN
 # How many seeds the solution and alternative tests grade (full-marks, alternative), when set:
@@ -202,19 +202,10 @@ def bystander_class(lab, class_dir):
         shutil.copyfile(os.path.join(solution_dir(lab), name), os.path.join(folder, name))
 
 
-def tree_digest(top, skip=()):
-    """A digest of every file's path and bytes below top, skipping the folders in skip (paths)."""
+def tree_digest(top, skip_dirs=()):
+    """A digest of every file's path and bytes below top (batch.hash_tree)."""
     digest = hashlib.sha256()
-    for folder, dirs, files in os.walk(top):
-        dirs[:] = sorted(d for d in dirs if os.path.join(folder, d) not in skip and d not in (".git", "__pycache__"))
-        for name in sorted(files):
-            path = os.path.join(folder, name)
-            digest.update(os.path.relpath(path, top).encode() + b"\0")
-            try:
-                with open(path, "rb") as f:
-                    digest.update(f.read())
-            except OSError as err:
-                digest.update(str(err).encode())
+    batch.hash_tree(digest, top, skip_dirs)
     return digest.hexdigest()
 
 
@@ -223,7 +214,8 @@ def kit_digest(lab):
     and the lab's); the rest of build/ is left out: work folders and other labs' builds come and go there."""
     objects = build.kit_objects_dir(build.cuda_arch())
     common = [os.path.join(objects, f) for f in sorted(os.listdir(objects)) if f.endswith(".o")]
-    digest = tree_digest(paths.KIT_ROOT, skip=(paths.BUILD_ROOT,)) + tree_digest(os.path.join(objects, lab.name))
+    digest = tree_digest(paths.KIT_ROOT, skip_dirs=(os.path.basename(paths.BUILD_ROOT), "__pycache__")) + \
+        tree_digest(os.path.join(objects, lab.name))
     for path in common:
         with open(path, "rb") as f:
             digest += hashlib.sha256(f.read()).hexdigest()

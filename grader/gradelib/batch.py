@@ -63,7 +63,9 @@ INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command stopped by Ctrl-
 
 # ---- what makes a re-run skip a submission ---------------------------------------------------
 
-def _hash_tree(digest, top, skip_dirs=()):
+def hash_tree(digest, top, skip_dirs=()):
+    """Add every file below top (path and bytes, in a fixed order) to digest, but for the folders named in
+    skip_dirs, hidden folders, .pyc files and the instructor's salt file."""
     for folder, dirs, files in os.walk(top):
         dirs[:] = sorted(d for d in dirs if d not in skip_dirs and not d.startswith("."))
         for name in sorted(files):
@@ -79,8 +81,8 @@ def kit_version():
     """A short hash of everything that decides a grade: the grader, the harnesses, headers and make
     rules, the labs' Makefiles, and the instructor's salt (hashed, never stored)."""
     digest = hashlib.sha256()
-    _hash_tree(digest, os.path.join(paths.KIT_ROOT, "grader"), skip_dirs=("tests", "__pycache__"))
-    _hash_tree(digest, os.path.join(paths.KIT_ROOT, "common"))
+    hash_tree(digest, os.path.join(paths.KIT_ROOT, "grader"), skip_dirs=("tests", "__pycache__"))
+    hash_tree(digest, os.path.join(paths.KIT_ROOT, "common"))
     for lab_name in registry.all_labs():
         with open(paths.lab_makefile(lab_name), "rb") as f:
             digest.update(f.read())

@@ -145,7 +145,7 @@ def toolkit_roots():
     if not nvcc:
         return []
     root = os.path.dirname(os.path.dirname(os.path.realpath(nvcc)))
-    return [] if any(root == r or root.startswith(r + "/") for r in sandbox.SYSTEM_ROOTS) else [root]
+    return [] if sandbox.under(root, sandbox.SYSTEM_ROOTS) else [root]
 
 
 def sandboxed_make(lab_name, src_dir, build_dir, targets, cuda_arch, timeout=BUILD_TIMEOUT):

@@ -54,8 +54,7 @@ def _probe(sandboxed):
         os.remove(result_path)
     argv = [os.path.join(build_dir, "cdp_probe"), "--json", result_path]
     if sandboxed:
-        argv = sandbox.wrap(sandbox.Policy(writable=[build_dir], devices=sandbox.BASIC_DEVICES + tuple(
-            sandbox.gpu_devices()), cwd=build_dir), argv)
+        argv = sandbox.wrap(sandbox.Policy(writable=[build_dir], devices=sandbox.gpu_devices(), cwd=build_dir), argv)
     ran = process.run_bounded(argv, PROBE_TIMEOUT, cwd=build_dir)
     try:
         with open(result_path) as f:

@@ -128,9 +128,8 @@ def _compiles(ctx):
                           failure=failures.MISSING_FILE if failures.MISSING_FILE in kinds else kinds[0])
     make = build.sandboxed_make if ctx.sandboxed else build.make
     made = make(ctx.lab.name, src_dir, ctx.build_dir, ["all", "ptx"], build.cuda_arch())
-    if ctx.sandboxed and made.returncode == sandbox.SETUP_FAILED and sandbox.setup_failure(made.output):
-        raise harness.SandboxFailed("the grading sandbox could not be made for the build: %s"
-                                    % sandbox.setup_failure(made.output))
+    if ctx.sandboxed:
+        sandbox.check_made(made, "the build")
     if not made.ok:
         return chk.failed("the build %s with the kit's flags (nvcc -rdc=true, sm_%s):\n%s"
                           % ("failed" if made.verdict == process.EXITED else made.describe(build.BUILD_TIMEOUT),

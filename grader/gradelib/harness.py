@@ -123,12 +123,8 @@ RUN_PROCESSES = 256
 def run_policy(program):
     """What a sandboxed harness run sees: its program's folder (read-only), the GPU, a private /tmp."""
     return sandbox.Policy(read_only=[os.path.dirname(os.path.abspath(program))],
-                          devices=sandbox.BASIC_DEVICES + tuple(sandbox.gpu_devices()), cwd="/tmp",
+                          devices=sandbox.gpu_devices(), cwd="/tmp",
                           tmp_bytes=RUN_TMP_BYTES, max_file_bytes=RUN_FILE_BYTES, max_processes=RUN_PROCESSES)
-
-
-class SandboxFailed(RuntimeError):
-    """The sandbox could not be made for a run: the machine's or the kit's problem, never the submission's."""
 
 
 def run_argv(argv, timeout, cwd=None, sandboxed=False):
@@ -150,9 +146,8 @@ def run_argv(argv, timeout, cwd=None, sandboxed=False):
                                      channel_fd=channel_read)
     finally:
         os.close(channel_read)
-    if sandboxed and result.returncode == sandbox.SETUP_FAILED and sandbox.setup_failure(result.output):
-        raise SandboxFailed("the grading sandbox could not be made for a harness run: %s"
-                            % sandbox.setup_failure(result.output))
+    if sandboxed:
+        sandbox.check_made(result, "a harness run")
     doc, why = read_channel(result.channel, nonce)
     return result, doc, why
 

@@ -80,7 +80,7 @@ class Policy:
                  max_processes=512, max_file_bytes=256 << 20):
         self.read_only = [p for p in SYSTEM_ROOTS if os.path.lexists(p)] + list(read_only)
         self.read_only += [d for d in os.environ.get("LD_LIBRARY_PATH", "").split(":")
-                           if d.startswith("/") and os.path.isdir(d) and not _under(d, self.read_only)]
+                           if d.startswith("/") and os.path.isdir(d) and not under(d, self.read_only)]
         self.writable = list(writable)
         self.devices = [d for d in devices if os.path.exists(d)]
         self.cwd = cwd
@@ -98,11 +98,13 @@ class Policy:
 
 
 def gpu_devices():
-    """The GPU's device nodes (/dev/nvidiactl, /dev/nvidia0, /dev/nvidia-uvm, /dev/nvidia-caps/...)."""
-    return sorted(glob.glob("/dev/nvidia*"))
+    """The device nodes of a command that uses the GPU: BASIC_DEVICES and the GPU's (/dev/nvidiactl,
+    /dev/nvidia0, /dev/nvidia-uvm, /dev/nvidia-caps/...)."""
+    return BASIC_DEVICES + tuple(sorted(glob.glob("/dev/nvidia*")))
 
 
-def _under(path, roots):
+def under(path, roots):
+    """Whether path is one of roots or lies inside one."""
     return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
 
 
@@ -163,6 +165,18 @@ def trusted_code_option():
         sys.stderr.write("no sandbox can be made here (%s): grading the kit's own code with --no-sandbox\n" % why)
         trusted_code_option.said = True
     return ["--no-sandbox"]
+
+
+class SandboxFailed(RuntimeError):
+    """The sandbox could not be made: the machine's or the kit's problem, never the submission's."""
+
+
+def check_made(result, what):
+    """Raise SandboxFailed when result (a process.RunResult of a wrapped command) is the sandbox's own
+    failure to be made, naming what it was for ("the build", "a harness run")."""
+    why = setup_failure(result.output) if result.returncode == SETUP_FAILED else None
+    if why:
+        raise SandboxFailed("the grading sandbox could not be made for %s: %s" % (what, why))
 
 
 def setup_failure(output):
