@@ -16,9 +16,9 @@ Before the mutants, the unmutated solution and the lab's alternative solutions a
 --baseline-seeds seeds: each must score full marks, or the run says so and fails.
 
 Mutants are graded in passes, each only for those that survived the one before: the build and
-static checks; the runtime checks without the lab's timing cases and timing checks, up to
---parallel-runs mutants sharing the GPU (correctness does not depend on an idle GPU); then, in labs
-with timing checks, everything, with the GPU to itself.
+static checks; the runtime checks without the lab's timing cases and timing checks; then, in labs
+with timing checks, everything. --jobs mutants are graded at once; their runs share the GPU or hold
+it alone as in any grading (gradelib.gpushare: timing cases alone).
 
 --list prints the mutants without grading them (no GPU needed). Without a GPU the build and static
 checks still run: a mutant they do not kill is reported "not run", never "survived".
@@ -32,7 +32,6 @@ import re
 import shutil
 import sys
 import tempfile
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
@@ -530,7 +529,7 @@ def without_timing(lab):
     """The lab with neither its timing cases nor its timing checks: a quick first pass."""
     return Lab(lab.name, lab.title, lab.handout, lab.harness,
                lambda rng: [c for c in lab.make_cases(rng) if not c.get("timing")], lab.recorded_case,
-               [c for c in lab.checks if not c.timing], lab.starter_must_fail)
+               [c for c in lab.checks if not c.timing], lab.starter_must_fail, lab.runs_alone)
 
 
 def _lost(rep):
@@ -539,43 +538,13 @@ def _lost(rep):
     return lost, any(r.no_gpu for r in rep.results)
 
 
-class RunSlots:
-    """Who may use the GPU: up to `shared` quick passes at once (correctness only: no timing, so runs
-    side by side cannot change a verdict), or one exclusive holder (baselines and passes with timing
-    checks, which need an idle GPU). acquire/release as grade_lab's runtime_lock expects."""
-
-    def __init__(self, shared):
-        self.count = shared
-        self.slots = threading.Semaphore(shared)
-        self.exclusive_turn = threading.Lock()
-
-    def shared(self):
-        return _Hold(lambda: self.slots.acquire(), lambda: self.slots.release())
-
-    def exclusive(self):
-        def take():
-            with self.exclusive_turn:
-                for _ in range(self.count):
-                    self.slots.acquire()
-
-        def give():
-            for _ in range(self.count):
-                self.slots.release()
-        return _Hold(take, give)
-
-
-class _Hold:
-    def __init__(self, take, give):
-        self.acquire, self.release = take, give
-
-
 NO_GPU_PASS = gpu_mod.GpuInfo(False, "the static pass: runtime checks come next")
 
 
-def grade_mutant(lab, mutant, seed, timeout, gpu, slots, scratch):
+def grade_mutant(lab, mutant, seed, timeout, gpu, scratch):
     """{status, killed_by, seconds} for one mutant: static checks first, then the runtime checks
-    without the timing ones (several mutants side by side), then, for a survivor of a lab with timing
-    checks, everything on an idle GPU."""
+    without the timing ones, then, for a survivor of a lab with timing checks, everything (its runs
+    share the GPU with other mutants' or hold it alone as any grading does: gradelib.gpushare)."""
     started = time.monotonic()
     folder = tempfile.mkdtemp(prefix=mutant.id.replace("@", "-") + "-", dir=scratch)
     try:
@@ -584,13 +553,13 @@ def grade_mutant(lab, mutant, seed, timeout, gpu, slots, scratch):
         with open(os.path.join(folder, mutant.file), "w") as f:
             f.write(mutant.text)
         result = {"status": None, "killed_by": [], "passes": 0}
-        passes = [(without_timing(lab), NO_GPU_PASS, None)]
+        passes = [(without_timing(lab), NO_GPU_PASS)]
         if gpu.available:
-            passes.append((without_timing(lab), gpu, slots.shared()))
+            passes.append((without_timing(lab), gpu))
             if any(c.timing for c in lab.checks):
-                passes.append((lab, gpu, slots.exclusive()))
-        for graded_lab, gpu_used, hold in passes:
-            rep = grade_lab(graded_lab, folder, seed, timeout=timeout, gpu=gpu_used, runtime_lock=hold)
+                passes.append((lab, gpu))
+        for graded_lab, gpu_used in passes:
+            rep = grade_lab(graded_lab, folder, seed, timeout=timeout, gpu=gpu_used)
             result["passes"] += 1
             compiled = rep.results[0]
             if compiled.status != chk.PASSED:
@@ -610,7 +579,7 @@ def grade_mutant(lab, mutant, seed, timeout, gpu, slots, scratch):
     return result
 
 
-def grade_baselines(lab, seeds, timeout, gpu, slots):
+def grade_baselines(lab, seeds, timeout, gpu):
     """[(what, seed, score, max, lost checks)] for the solution and each alternative solution."""
     folders = [("solution", os.path.join(paths.SOLUTIONS_DIR, lab.name))]
     alternative = os.path.join(paths.ALTERNATIVE_DIR, lab.name)
@@ -619,7 +588,7 @@ def grade_baselines(lab, seeds, timeout, gpu, slots):
     rows = []
     for what, folder in folders:
         for seed in range(1, seeds + 1):
-            rep = grade_lab(lab, folder, seed, timeout=timeout, gpu=gpu, runtime_lock=slots.exclusive())
+            rep = grade_lab(lab, folder, seed, timeout=timeout, gpu=gpu)
             lost, _ = _lost(rep)
             rows.append({"what": what, "seed": seed, "score": rep.score, "max_score": rep.max_score, "lost": lost})
     return rows
@@ -694,9 +663,6 @@ def main(argv=None):
     p.add_argument("--timeout", type=float, default=MUTANT_TIMEOUT,
                    help="seconds per harness run (default %(default)s: every solution case takes a few; a mutant "
                         "that recurses without end should not cost a minute)")
-    p.add_argument("--parallel-runs", type=int, default=4, metavar="P",
-                   help="mutants whose correctness runs may share the GPU at once (default 4; timing runs "
-                        "always have it alone)")
     p.add_argument("--out", metavar="DIR", help="where mutants.json and mutants.md go")
     p.add_argument("--only", nargs="+", metavar="ID", help="grade only these mutants")
     args = p.parse_args(argv)
@@ -730,8 +696,7 @@ def main(argv=None):
         lab.name, len(mutants), len(equivalent), gpu.name if gpu.available else "none: runtime checks not run"),
         flush=True)
     started = time.monotonic()
-    slots = RunSlots(max(1, args.parallel_runs))
-    baselines = grade_baselines(lab, args.baseline_seeds, args.timeout, gpu, slots)
+    baselines = grade_baselines(lab, args.baseline_seeds, args.timeout, gpu)
     for b in baselines:
         print("baseline %s, seed %d: %g/%g%s" % (b["what"], b["seed"], b["score"], b["max_score"],
                                                   ("  LOST: " + ", ".join(b["lost"])) if b["lost"] else ""), flush=True)
@@ -740,7 +705,7 @@ def main(argv=None):
     results = {}
     try:
         with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-            futures = {m.id: pool.submit(grade_mutant, lab, m, args.seed, args.timeout, gpu, slots, scratch)
+            futures = {m.id: pool.submit(grade_mutant, lab, m, args.seed, args.timeout, gpu, scratch)
                        for m in mutants}
             by_future = {f: m for m, f in zip(mutants, (futures[m.id] for m in mutants))}
             for done, future in enumerate(as_completed(by_future), 1):

@@ -19,6 +19,12 @@
  * code runs, and kit_json_open writes "kit-nonce NONCE" as the channel's first line. A printed pass
  * line, a result file written by student code or a document replayed from another run carries no
  * valid nonce on the channel, and the grader ignores it.
+ *
+ * What a run cost. On the channel, after the document, kit_json_close writes one more line:
+ *   kit-clock MAIN READY DONE
+ * CLOCK_MONOTONIC nanoseconds (the clock the grader reads) when main began, when the CUDA context was
+ * made (kit_result_take_nonce makes it, before any student code runs) and when the document was done.
+ * The grader splits a run's wall time with them: start, context, the case, exit. They decide nothing.
  */
 #ifndef KIT_RESULT_H
 #define KIT_RESULT_H
@@ -26,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "kit_args.h"
@@ -38,6 +45,15 @@
 
 /* This run's nonce, read from the grader before any student code runs; empty when run by hand. */
 static char kit_result_nonce[KIT_NONCE_MAX];
+/* kit-clock's first two times (see above); 0 when run by hand. */
+static long long kit_clock_main_ns, kit_clock_ready_ns;
+
+static inline long long kit_clock_now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
 
 typedef struct {
     FILE *file;
@@ -54,9 +70,11 @@ static inline void kit_json_die(const char *what)
     exit(1);
 }
 
-/* --nonce-fd R: read the grader's one-line nonce from R and close it. Call first in main. */
+/* --nonce-fd R: read the grader's one-line nonce from R and close it, then make the CUDA context (its
+ * cost is the grader's to see apart from the case's). Call first in main. */
 static inline void kit_result_take_nonce(int argc, char **argv)
 {
+    kit_clock_main_ns = kit_clock_now_ns();
     long fd = kit_arg_long(argc, argv, "--nonce-fd", -1, 0, 1 << 20);
     if (fd < 0)
         return;
@@ -72,6 +90,8 @@ static inline void kit_result_take_nonce(int argc, char **argv)
     kit_result_nonce[strcspn(kit_result_nonce, "\r\n")] = '\0';
     if (kit_result_nonce[0] == '\0')
         kit_json_die("--nonce-fd gave no nonce");
+    KIT_CHECK(cudaFree(0));
+    kit_clock_ready_ns = kit_clock_now_ns();
 }
 
 static inline void kit_json_open(kit_json_t *j, const char *path)
@@ -189,6 +209,7 @@ static inline void kit_json_close(kit_json_t *j)
         kit_json_die("document closed with open objects");
     fputc('\n', j->file);
     if (j->to_channel) {
+        fprintf(j->file, "kit-clock %lld %lld %lld\n", kit_clock_main_ns, kit_clock_ready_ns, kit_clock_now_ns());
         if (fclose(j->file) != 0)
             kit_json_die("cannot write to the grader's channel");
     } else if (fclose(j->file) != 0 || rename(j->tmp_path, j->path) != 0) {
@@ -197,7 +218,8 @@ static inline void kit_json_close(kit_json_t *j)
     j->file = NULL;
 }
 
-/* "device": {"name", "cc_major", "cc_minor", "sm_count", "runtime_version", "driver_version"} */
+/* "device": {"name", "cc_major", "cc_minor", "sm_count", "total_memory_bytes", "runtime_version",
+ * "driver_version"} */
 static inline void kit_json_device(kit_json_t *j)
 {
     int dev = 0, runtime = 0, driver = 0;
@@ -211,6 +233,7 @@ static inline void kit_json_device(kit_json_t *j)
     kit_json_int(j, "cc_major", prop.major);
     kit_json_int(j, "cc_minor", prop.minor);
     kit_json_int(j, "sm_count", prop.multiProcessorCount);
+    kit_json_uint(j, "total_memory_bytes", (unsigned long long)prop.totalGlobalMem);
     kit_json_int(j, "runtime_version", runtime);
     kit_json_int(j, "driver_version", driver);
     kit_json_end_object(j);

@@ -12,8 +12,9 @@ over without a word (gradelib.archives). Archives are unpacked with caps and wit
 leading out; the lab's files may sit in a folder or two inside (build.find_submission_dir).
 The --out folder must lie outside SUBMISSIONS_DIR (else it would be graded as a student): a batch whose
 --out (or default grading/<lab>/) is inside is refused before anything is written, with status 2.
-Builds and static checks run in parallel (--jobs, default one per core); runtime checks run one
-submission at a time, so timing checks see an idle GPU. Every build and run is sandboxed (gradelib.sandbox):
+Submissions are graded --jobs at a time (default one per core). Their harness runs that time nothing
+share the GPU; a run that times something has it alone, so timing checks see an idle GPU
+(gradelib.gpushare). Every build and run is sandboxed (gradelib.sandbox):
 no submission can change another's files, the kit or this batch's records; where no sandbox can be
 made, a batch runs only with --no-sandbox.
 
@@ -46,7 +47,6 @@ import re
 import shutil
 import sys
 import tempfile
-import threading
 import time
 import traceback
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -150,7 +150,7 @@ def _feedback(lab, sub_id, record, text):
     return "\n".join(lines)
 
 
-def grade_submission(lab, sub, files, batch_seed, version, gpu, timeout, runtime_lock, scratch_root, sandboxed=True):
+def grade_submission(lab, sub, files, batch_seed, version, gpu, timeout, scratch_root, sandboxed=True):
     """Grade one submission (an archives.Submission); return (record, gradescope document, feedback
     text, feedback page). Never raises. files: the submission's fingerprint, kept in the record so that a re-run can
     skip it."""
@@ -167,11 +167,10 @@ def grade_submission(lab, sub, files, batch_seed, version, gpu, timeout, runtime
     try:
         lab_dir = build.find_submission_dir(lab.name, sub.open(scratch))
         record["review"] = review_flags(lab_dir, lab.name)
-        rep = grade_lab(lab, lab_dir, record["seed"], timeout=timeout, gpu=gpu, runtime_lock=runtime_lock,
-                        sandboxed=sandboxed)
+        rep = grade_lab(lab, lab_dir, record["seed"], timeout=timeout, gpu=gpu, sandboxed=sandboxed)
         record.update(verdict=sheets.verdict_of(rep), score=rep.score, max_score=rep.max_score,
                       checks={r.name: r.score for r in rep.results}, report=rep.to_dict(),
-                      runtime_not_run=chk.not_run_for_lack_of_gpu(rep.results))
+                      runtime_not_run=chk.not_run_for_lack_of_gpu(rep.results), costs=rep.costs())
         record["report"]["submission"] = record["source"]
         text = report.lab_text(rep).replace(rep.submission_dir_label, record["source"])
         scores = report.gradescope([rep], record["seed"], gpu)
@@ -323,17 +322,16 @@ def _to_grade(mine, records, batch_seed, version, regrade, sandboxed=True):
 
 
 def _grade_all(lab, todo, out, records, batch_seed, version, gpu, args, progress):
-    """Grade todo, builds in parallel (args.jobs) and runtime checks one submission at a time, saving
-    each record as it finishes (into records too). Returns True when interrupted (Ctrl-C). When the
+    """Grade todo, args.jobs submissions at a time (their harness runs share the GPU or hold it alone
+    through gradelib.gpushare), saving each record as it finishes (into records too). Returns True when interrupted (Ctrl-C). When the
     output is gone (a closed pipe), stops as for Ctrl-C and lets the BrokenPipeError through."""
     scratch_root = tempfile.mkdtemp(prefix="batch-", dir=out)
-    lock = threading.Lock()
     pool = ThreadPoolExecutor(max_workers=args.jobs)
     futures = {}
     interrupted = False
     try:
         futures = {pool.submit(grade_submission, lab, sub, files, batch_seed, version, gpu, args.timeout,
-                               lock, scratch_root, args.sandboxed): sub.id for sub, files in todo}
+                               scratch_root, args.sandboxed): sub.id for sub, files in todo}
         for future in as_completed(futures):
             record, scores, feedback_text, feedback_page = future.result()
             save(out, record, scores, feedback_text, feedback_page)

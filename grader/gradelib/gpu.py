@@ -3,6 +3,8 @@
 makes the grader behave as on a machine without one."""
 import json
 import os
+import shutil
+import tempfile
 
 from . import build, paths, process, sandbox
 
@@ -40,28 +42,42 @@ def detect(sandboxed=False):
     return _cached[sandboxed]
 
 
+def known_device():
+    """The device document of a probe this process already ran (in the sandbox or not), else None."""
+    for info in _cached.values():
+        if info.device:
+            return info.device
+    return None
+
+
 def _probe(sandboxed):
     if os.environ.get("KIT_NO_GPU"):
         return GpuInfo(False, "no GPU: KIT_NO_GPU is set")
     arch = build.cuda_arch()
     build_dir = os.path.join(paths.BUILD_ROOT, "probe", "sm_%s" % arch)
-    made = build.run_make(paths.PROBE_MAKEFILE, {"BUILD_DIR": build_dir, "CUDA_ARCH": arch})
+    with build.kit_build_lock():
+        made = build.run_make(paths.PROBE_MAKEFILE, {"BUILD_DIR": build_dir, "CUDA_ARCH": arch})
     if not made.ok:
         return GpuInfo(False, "the kit's GPU probe did not build (%s):\n%s"
                        % (made.describe(), build.compiler_errors(made.output)))
-    result_path = os.path.join(build_dir, "probe.json")
-    if os.path.exists(result_path):
-        os.remove(result_path)
+    # Each probe run writes in a folder of its own (graders run side by side); the last result is
+    # also kept as build_dir/probe.json, for people and the GPU suite's logs.
+    run_dir = tempfile.mkdtemp(prefix="run-", dir=build_dir)
+    result_path = os.path.join(run_dir, "probe.json")
     argv = [os.path.join(build_dir, "cdp_probe"), "--json", result_path]
     if sandboxed:
-        argv = sandbox.wrap(sandbox.Policy(writable=[build_dir], devices=sandbox.gpu_devices(), cwd=build_dir), argv)
-    ran = process.run_bounded(argv, PROBE_TIMEOUT, cwd=build_dir)
+        argv = sandbox.wrap(sandbox.Policy(read_only=[build_dir], writable=[run_dir], devices=sandbox.gpu_devices(),
+                                           cwd=run_dir), argv)
+    ran = process.run_bounded(argv, PROBE_TIMEOUT, cwd=run_dir)
     try:
         with open(result_path) as f:
             doc = json.load(f)
+        os.replace(result_path, os.path.join(build_dir, "probe.json"))
     except (OSError, ValueError):
         return GpuInfo(False, "the kit's GPU probe %s without a result:\n%s"
                        % (ran.describe(PROBE_TIMEOUT), ran.output.strip()))
+    finally:
+        shutil.rmtree(run_dir, ignore_errors=True)
     if doc.get("gpu") and doc.get("dp_ok"):
         return GpuInfo(True, "", doc.get("device"))
     reason = plain_reason(doc.get("reason", "the GPU probe failed"))

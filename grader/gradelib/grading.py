@@ -5,8 +5,10 @@ import re
 import shutil
 import sys
 import tempfile
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
-from . import build, exits, failures, harness, paths, ptx, process, sandbox
+from . import build, exits, failures, gpushare, harness, paths, ptx, process, sandbox
 from . import checks as chk
 
 DEFAULT_TIMEOUT = 60  # seconds per harness run
@@ -22,6 +24,7 @@ class CaseRun:
         self.doc = doc
         self.problem = problem  # None when the run was clean
         self.failure = failure  # why not, as a kind of gradelib.failures
+        self.alone = False  # it had the GPU to itself (gpushare)
 
     def label(self):
         return " ".join("%s=%s" % kv for kv in self.params.items())
@@ -251,21 +254,58 @@ def barrier_reached(ctx, kernel, why):
 
 
 def _run_case(ctx, params, lab_problem):
-    result, doc, why = harness.run(ctx.lab, ctx.program, params, ctx.timeout, ctx.work_dir, ctx.sandboxed)
+    """One case's run, sharing the GPU unless the lab says the case runs alone (Lab.runs_alone). A
+    shared run that the harness left out for want of free memory (harness.NOT_RUN) runs again alone:
+    other runs held that memory, and the case is counted as on an idle GPU."""
+    alone = ctx.lab.runs_alone(params)
+    while True:
+        result, doc, why = harness.run(ctx.lab, ctx.program, params, ctx.timeout, ctx.work_dir, ctx.sandboxed,
+                                       alone)
+        if alone or harness.NOT_RUN not in (doc or {}):
+            break
+        alone = True
     diagnosis = _diagnose(params, result, doc, why, lab_problem)
     failure, problem = diagnosis if diagnosis else (None, None)
-    return CaseRun(params, result, doc, problem, failure)
+    run = CaseRun(params, result, doc, problem, failure)
+    run.alone = alone
+    return run
+
+
+SKIPPED_AFTER_HANG = "not run: an earlier case hit the time limit"
+
+
+def _run_all(ctx, lab_problem):
+    """Every case's run, in the cases' order: those that share the GPU side by side (up to the gate's
+    count), then those that run alone, one at a time. One hang is evidence enough: once a run hits the
+    time limit, a case not yet started is not run (waiting out the limit again for each is no use)."""
+    runs = [None] * len(ctx.cases)
+    hang = []  # the first run that hit the time limit
+    lock = threading.Lock()
+
+    def run(k):
+        params = ctx.cases[k]
+        with lock:
+            hung = hang[0] if hang else None
+        if hung is not None:
+            runs[k] = CaseRun(params, hung.result, None, SKIPPED_AFTER_HANG, failures.TIMEOUT)
+            return
+        runs[k] = _run_case(ctx, params, lab_problem)
+        if runs[k].result.verdict == process.TIMEOUT:
+            with lock:
+                hang.append(runs[k])
+
+    shared = [k for k, p in enumerate(ctx.cases) if not ctx.lab.runs_alone(p)]
+    alone = [k for k, p in enumerate(ctx.cases) if ctx.lab.runs_alone(p)]
+    if shared:
+        with ThreadPoolExecutor(max_workers=min(len(shared), gpushare.gate().count)) as pool:
+            list(pool.map(run, shared))
+    for k in alone:
+        run(k)
+    return runs
 
 
 def _runs_cleanly(ctx, lab_problem=None):
-    ctx.runs = []
-    for params in ctx.cases:
-        if ctx.runs and ctx.runs[-1].result.verdict == process.TIMEOUT:
-            # One hang is evidence enough; waiting out the limit again for every case is not.
-            ctx.runs.append(CaseRun(params, ctx.runs[-1].result, None,
-                                    "not run: an earlier case hit the time limit", failures.TIMEOUT))
-        else:
-            ctx.runs.append(_run_case(ctx, params, lab_problem))
+    ctx.runs = _run_all(ctx, lab_problem)
     bad = [r for r in ctx.runs if r.problem]
     if not bad:
         return chk.passed("%d runs" % len(ctx.runs))
@@ -328,6 +368,18 @@ class LabReport:
         self.score, self.max_score = chk.total(results)
         self.runs = []  # the harness runs (CaseRun), when there were any
 
+    def costs(self):
+        """What grading cost, in seconds: the build (the "compiles" check: staging, make), the other
+        build and static checks, the runtime checks (their runs included), and each run by phase
+        (harness.run_costs), in the cases' order. For the grader's cost reports; it decides nothing."""
+        by_kind = {chk.BUILD: 0.0, chk.STATIC: 0.0, chk.RUNTIME: 0.0}
+        for r in self.results:
+            by_kind[r.check.kind] += r.seconds
+        return {"build_s": round(by_kind[chk.BUILD], 3), "static_s": round(by_kind[chk.STATIC], 3),
+                "runtime_s": round(by_kind[chk.RUNTIME], 3),
+                "runs": [dict(r.result.costs, case=k, alone=r.alone) for k, r in enumerate(self.runs)
+                         if r.result is not None and r.result.costs and r.problem != SKIPPED_AFTER_HANG]}
+
     @property
     def submission_dir_label(self):
         return paths.relative(self.submission_dir)
@@ -345,11 +397,10 @@ class LabReport:
         }
 
 
-def grade_lab(lab, submission_root, seed, timeout=DEFAULT_TIMEOUT, gpu=None, keep_work=False, runtime_lock=None,
-              sandboxed=True):
+def grade_lab(lab, submission_root, seed, timeout=DEFAULT_TIMEOUT, gpu=None, keep_work=False, sandboxed=True):
     """Grade one lab. submission_root holds the lab's files, or a folder named after the lab.
-    runtime_lock: see checks.run_checks (batch grading builds in parallel, runs one at a time).
-    sandboxed: build and run the submission in gradelib.sandbox (see sandbox_choice)."""
+    sandboxed: build and run the submission in gradelib.sandbox (see sandbox_choice). Harness runs
+    share the GPU or hold it alone through gradelib.gpushare, with every other grader on the machine."""
     submission_dir = build.find_submission_dir(lab.name, submission_root)
     grade_root = os.path.join(paths.BUILD_ROOT, "grade")
     os.makedirs(grade_root, exist_ok=True)
@@ -358,7 +409,7 @@ def grade_lab(lab, submission_root, seed, timeout=DEFAULT_TIMEOUT, gpu=None, kee
         ctx = Context(lab, submission_dir, work_dir, seed, timeout, sandboxed)
         no_gpu_reason = None if (gpu is not None and gpu.available) else (
             gpu.reason if gpu is not None else "no GPU check was made")
-        results = chk.run_checks(lab.checks, ctx, no_gpu_reason, runtime_lock)
+        results = chk.run_checks(lab.checks, ctx, no_gpu_reason)
         report = LabReport(lab, submission_dir, seed, ctx.cases, results)
         report.runs = ctx.runs
         return report

@@ -8,8 +8,9 @@ recorded documents, so a case the grader draws never meets "the harness rejected
 import json
 import os
 import secrets
+import time
 
-from . import build, process, sandbox
+from . import build, gpushare, process, sandbox
 
 # The key under which a result document says why the harness left its case out (a case too large for
 # this GPU's memory): such a case is not counted, never failed.
@@ -95,6 +96,20 @@ class Contract:
 # ---- running a harness ------------------------------------------------------------------------
 
 NONCE_LINE = b"kit-nonce "  # the first line a harness writes on the channel (kit_result.h)
+CLOCK_LINE = b"kit-clock "  # the last: when main began, the CUDA context was made, the document done
+
+
+def _split_clock(rest):
+    """(the document's bytes, [main, ready, done] in CLOCK_MONOTONIC ns or None) of the channel after
+    its nonce line."""
+    body, _, last = rest.rstrip(b"\n").rpartition(b"\n")
+    if not last.startswith(CLOCK_LINE):
+        return rest, None
+    try:
+        stamps = [int(x) for x in last[len(CLOCK_LINE):].split()]
+    except ValueError:
+        return body, None
+    return body, (stamps if len(stamps) == 3 and all(stamps) else None)
 
 
 def read_channel(data, nonce):
@@ -108,9 +123,25 @@ def read_channel(data, nonce):
     if first[len(NONCE_LINE):].decode("ascii", "replace") != nonce:
         return None, "its result did not carry this run's nonce (not written by the kit's harness for this run)"
     try:
-        return json.loads(rest.decode("utf-8")), None
+        return json.loads(_split_clock(rest)[0].decode("utf-8")), None
     except ValueError:
         return None, "its result was not valid JSON (cut short, or written over)"
+
+
+def run_costs(data, spawned_ns, ended_ns, waited_s):
+    """What one run cost, in seconds: waiting for the GPU (gpushare), then, from the channel's
+    kit-clock line where there is one, start (process, sandbox, loader: until main), context (making
+    the CUDA context), case (the case's work, until the document was written) and exit (tearing
+    down); total: from the process's start to its end. Diagnostics only: a run can forge its clock."""
+    costs = {"wait_s": round(waited_s, 4), "total_s": round((ended_ns - spawned_ns) / 1e9, 4)}
+    stamps = None
+    if data is not None and data.startswith(NONCE_LINE):
+        stamps = _split_clock(data.partition(b"\n")[2])[1]
+    if stamps and spawned_ns <= stamps[0] <= stamps[1] <= stamps[2] <= ended_ns:
+        marks = [spawned_ns] + stamps + [ended_ns]
+        for key, begin, end in zip(("start_s", "context_s", "case_s", "exit_s"), marks, marks[1:]):
+            costs[key] = round((end - begin) / 1e9, 4)
+    return costs
 
 
 # A sandboxed harness run's limits: its private /tmp, the largest file it may write, its processes and
@@ -127,12 +158,31 @@ def run_policy(program):
                           tmp_bytes=RUN_TMP_BYTES, max_file_bytes=RUN_FILE_BYTES, max_processes=RUN_PROCESSES)
 
 
-def run_argv(argv, timeout, cwd=None, sandboxed=False):
+RUN_LOG_ENV = "KIT_RUN_LOG"  # a file: one JSON line per harness run (when, alone or not, what it cost)
+
+
+def _log_run(program, alone, spawned_ns, result):
+    """Append the run to $KIT_RUN_LOG, where set: a timeline of every run of every grader on a machine
+    (the kit's GPU suite reads it to see where the time goes)."""
+    path = os.environ.get(RUN_LOG_ENV)
+    if not path:
+        return
+    line = json.dumps({"pid": os.getpid(), "program": os.path.basename(program),
+                       "alone": alone, "spawned_s": spawned_ns / 1e9, "verdict": result.verdict,
+                       "costs": result.costs}) + "\n"
+    with open(path, "a") as f:
+        f.write(line)
+
+
+def run_argv(argv, timeout, cwd=None, sandboxed=False, alone=True):
     """Run a harness with a fresh result channel and nonce: (RunResult, document or None, why none).
 
     The document travels on a pipe the grader creates for this run, never through a file, and is
     accepted only with this run's nonce: printing a pass line or writing a results file does not
-    count. sandboxed: in gradelib.sandbox, with run_policy (cwd is then the sandbox's /tmp)."""
+    count. sandboxed: in gradelib.sandbox, with run_policy (cwd is then the sandbox's /tmp).
+    alone: hold the GPU alone for the run, else share it (gpushare). The RunResult's costs say what
+    the run cost (run_costs)."""
+    program = argv[0]
     nonce = secrets.token_hex(16)
     nonce_read, nonce_write = os.pipe()
     os.write(nonce_write, nonce.encode("ascii") + b"\n")
@@ -142,20 +192,25 @@ def run_argv(argv, timeout, cwd=None, sandboxed=False):
     if sandboxed:
         argv = sandbox.wrap(run_policy(argv[0]), argv)
     try:
-        result = process.run_bounded(argv, timeout, cwd=cwd, pass_fds=(channel_write, nonce_read),
-                                     channel_fd=channel_read)
+        with gpushare.gate().held(alone) as waited:
+            spawned = time.monotonic_ns()
+            result = process.run_bounded(argv, timeout, cwd=cwd, pass_fds=(channel_write, nonce_read),
+                                         channel_fd=channel_read)
+            ended = time.monotonic_ns()
     finally:
         os.close(channel_read)
+    result.costs = run_costs(result.channel, spawned, ended, waited)
+    _log_run(program, alone, spawned, result)
     if sandboxed:
         sandbox.check_made(result, "a harness run")
     doc, why = read_channel(result.channel, nonce)
     return result, doc, why
 
 
-def run(lab, program, params, timeout, cwd=None, sandboxed=False):
+def run(lab, program, params, timeout, cwd=None, sandboxed=False, alone=True):
     """Run a lab's built harness on one case (its parameters, through the lab's contract):
-    (RunResult, document or None, why none)."""
-    return run_argv([program] + lab.harness_args(params), timeout, cwd, sandboxed)
+    (RunResult, document or None, why none). alone: as for run_argv."""
+    return run_argv([program] + lab.harness_args(params), timeout, cwd, sandboxed, alone)
 
 
 def build_program(lab, source_dir, build_dir, targets=("all",)):

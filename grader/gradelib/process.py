@@ -32,6 +32,7 @@ class RunResult:
         self.total_bytes = total_bytes
         self.signal_name = signal_name
         self.channel = channel  # bytes read from the result channel (None: no channel, or too large)
+        self.costs = {}  # what a harness run cost, by phase (harness.run_costs)
 
     @property
     def ok(self):

@@ -18,9 +18,14 @@ class Lab:
     checks          the whole rubric, in order: grading.compiles(...), grading.runs_cleanly(...), then
                     the lab's own checks
     starter_must_fail  names of static checks the starter must fail (the kit's own tests use it)
+    runs_alone      params -> whether the case's run must have the GPU to itself (gradelib.gpushare): a
+                    case that times something, or needs more than gpushare.BYTES_PER_SHARER of GPU
+                    memory. Default: the cases whose parameters set "timing". Every other case shares
+                    the GPU with other runs, which no check that takes no timing can tell.
     """
 
-    def __init__(self, name, title, handout, harness, make_cases, recorded_case, checks, starter_must_fail=()):
+    def __init__(self, name, title, handout, harness, make_cases, recorded_case, checks, starter_must_fail=(),
+                 runs_alone=None):
         self.name = name
         self.title = title
         self.handout = handout
@@ -29,6 +34,7 @@ class Lab:
         self.recorded_case = dict(recorded_case)
         self.checks = list(checks)
         self.starter_must_fail = tuple(starter_must_fail)
+        self.runs_alone = runs_alone or times_something
 
     @property
     def number(self):
@@ -47,6 +53,11 @@ class Lab:
             if c.name == name:
                 return c
         return None
+
+
+def times_something(params):
+    """The default of Lab.runs_alone: the case's parameters set "timing"."""
+    return bool(params.get("timing"))
 
 
 def hint(lab_handout, section):

@@ -12,8 +12,9 @@ from gradelib import ptx
 from gradelib.bezier_lines import first_wrong_vertex
 from gradelib.grading import (COMPILES, RUNS_CLEANLY, compiles, launch_log_problem, launches_checked_in_order,
                              per_case, runs_cleanly)
+from gradelib.gpushare import BYTES_PER_SHARER
 from gradelib.harness import Contract, Option
-from gradelib.registry import Lab, hint
+from gradelib.registry import Lab, hint, times_something
 
 HANDOUT = "handouts/04-bezier-streams.md"
 DEFAULT_PENDING_LIMIT = 2048
@@ -305,6 +306,13 @@ def check_cdp_beats_flat_on_heavy_tail(ctx):
     return _ratio_check(ctx, "heavy", "flat", MIN_FLAT_OVER_CDP_HEAVY, "the kit's flat version")
 
 
+def runs_alone(params):
+    """The timing cases, and a case whose heap (twice the worst case's vertices, as the reference sizes
+    it) would take more than half of a shared run's memory: the 4 GiB edge."""
+    heap = 2 * params["lines"] * params["max"] * 8  # sizeof(float2) per vertex
+    return times_something(params) or heap > BYTES_PER_SHARER // 2
+
+
 LAB = Lab(
     name="04-bezier-streams",
     title="Lab 04: Bezier tessellation, streams and pool limits",
@@ -313,6 +321,7 @@ LAB = Lab(
     make_cases=make_cases,
     recorded_case={"lines": 300, "factor": 64, "max": 256, "seed": 5, "figure_lines": 60},
     starter_must_fail=("device launch into a created stream or fire-and-forget", "launch checked after it is made"),
+    runs_alone=runs_alone,
     checks=[
         compiles(1, hint=hint(HANDOUT, "3 (the lab, step by step)")),
         runs_cleanly(1, hint=hint(HANDOUT, "3 (the lab, step by step)")),

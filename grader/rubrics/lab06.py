@@ -17,8 +17,9 @@ from gradelib import checks as chk
 from gradelib import ptx
 from gradelib.bezier_lines import first_wrong_vertex
 from gradelib.grading import COMPILES, RUNS_CLEANLY, compiles, launch_log_problem, left_out_note, per_case, runs_cleanly
+from gradelib.gpushare import BYTES_PER_SHARER
 from gradelib.harness import Contract, Option
-from gradelib.registry import Lab, hint
+from gradelib.registry import Lab, hint, times_something
 
 HANDOUT = "handouts/06-parallel-allocator.md"
 TIMING_REPEATS = 5
@@ -442,6 +443,12 @@ def check_aggregation_speed(ctx):
 
 UNIQUE = "unique slots within capacity"
 
+
+def runs_alone(params):
+    """The timing case, and a case whose slot array would take more than half of a shared run's memory
+    (the slot arrays past 4 GiB)."""
+    return times_something(params) or params["capacity"] * params["slot_bytes"] > BYTES_PER_SHARER // 2
+
 LAB = Lab(
     name="06-parallel-allocator",
     title="Lab 06: a parallel allocator",
@@ -450,6 +457,7 @@ LAB = Lab(
     make_cases=make_cases,
     recorded_case={},
     starter_must_fail=("counter_take aggregates the warp", "collect_vertices launches a child grid"),
+    runs_alone=runs_alone,
     checks=[
         compiles(1, hint=hint(HANDOUT, "3 (the lab, step by step)")),
         runs_cleanly(1, hint=hint(HANDOUT, "3 (the lab, step by step)")),

@@ -3,10 +3,12 @@ device launches are each reported as such, and the grader carries on."""
 import os
 import sys
 import tempfile
+import time
 import unittest
+from unittest import mock
 
 from gradelib import checks as chk
-from gradelib import failures, grading, harness, sandbox
+from gradelib import failures, gpushare, grading, harness, sandbox
 from gradelib.grading import RUNS_CLEANLY
 from gradelib.harness import Contract, Option
 from gradelib.registry import Lab
@@ -56,6 +58,16 @@ def fake_lab():
                        chk.Check("value", 1, chk.RUNTIME, value_check, parent=RUNS_CLEANLY)])
 
 
+def write_fake(folder, body, python=sys.executable):
+    """folder/harness: a fake harness with the channel protocol and body."""
+    os.chmod(folder, 0o755)  # a sandbox of a root grader runs it as nobody
+    program = os.path.join(folder, "harness")
+    with open(program, "w") as f:
+        f.write(HEADER.format(python=python) + body)
+    os.chmod(program, 0o755)
+    return program
+
+
 class FakeHarnessTest(unittest.TestCase):
     SANDBOXED = False
     PYTHON = sys.executable
@@ -68,12 +80,7 @@ class FakeHarnessTest(unittest.TestCase):
         self.tmp.cleanup()
 
     def write_program(self, folder, body):
-        os.chmod(folder, 0o755)  # a sandbox of a root grader runs it as nobody
-        program = os.path.join(folder, "harness")
-        with open(program, "w") as f:
-            f.write(HEADER.format(python=self.PYTHON) + body)
-        os.chmod(program, 0o755)
-        return program
+        return write_fake(folder, body, self.PYTHON)
 
     def grade_with(self, body, timeout=5):
         program = self.write_program(self.tmp.name, body)
@@ -170,6 +177,108 @@ class SandboxedFakeHarnessTest(FakeHarnessTest):
         if not os.path.exists(self.PYTHON):
             self.skipTest("no %s for the fake harnesses" % self.PYTHON)
         super().setUp()
+
+
+SPAN_LOG = """
+log = os.environ['FAKE_SPAN_LOG']
+case = int(arg('--case'))
+start = time.monotonic()
+time.sleep(0.4)
+left_out = case == 4 and not os.path.exists(log + '.retried')
+if left_out:
+    open(log + '.retried', 'w').close()
+with open(log, 'a') as f:
+    f.write('%d %r %r\\n' % (case, start, time.monotonic()))
+emit({'not_run': 'too little free memory'} if left_out else {'value': 42, 'launch_log': {'failed': 0}})
+"""
+
+
+class SharedCasesTest(unittest.TestCase):
+    """A submission's cases share the GPU (gradelib.gpushare): those that time nothing run side by side,
+    a case the lab says runs alone overlaps no other, and a shared case the harness left out for want of
+    memory runs again alone. Verdicts and the cases' order are as when every case runs alone."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.log = os.path.join(self.tmp.name, "spans")
+        # a gate of its own: graders running on this machine meanwhile (a GPU test suite) do not hold it
+        self.patches = [mock.patch.dict(os.environ, {gpushare.SHARERS_ENV: "4", "FAKE_SPAN_LOG": self.log}),
+                        mock.patch.object(gpushare, "gate_dir", lambda: os.path.join(self.tmp.name, "gate")),
+                        mock.patch.dict(gpushare._gates, clear=True)]
+        for p in self.patches:
+            p.start()
+
+    def tearDown(self):
+        for p in reversed(self.patches):
+            p.stop()
+        self.tmp.cleanup()
+
+    def grade(self):
+        lab = Lab("99-fake", "Fake lab", "handouts/none.md",
+                  harness=Contract([Option("case", 1, 6)], result_keys=["value", "launch_log"], case_keys=["timing"]),
+                  make_cases=lambda rng: [{"case": 1}, {"case": 2}, {"case": 3}, {"case": 4}, {"case": 5, "timing": 1},
+                                          {"case": 6}],
+                  recorded_case={"case": 1},
+                  checks=[grading.compiles(1, ""), grading.runs_cleanly(1, ""),
+                          chk.Check("value", 1, chk.RUNTIME, value_check, parent=RUNS_CLEANLY)])
+        program = write_fake(self.tmp.name, SPAN_LOG)
+        ctx = grading.Context(lab, self.tmp.name, self.tmp.name, seed=1, timeout=20, sandboxed=False)
+        ctx.program = program
+        checks = [chk.Check(c.name, c.points, c.kind, c.func, hint=c.hint) for c in lab.checks[1:]]
+        checks[1].parent = checks[0].name
+        started = time.monotonic()
+        results = chk.run_checks(checks, ctx)
+        return results, ctx, time.monotonic() - started
+
+    def spans(self):
+        spans = {}
+        with open(self.log) as f:
+            for line in f:
+                case, start, end = line.split()
+                spans.setdefault(int(case), []).append((float(start), float(end)))
+        return spans
+
+    def test_cases_share_and_the_timing_case_is_alone(self):
+        (runs, value), ctx, seconds = self.grade()
+        self.assertEqual((runs.status, value.status), (chk.PASSED, chk.PASSED), runs.message + value.message)
+        self.assertEqual([r.params["case"] for r in ctx.runs], [1, 2, 3, 4, 5, 6])
+        one_by_one = sum(r.result.costs["total_s"] for r in ctx.runs) + 0.4  # case 4 ran twice
+        self.assertLess(seconds, 0.8 * one_by_one, "the shared cases did not run side by side")
+        spans = self.spans()
+        timing = spans[5][0]
+        for case, each in spans.items():
+            for span in each:
+                if case != 5:
+                    self.assertFalse(span[0] < timing[1] and timing[0] < span[1], "case %d overlaps the timing case"
+                                     % case)
+        shared = [s for c in (1, 2, 3, 6) for s in spans[c]]
+        self.assertTrue(any(a[0] < b[1] and b[0] < a[1] for a in shared for b in shared if a != b),
+                        "no two shared cases overlapped")
+
+    def test_a_case_left_out_while_sharing_runs_again_alone(self):
+        (runs, value), ctx, _ = self.grade()
+        fourth = ctx.runs[3]
+        self.assertTrue(fourth.alone)
+        self.assertEqual(fourth.doc["value"], 42)
+        self.assertEqual(len(self.spans()[4]), 2)
+        retry = self.spans()[4][1]
+        for case, each in self.spans().items():
+            for span in each:
+                if span != retry:
+                    self.assertFalse(span[0] < retry[1] and retry[0] < span[1], "case %d overlaps the rerun" % case)
+        self.assertFalse(ctx.runs[0].alone)
+
+    def test_every_run_says_what_it_cost(self):
+        (runs, _), ctx, _ = self.grade()
+        for run in ctx.runs:
+            self.assertGreaterEqual(run.result.costs["total_s"], 0.4)
+            self.assertIn("wait_s", run.result.costs)
+        report = grading.LabReport(ctx.lab, self.tmp.name, 1, ctx.cases, [runs])
+        report.runs = ctx.runs
+        costs = report.costs()
+        self.assertEqual([r["case"] for r in costs["runs"]], list(range(6)))
+        self.assertEqual([r["alone"] for r in costs["runs"]], [False, False, False, True, True, False])
+        self.assertGreater(costs["runtime_s"], 0.8)
 
 
 class LeftOutCasesTest(unittest.TestCase):

@@ -1,0 +1,130 @@
+"""Who runs on the GPU at once: harness runs that time nothing share it; a run that times something,
+or needs most of its memory, has it to itself.
+
+Every harness run the grader starts (harness.run_argv) passes through the gate, shared or alone:
+
+  shared  up to sharers() runs at once, on this machine, from every grader process of this user (a
+          class batch, a test suite running several tests at once, a second terminal). Each is a
+          process with its own CUDA context; the GPU time-slices between them, which no check that
+          takes no timing can see.
+  alone   waits until no other run (shared or alone) holds the GPU, and holds it alone: what it
+          measures is its own work.
+
+A run that waits to be alone stops new shared runs from starting (a turnstile), so a busy class
+does not starve it. The gate is made of flock(2) locks on files in a folder of the user's own
+(gate_dir()): a grader that dies releases what it held, and two kit checkouts on one machine share
+one gate. Within one process, a semaphore keeps to the same number of shared runs.
+
+KIT_GPU_SHARERS=N sets how many shared runs may hold the GPU at once (1: every run has it alone,
+one at a time, as on a GPU that other people use too).
+"""
+import contextlib
+import fcntl
+import os
+import tempfile
+import threading
+import time
+
+SHARERS_ENV = "KIT_GPU_SHARERS"
+MAX_SHARERS = 16           # more contexts than this gain nothing: each run's start is CPU work
+BYTES_PER_SHARER = 2 << 30  # every shared run may use 2 GiB of GPU memory (a lab's shared cases use less)
+
+
+def sharers(device=None, cpus=None):
+    """How many harness runs may share the GPU: KIT_GPU_SHARERS when set, else one per core and per
+    BYTES_PER_SHARER of the GPU's memory (device: the probe's document), at most MAX_SHARERS."""
+    given = os.environ.get(SHARERS_ENV, "").strip()
+    if given:
+        try:
+            return max(1, int(given))
+        except ValueError:
+            raise SystemExit("%s must be a whole number, not %r" % (SHARERS_ENV, given))
+    cpus = cpus or os.cpu_count() or 1
+    memory = (device or {}).get("total_memory_bytes")
+    by_memory = memory // BYTES_PER_SHARER if memory else 1  # unknown memory: no sharing
+    return max(1, min(MAX_SHARERS, cpus, by_memory))
+
+
+def gate_dir():
+    """The gate's lock files: one folder per user and machine, outside any kit checkout."""
+    return os.path.join(tempfile.gettempdir(), "cdp-kit-gpu-gate-%d" % os.getuid())
+
+
+class Gate:
+    def __init__(self, count, folder=None):
+        self.count = count
+        self.folder = folder or gate_dir()
+        self._in_process = threading.BoundedSemaphore(count)
+
+    def _open(self, name):
+        os.makedirs(self.folder, mode=0o700, exist_ok=True)
+        return os.open(os.path.join(self.folder, name), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+
+    def _through_turnstile(self, mode):
+        """The GPU lock, taken in mode (LOCK_SH shared, LOCK_EX alone) behind the turnstile: a run
+        waiting to be alone holds the turnstile, and no shared run starts meanwhile."""
+        turnstile, gpu = self._open("turnstile"), self._open("gpu")
+        try:
+            fcntl.flock(turnstile, fcntl.LOCK_EX)
+            fcntl.flock(gpu, mode)
+        except BaseException:
+            os.close(gpu)
+            raise
+        finally:
+            os.close(turnstile)  # closing releases it
+        return gpu
+
+    def _slot(self):
+        """One of count slot locks: the first free one, else wait for one (shared runs of every
+        process on this machine)."""
+        fds = [self._open("slot-%d" % k) for k in range(self.count)]
+        try:
+            for k, fd in enumerate(fds):
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    return fds.pop(k)
+                except BlockingIOError:
+                    continue
+            fd = fds.pop(os.getpid() % self.count)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            return fd
+        finally:
+            for fd in fds:
+                os.close(fd)
+
+    @contextlib.contextmanager
+    def held(self, alone):
+        """Hold the GPU, alone or shared, for the body; yields the seconds spent waiting."""
+        started = time.monotonic()
+        if alone:
+            gpu = self._through_turnstile(fcntl.LOCK_EX)
+            try:
+                yield time.monotonic() - started
+            finally:
+                os.close(gpu)
+            return
+        with self._in_process:
+            slot = self._slot()
+            try:
+                gpu = self._through_turnstile(fcntl.LOCK_SH)
+                try:
+                    yield time.monotonic() - started
+                finally:
+                    os.close(gpu)
+            finally:
+                os.close(slot)
+
+
+_gates = {}
+_gates_lock = threading.Lock()
+
+
+def gate():
+    """This process's gate, sized by sharers() for the GPU the grader's probe found (before a probe:
+    one run at a time)."""
+    from . import gpu
+    count = sharers(gpu.known_device())
+    with _gates_lock:
+        if count not in _gates:
+            _gates[count] = Gate(count)
+        return _gates[count]

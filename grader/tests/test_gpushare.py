@@ -1,0 +1,179 @@
+"""The GPU gate (gradelib.gpushare): how many runs share the GPU, shared runs side by side up to that
+count, a run alone excluding every other (in this process and in others), and a run waiting to be
+alone served before shared runs that come after it. And what a run cost (harness.run_costs)."""
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+from unittest import mock
+
+from gradelib import gpushare, harness
+
+GIB = 1 << 30
+HOLD = 0.3  # seconds a test's holder keeps the GPU
+
+
+class SharersTest(unittest.TestCase):
+    def test_one_per_core_and_per_two_gib_at_most_sixteen(self):
+        with mock.patch.dict(os.environ, {gpushare.SHARERS_ENV: ""}):
+            self.assertEqual(gpushare.sharers({"total_memory_bytes": 80 * GIB}, cpus=16), 16)
+            self.assertEqual(gpushare.sharers({"total_memory_bytes": 80 * GIB}, cpus=64), gpushare.MAX_SHARERS)
+            self.assertEqual(gpushare.sharers({"total_memory_bytes": 80 * GIB}, cpus=4), 4)
+            self.assertEqual(gpushare.sharers({"total_memory_bytes": 15 * GIB}, cpus=16), 7)
+            self.assertEqual(gpushare.sharers({"total_memory_bytes": GIB}, cpus=16), 1)
+
+    def test_unknown_memory_shares_nothing(self):
+        with mock.patch.dict(os.environ, {gpushare.SHARERS_ENV: ""}):
+            self.assertEqual(gpushare.sharers(None, cpus=16), 1)
+            self.assertEqual(gpushare.sharers({"name": "an old probe document"}, cpus=16), 1)
+
+    def test_the_environment_decides_when_set(self):
+        with mock.patch.dict(os.environ, {gpushare.SHARERS_ENV: "3"}):
+            self.assertEqual(gpushare.sharers({"total_memory_bytes": 80 * GIB}, cpus=16), 3)
+        with mock.patch.dict(os.environ, {gpushare.SHARERS_ENV: "0"}):
+            self.assertEqual(gpushare.sharers(None), 1)
+        with mock.patch.dict(os.environ, {gpushare.SHARERS_ENV: "many"}):
+            with self.assertRaises(SystemExit):
+                gpushare.sharers(None)
+
+
+class Timeline:
+    """When each holder entered and left, to compare afterwards."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.spans = {}
+
+    def hold(self, gate, name, alone, seconds=HOLD, entered=None):
+        with gate.held(alone):
+            start = time.monotonic()
+            if entered is not None:
+                entered.set()
+            time.sleep(seconds)
+            end = time.monotonic()
+        with self.lock:
+            self.spans[name] = (start, end)
+
+    def overlap(self, a, b):
+        (s1, e1), (s2, e2) = self.spans[a], self.spans[b]
+        return s1 < e2 and s2 < e1
+
+    def most_at_once(self):
+        events = sorted([(s, 1) for s, _ in self.spans.values()] + [(e, -1) for _, e in self.spans.values()])
+        now = most = 0
+        for _, step in events:
+            now += step
+            most = max(most, now)
+        return most
+
+
+class GateTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.line = Timeline()
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def gate(self, count):
+        return gpushare.Gate(count, folder=self.tmp.name)
+
+    def start(self, *args, **kw):
+        thread = threading.Thread(target=self.line.hold, args=args, kwargs=kw)
+        thread.start()
+        return thread
+
+    def test_shared_runs_overlap_up_to_the_count(self):
+        gate = self.gate(2)
+        threads = [self.start(gate, k, False) for k in range(4)]
+        for t in threads:
+            t.join()
+        self.assertEqual(self.line.most_at_once(), 2)
+
+    def test_a_run_alone_overlaps_no_other(self):
+        gate = self.gate(4)
+        entered = threading.Event()
+        first = self.start(gate, "shared before", False, entered=entered)
+        entered.wait()
+        alone = self.start(gate, "alone", True)
+        time.sleep(0.05)
+        later = [self.start(gate, "shared after %d" % k, False) for k in range(2)]
+        for t in [first, alone] + later:
+            t.join()
+        for name in self.line.spans:
+            if name != "alone":
+                self.assertFalse(self.line.overlap("alone", name), name)
+        # the turnstile: shared runs asked for after the run alone began waiting come after it
+        for k in range(2):
+            self.assertGreaterEqual(self.line.spans["shared after %d" % k][0], self.line.spans["alone"][1])
+
+    def test_runs_alone_take_turns(self):
+        gate = self.gate(4)
+        threads = [self.start(gate, k, True, seconds=0.1) for k in range(3)]
+        for t in threads:
+            t.join()
+        self.assertEqual(self.line.most_at_once(), 1)
+
+    def test_another_process_alone_holds_this_one_off(self):
+        script = ("import sys, time; sys.path.insert(0, %r)\n"
+                  "from gradelib import gpushare\n"
+                  "with gpushare.Gate(4, folder=%r).held(True):\n"
+                  "    print('holding', flush=True); time.sleep(%r)\n"
+                  % (os.path.dirname(os.path.dirname(gpushare.__file__)), self.tmp.name, 3 * HOLD))
+        other = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, universal_newlines=True)
+        try:
+            self.assertEqual(other.stdout.readline().strip(), "holding")
+            started = time.monotonic()
+            with self.gate(4).held(False) as waited:
+                self.assertGreater(time.monotonic() - started, 2 * HOLD)
+                self.assertGreater(waited, 2 * HOLD)
+        finally:
+            other.wait()
+            other.stdout.close()
+
+    def test_a_holder_that_dies_releases_the_gpu(self):
+        script = ("import os, sys; sys.path.insert(0, %r)\n"
+                  "from gradelib import gpushare\n"
+                  "gpushare.Gate(1, folder=%r).held(True).__enter__()\n"
+                  "os._exit(9)\n" % (os.path.dirname(os.path.dirname(gpushare.__file__)), self.tmp.name))
+        self.assertEqual(subprocess.run([sys.executable, "-c", script]).returncode, 9)
+        with self.gate(1).held(True) as waited:
+            self.assertLess(waited, 1)
+
+
+class RunCostsTest(unittest.TestCase):
+    NONCE = "abc"
+
+    def channel(self, clock_line):
+        return b"kit-nonce abc\n{\"value\": 1}\n" + clock_line
+
+    def test_the_clock_line_splits_the_run(self):
+        data = self.channel(b"kit-clock 1100000000 1400000000 1500000000\n")
+        self.assertEqual(harness.read_channel(data, self.NONCE), ({"value": 1}, None))
+        costs = harness.run_costs(data, 1000000000, 1600000000, 0.25)
+        self.assertEqual(costs, {"wait_s": 0.25, "total_s": 0.6, "start_s": 0.1, "context_s": 0.3, "case_s": 0.1,
+                                 "exit_s": 0.1})
+
+    def test_without_a_clock_line_only_the_whole(self):
+        data = self.channel(b"")
+        self.assertEqual(harness.read_channel(data, self.NONCE), ({"value": 1}, None))
+        self.assertEqual(harness.run_costs(data, 0, 500000000, 0), {"wait_s": 0, "total_s": 0.5})
+        self.assertEqual(harness.run_costs(None, 0, 500000000, 0), {"wait_s": 0, "total_s": 0.5})
+
+    def test_a_clock_outside_the_run_is_not_believed(self):
+        data = self.channel(b"kit-clock 900000000 1400000000 1500000000\n")
+        self.assertEqual(harness.run_costs(data, 1000000000, 1600000000, 0), {"wait_s": 0, "total_s": 0.6})
+        data = self.channel(b"kit-clock 1100000000 1000000000 1500000000\n")
+        self.assertEqual(sorted(harness.run_costs(data, 1000000000, 1600000000, 0)), ["total_s", "wait_s"])
+
+    def test_a_garbled_clock_line_tells_nothing(self):
+        data = self.channel(b"kit-clock soon\n")
+        self.assertEqual(harness.read_channel(data, self.NONCE), ({"value": 1}, None))
+        self.assertEqual(harness.run_costs(data, 0, 500000000, 0), {"wait_s": 0, "total_s": 0.5})
+
+
+if __name__ == "__main__":
+    unittest.main()
