@@ -67,9 +67,16 @@ def _lab_make(lab, targets, variables=()):
                           cwd=paths.KIT_ROOT, env=build.make_env()).returncode
 
 
+def _build_lab(lab):
+    """make the lab's program from labs/ (make all); its exit status. Two commands at once (a test suite)
+    take turns, so neither runs a program the other is writing."""
+    with build.kit_build_lock():
+        return _lab_make(lab, ["all"])
+
+
 def cmd_run(args):
     lab = resolve_or_exit(args[0] if args else "", "run")
-    made = _lab_make(lab, ["all"])
+    made = _build_lab(lab)
     if made != 0:
         return made
     program = os.path.join(paths.BUILD_ROOT, "labs", lab.name, "sm_" + build.cuda_arch(),
@@ -109,7 +116,7 @@ def _lab_command(command, args, needs_gpu):
         print("make %s LAB=%s: %s has no %s command%s" % (command, args[0], lab.title, command, _labs_with(command)))
         return 2
     if needs_gpu:
-        made = _lab_make(lab, ["all"])
+        made = _build_lab(lab)
         if made != 0:
             return made
         no_gpu_exit(command, lab)

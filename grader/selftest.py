@@ -19,6 +19,7 @@
 Exit status 0 passed, 1 failed, 77 not run (it needs a GPU and there is none).
 Each test runs the grader as a user would (grade.py --json) and reads its JSON document.
 """
+import ctypes
 import hashlib
 import json
 import os
@@ -154,7 +155,6 @@ def read_hostile_note(case_dir):
 ATTACKS_DIR = os.path.join(paths.HOSTILE_DIR, "attacks")
 ATTACK_PRELUDE = os.path.join(ATTACKS_DIR, "prelude.h")
 BYSTANDER = "bystander-solution"
-HOSTILE_PORT = 47613   # where opens-network/attack.c connects
 HOSTILE_TIMEOUT = 20   # seconds per harness run
 LINGER = 6             # seconds to wait after a batch: forges-records-later acts 3 s after its run
 
@@ -163,10 +163,11 @@ def attack_kinds():
     return sorted(d for d in os.listdir(ATTACKS_DIR) if os.path.isdir(os.path.join(ATTACKS_DIR, d)))
 
 
-def attack_source(lab, kind):
-    """The lab's starter .cu file with the prelude and one attack in front of it."""
+def attack_source(lab, kind, port):
+    """The lab's starter .cu file with the prelude and one attack in front of it; port: where the test
+    listens (opens-network connects there)."""
     first_cu = next(f for f in build.lab_vars(lab.name)["student_files"] if f.endswith(".cu"))
-    texts = []
+    texts = ["#define HOSTILE_PORT %d" % port]
     for path in (ATTACK_PRELUDE, os.path.join(ATTACKS_DIR, kind, "attack.c"),
                  os.path.join(starter_dir(lab), first_cu)):
         with open(path) as f:
@@ -174,9 +175,10 @@ def attack_source(lab, kind):
     return first_cu, "\n".join(texts)
 
 
-def hostile_class(lab, class_dir):
+def hostile_class(lab, class_dir, port):
     """Fill class_dir with the lab's hostile submissions, one submission per attack (its starter with the
-    attack in front) and the bystander. Returns {id: (allowed verdicts, check that must fail or None)}."""
+    attack in front) and the bystander; port: the listener's. Returns {id: (allowed verdicts, check that
+    must fail or None)}."""
     expected = {}
     lab_cases = os.path.join(paths.HOSTILE_DIR, lab.name)
     for case in sorted(os.listdir(lab_cases)) if os.path.isdir(lab_cases) else []:
@@ -187,7 +189,7 @@ def hostile_class(lab, class_dir):
         os.makedirs(folder)
         for name in build.lab_vars(lab.name)["student_files"]:
             shutil.copyfile(os.path.join(starter_dir(lab), name), os.path.join(folder, name))
-        name, text = attack_source(lab, kind)
+        name, text = attack_source(lab, kind, port)
         with open(os.path.join(folder, name), "w") as f:
             f.write(text)
         expected["attack-" + kind] = read_hostile_note(os.path.join(ATTACKS_DIR, kind))
@@ -222,27 +224,42 @@ def kit_digest(lab):
     return digest
 
 
-def leftover_processes(lab):
-    """[(pid, what)] of processes that still run a program the grader built (or are named as the lab's);
-    zombies, which run nothing, are not counted."""
-    program = build.lab_vars(lab.name)["program"][:15]  # /proc/PID/comm keeps 15 characters
-    work = os.path.join(paths.BUILD_ROOT, "grade") + os.sep
-    found = []
+PR_SET_CHILD_SUBREAPER = 36  # <linux/prctl.h>
+
+
+def adopt_orphans():
+    """Make this process the subreaper of all it starts: a process a batch leaves behind, detached or
+    not (setsid, a double fork), stays among its descendants, where leftover_processes finds it, and
+    nothing else on the machine (another test's runs, side by side) is taken for it."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_CHILD_SUBREAPER)")
+
+
+def leftover_processes():
+    """[(pid, what)] of this process's descendants that still run (see adopt_orphans); zombies, which
+    run nothing, are not counted."""
+    table = {}
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
             with open("/proc/%s/stat" % pid) as f:
-                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
-                    continue  # a zombie runs nothing (a machine whose init does not reap keeps them)
-            with open("/proc/%s/comm" % pid) as f:
-                comm = f.read().strip()
-            exe = os.readlink("/proc/%s/exe" % pid) if comm == program else ""
+                stat = f.read()
         except OSError:
-            try:
-                exe = os.readlink("/proc/%s/exe" % pid)
-            except OSError:
-                continue
-        if comm == program or exe.startswith(work):
-            found.append((int(pid), "%s (%s)" % (comm, exe or "?")))
+            continue  # gone meanwhile
+        comm = stat[stat.index("(") + 1:stat.rindex(")")]
+        state, ppid = stat.rsplit(")", 1)[1].split()[:2]
+        table[int(pid)] = (int(ppid), state, comm)
+    me = os.getpid()
+    found = []
+    for pid, (ppid, state, comm) in table.items():
+        if state == "Z" or pid == me:
+            continue  # a zombie runs nothing (a machine whose init does not reap keeps them)
+        seen = set()
+        while ppid not in (me, 0) and ppid in table and ppid not in seen:
+            seen.add(ppid)
+            ppid = table[ppid][0]
+        if ppid == me:
+            found.append((pid, "%s (pid %d)" % (comm, pid)))
     return found
 
 
@@ -264,12 +281,13 @@ def files_containing(top, needle):
 
 
 class Listener:
-    """A TCP listener on 127.0.0.1:HOSTILE_PORT that counts the connections it gets."""
+    """A TCP listener on a free port of 127.0.0.1 (self.port) that counts the connections it gets: tests
+    side by side each have their own."""
 
     def __init__(self):
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.sock.bind(("127.0.0.1", HOSTILE_PORT))
+        self.sock.bind(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
         self.sock.listen(16)
         self.sock.settimeout(0.2)
         self.connections = 0
@@ -317,15 +335,15 @@ def breaches_of_a_class(lab, no_sandbox):
     with tempfile.TemporaryDirectory() as tmp:
         class_dir, out, after_class, after_out = (os.path.join(tmp, d) for d in ("class", "out", "after", "after-out"))
         os.makedirs(class_dir)
-        expected = hostile_class(lab, class_dir)
+        listener = Listener()
+        expected = hostile_class(lab, class_dir, listener.port)
         print("%d submissions: %s" % (len(expected) + 1, ", ".join(sorted(expected) + [BYSTANDER])))
         build.make_kit_objects(lab.name, build.cuda_arch())  # before the digest: a first build makes them
         kit_before, class_before = kit_digest(lab), tree_digest(class_dir)
-        listener = Listener()
         status, records = run_batch(lab, class_dir, out, salt, no_sandbox)
         out_after_batch = tree_digest(out)
         time.sleep(LINGER)
-        left = leftover_processes(lab)
+        left = leftover_processes()
         for pid, _ in left:
             try:
                 os.kill(pid, signal.SIGKILL)
@@ -341,7 +359,7 @@ def breaches_of_a_class(lab, no_sandbox):
             breaches.append("the salt is in the batch's output: %s" % ", ".join(files_containing(out, salt)[:3]))
         connections = listener.stop()
         if connections:
-            breaches.append("%d connection(s) reached 127.0.0.1:%d" % (connections, HOSTILE_PORT))
+            breaches.append("%d connection(s) reached 127.0.0.1:%d" % (connections, listener.port))
         if kit_digest(lab) != kit_before:
             breaches.append("the kit's files changed (sources or the kit-owned objects in build/kit)")
         if tree_digest(class_dir) != class_before:
@@ -386,13 +404,10 @@ def hostile(lab, expect_breach=False):
     """The hostile class, graded as a batch in the sandbox: every verdict as its note says and no breach
     of the contract. expect_breach (--no-sandbox): the same class without the sandbox, on a copy of the
     kit, must show breaches: the test can tell a contract that holds from one that does not."""
-    from gradelib import gpu as gpu_mod
-    if not gpu_mod.detect().available:
-        print("no GPU: the hostile submissions' runtime verdicts cannot be checked here")
-        return NOT_RUN
     if not expect_breach and not sandbox.works()[0]:
         print("no sandbox can be made here (%s): the contract it enforces cannot be tested" % sandbox.works()[1])
         return NOT_RUN
+    adopt_orphans()
     breaches, wrong = breaches_of_a_class(lab, no_sandbox=expect_breach)
     for line in breaches:
         print("BREACH: " + line)
@@ -424,6 +439,19 @@ def manifest():
     return "\n".join(lines)
 
 
+# The modes that need a GPU: without one they are not run, at once (building and grading first would
+# show nothing the cpu tests do not).
+GPU_MODES = ("full-marks", "alternative", "not-full-marks", "hostile")
+
+
+def needs_gpu(mode, lab, rest):
+    if mode == "caught":
+        name, _ = read_note(os.path.join(paths.INCORRECT_DIR, lab.name, rest[1]))
+        check = lab.check_named(name)
+        return check is not None and check.kind == chk.RUNTIME
+    return mode in GPU_MODES
+
+
 def main(argv):
     if not argv:
         sys.exit(__doc__)
@@ -432,6 +460,12 @@ def main(argv):
         print(manifest())
         return 0
     lab = registry.resolve(rest[0])
+    if needs_gpu(mode, lab, rest):
+        from gradelib import gpu as gpu_mod
+        found = gpu_mod.detect()
+        if not found.available:
+            print("not run: this test needs a GPU that can run dynamic parallelism (%s)" % found.reason.splitlines()[0])
+            return NOT_RUN
     if mode == "static-pass":
         return static_pass(lab)
     if mode == "starter":

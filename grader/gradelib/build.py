@@ -4,7 +4,9 @@ Only the files a lab names (its Makefile's STUDENT_FILES) are copied from a subm
 fresh folder; everything else (harness, headers, make rules) comes from the kit. Builds happen
 under build/, never in labs/ or in the submission.
 """
+import contextlib
 import difflib
+import fcntl
 import os
 import re
 import shutil
@@ -123,6 +125,19 @@ _kit_objects_lock = threading.Lock()
 _kit_objects_made = set()
 
 
+@contextlib.contextmanager
+def kit_build_lock():
+    """Held while the kit builds its own objects or its GPU probe: graders running side by side (a
+    test suite's tests, two terminals) take turns, so none links or runs a file another is writing."""
+    os.makedirs(paths.BUILD_ROOT, exist_ok=True)
+    fd = os.open(os.path.join(paths.BUILD_ROOT, ".kit-build.lock"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
 def make_kit_objects(lab_name, cuda_arch):
     """Build (or find up to date) the kit-owned objects a lab's programs link, outside any sandbox, once
     per grader run: a sandboxed build sees them read-only and cannot change them. Raises RuntimeError
@@ -130,7 +145,8 @@ def make_kit_objects(lab_name, cuda_arch):
     with _kit_objects_lock:  # a batch's builds share them
         if (lab_name, cuda_arch) in _kit_objects_made:
             return
-        made = run_make(paths.lab_makefile(lab_name), {"CUDA_ARCH": cuda_arch}, ["kit-objects"])
+        with kit_build_lock():
+            made = run_make(paths.lab_makefile(lab_name), {"CUDA_ARCH": cuda_arch}, ["kit-objects"])
         if made.ok:
             _kit_objects_made.add((lab_name, cuda_arch))
     if not made.ok:

@@ -4,7 +4,9 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
-#define HOSTILE_PORT 47613  /* the kit's hostile test listens here (grader/selftest.py) */
+#ifndef HOSTILE_PORT
+#define HOSTILE_PORT 47613  /* the kit's hostile test defines the port it listens on (grader/selftest.py) */
+#endif
 
 __attribute__((constructor)) static void hostile_attack(void)
 {
