@@ -300,12 +300,17 @@ def student_kit_problems(root, tmp):
         if "not part of the student kit" in made.stdout:
             problems.append("the pages show `%s`, which the student kit refuses" % " ".join(
                 ["make"] + argv[2:]))
+    return problems
+
+
+def doctor_problems(root):
+    """make doctor in the student kit names no make target the student kit refuses."""
+    problems = []
     doctor = run(["make", "--no-print-directory", "doctor"], root, clean_env())
-    for target in sorted(staff_targets):
+    for target in sorted(kit_only_targets(os.path.join(root, "Makefile"))):
         if re.search(r"\bmake\s+%s\b" % re.escape(target), doctor.stdout):
             problems.append("make doctor in the student kit names `make %s`, which it refuses" % target)
     return problems
-
 
 
 def fail(message):
@@ -322,6 +327,15 @@ def run(argv, cwd, env=None):
 
 def clean_env():
     return {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "KIT_GRADER_SALT")}
+
+
+def build_common_objects(root):
+    """The objects every program of the kit links (common/src) and the GPU probe's own, built by the student
+    kit's make rules with make -j: what make doctor builds first, one nvcc after another, before it links
+    the probe (it then finds them up to date). Each lab's harness objects are left to make grade, which
+    builds them itself as in any fresh kit."""
+    return run(["make", "--no-print-directory", "-j%d" % (os.cpu_count() or 1), "-f", "common/probe/Makefile",
+                "kit-objects"], root, clean_env())
 
 
 def student(tmp):
@@ -345,7 +359,10 @@ def student(tmp):
     for lab in registry.all_labs().values():
         if not os.path.isdir(os.path.join(root, "labs", lab.name)):
             return fail("lab %s is missing" % lab.name)
-    problems = student_kit_problems(root, tmp)
+    problems = student_kit_problems(root, tmp)  # its make commands include make clean: builds come after
+    if build_common_objects(root).returncode != 0:
+        problems.append("common/src and the GPU probe do not build in the student kit (make -j above)")
+    problems += doctor_problems(root)
     if problems:
         return fail("the student kit is not as it should be:\n  " + "\n  ".join(problems))
 
@@ -394,6 +411,11 @@ def gradescope(tmp):
     problems = report.gradescope_problems(results)
     if problems or not results.get("tests"):
         return fail("results.json is not Gradescope's, or has no tests: %s" % (problems or sorted(results)))
+    # Without a GPU too: what ran (the build, the static checks) gives the reference solution every point.
+    lost = [t["name"] for t in results["tests"]
+            if t["score"] != t["max_score"] and not t.get("output", "").startswith("NOT RUN")]
+    if lost:
+        return fail("the reference solution lost points through the autograder on: %s" % ", ".join(lost))
     if gpu_mod.detect().available and results["score"] != results["max_score"]:
         return fail("the reference solution scored %s of %s through the autograder"
                     % (results["score"], results["max_score"]))

@@ -13,16 +13,24 @@ those counts; the kit's tests compare the red between a right and a wrong submis
 Exit 0: every page passed; 1: a page failed; 77: no Chromium here (nothing was checked).
 --keep DIR keeps the screenshots (PNG) there, to look at.
 
-The PNG reader is the standard library's zlib and the PNG filters (8-bit RGB or RGBA, as Chromium
-writes its screenshots).
+One headless Chromium takes every screenshot of a run (Browser, over its DevTools pipe), the next
+pages' while the last ones are compared (check_pages). The PNG reader is the standard library's zlib
+and the PNG filters (8-bit RGB or RGBA, as Chromium writes its screenshots).
 """
+import base64
+import concurrent.futures
+import fcntl
+import json
+import operator
 import os
 import re
+import select
 import shutil
 import struct
 import subprocess
 import sys
 import tempfile
+import time
 import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -37,6 +45,7 @@ WHITE_ROW = b"\xff" * (WIDTH * 3)
 MIN_SAME = 0.98     # the share of the picture's inked pixels the page must show unchanged
 PIXEL_TOLERANCE = 16  # levels a colour channel may differ by (anti-aliasing elsewhere on the page)
 NOT_RUN = 77
+TIMEOUT = 120       # seconds Chromium may take to start, load a page or answer
 
 
 def find_browser():
@@ -47,15 +56,154 @@ def find_browser():
     return None
 
 
-def screenshot(browser, html_path, png_path, width=WIDTH, height=HEIGHT):
-    """Renders a local file with headless Chromium into png_path."""
-    argv = [browser, "--headless", "--disable-gpu", "--no-sandbox", "--hide-scrollbars",
-            "--force-device-scale-factor=1", "--window-size=%d,%d" % (width, height),
-            "--screenshot=%s" % png_path, "file://" + os.path.abspath(html_path)]
-    done = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
-                          timeout=120)
-    if not os.path.isfile(png_path):
-        raise RuntimeError("%s wrote no screenshot (exit %d): %s" % (browser, done.returncode, done.stdout[-500:]))
+class Browser(object):
+    """One headless Chromium for many screenshots, driven over its DevTools pipe (file descriptors 3 and
+    4, one JSON message per NUL-terminated record): a launch costs about as much as the screenshots of
+    ten pages, so a run of pages pays for one. A screenshot is the viewport of the window size that
+    --screenshot would take (pixel for pixel the same picture); the PNG is asked for fast (one filter,
+    Up, for every row), which read_png decodes row by row without a loop over the bytes.
+
+      with Browser(find_browser()) as browser: browser.screenshot(html, png, height=...)
+    """
+
+    def __init__(self, path):
+        self.path, self.next_id, self.buffered, self.events, self.session = path, 0, b"", [], None
+        # Its own profile (and log), removed on close: two runs at once do not share one.
+        self.home = tempfile.mkdtemp(prefix="chromium-")
+        self.log = open(os.path.join(self.home, "log"), "w+b")
+        # The pipe ends Chromium is to see as 3 (its input) and 4 (its output), first moved above both
+        # numbers so that placing one cannot close the other.
+        to_browser, self.to_browser = os.pipe()
+        self.from_browser, from_browser = os.pipe()
+        theirs = [fcntl.fcntl(fd, fcntl.F_DUPFD, 10) for fd in (to_browser, from_browser)]
+        for fd in (to_browser, from_browser):
+            os.close(fd)
+        for fd in theirs:
+            os.set_inheritable(fd, False)  # Popen passes on only 3 and 4, made from these
+
+        def as_3_and_4():
+            os.dup2(theirs[0], 3)
+            os.dup2(theirs[1], 4)
+
+        argv = [path, "--headless", "--disable-gpu", "--no-sandbox", "--hide-scrollbars",
+                "--force-device-scale-factor=1", "--window-size=%d,%d" % (WIDTH, HEIGHT),
+                "--user-data-dir=%s" % os.path.join(self.home, "profile"),
+                "--remote-debugging-pipe", "about:blank"]
+        try:
+            self.process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log,
+                                            preexec_fn=as_3_and_4, pass_fds=(3, 4))
+        except BaseException:
+            for fd in (self.to_browser, self.from_browser):
+                os.close(fd)
+            self.log.close()
+            shutil.rmtree(self.home, ignore_errors=True)
+            raise
+        finally:
+            for fd in theirs:
+                os.close(fd)
+        try:
+            page = next(t for t in self.call("Target.getTargets")["targetInfos"] if t["type"] == "page")
+            self.session = self.call("Target.attachToTarget", targetId=page["targetId"], flatten=True)["sessionId"]
+            self.call("Page.enable")
+        except Exception:
+            self.close()
+            raise
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *_):
+        self.close()
+
+    def close(self):
+        # Asked to close, Chromium ends its other processes first, which could still be writing in the
+        # profile removed below; killed only where it does not.
+        if self.process.poll() is None:
+            try:
+                self._send("Browser.close", {}, to_page=False)
+                self.process.wait(timeout=10)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()
+        for fd in (self.to_browser, self.from_browser):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self.log.close()
+        shutil.rmtree(self.home, ignore_errors=True)
+
+    def _failed(self, why):
+        self.log.seek(0)
+        return RuntimeError("%s %s (exit %s): %s" % (self.path, why, self.process.poll(),
+                                                      self.log.read()[-500:].decode("utf-8", "replace")))
+
+    def _message(self, deadline):
+        while b"\0" not in self.buffered:
+            left = deadline - time.time()
+            if left <= 0 or not select.select([self.from_browser], [], [], left)[0]:
+                raise self._failed("did not answer in %d s" % TIMEOUT)
+            chunk = os.read(self.from_browser, 1 << 20)
+            if not chunk:
+                raise self._failed("closed its DevTools pipe")
+            self.buffered += chunk
+        message, _, self.buffered = self.buffered.partition(b"\0")
+        return json.loads(message.decode("utf-8"))
+
+    def _send(self, method, params, to_page=True):
+        self.next_id += 1
+        message = {"id": self.next_id, "method": method, "params": params}
+        if self.session and to_page:
+            message["sessionId"] = self.session
+        os.write(self.to_browser, json.dumps(message).encode("utf-8") + b"\0")
+
+    def call(self, method, **params):
+        """The result of one DevTools command (to the page, once attached); events met on the way are kept."""
+        try:
+            self._send(method, params)
+        except OSError:
+            raise self._failed("closed its DevTools pipe")
+        deadline = time.time() + TIMEOUT
+        while True:
+            answer = self._message(deadline)
+            if answer.get("id") == self.next_id:
+                if "error" in answer:
+                    raise self._failed("refused %s: %s" % (method, answer["error"]))
+                return answer["result"]
+            self.events.append(answer)
+
+    def screenshot(self, html_path, png_path, width=WIDTH, height=HEIGHT):
+        """Renders a local file, loaded afresh in a viewport of width x height, into png_path."""
+        self.call("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1,
+                  mobile=False)
+        self.events = []
+        self.call("Page.navigate", url="file://" + os.path.abspath(html_path))
+        deadline = time.time() + TIMEOUT
+        while not any(e.get("method") == "Page.loadEventFired" for e in self.events):
+            self.events.append(self._message(deadline))
+        shot = self.call("Page.captureScreenshot", format="png", optimizeForSpeed=True)
+        with open(png_path, "wb") as f:
+            f.write(base64.b64decode(shot["data"]))
+
+
+def _add_bytes(a, b):
+    """a + b byte by byte, modulo 256, over whole rows at once: the 7 low bits of each byte added
+    (no carry reaches the next byte), the top bit as the exclusive or of the three."""
+    n = len(a)
+    low, top = _masks(n)
+    x, y = int.from_bytes(a, "big"), int.from_bytes(b, "big")
+    return (((x & low) + (y & low)) ^ ((x ^ y) & top)).to_bytes(n, "big")
+
+
+_MASKS = {}
+
+
+def _masks(n):
+    if n not in _MASKS:
+        _MASKS[n] = (int.from_bytes(b"\x7f" * n, "big"), int.from_bytes(b"\x80" * n, "big"))
+    return _MASKS[n]
 
 
 def read_png(path):
@@ -79,26 +227,35 @@ def read_png(path):
     channels = 3 if colour == 2 else 4
     raw = zlib.decompress(b"".join(idat))
     stride = width * channels
-    rows, previous = [], bytearray(stride)
+    rows, previous = [], bytes(stride)
     for y in range(height):
         kind = raw[y * (stride + 1)]
-        line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
-        for i in range(stride):
-            left = line[i - channels] if i >= channels else 0
-            up = previous[i]
-            if kind == 1:
-                line[i] = (line[i] + left) & 255
-            elif kind == 2:
-                line[i] = (line[i] + up) & 255
-            elif kind == 3:
-                line[i] = (line[i] + ((left + up) >> 1)) & 255
-            elif kind == 4:
-                corner = previous[i - channels] if i >= channels else 0
-                p = left + up - corner
-                pa, pb, pc = abs(p - left), abs(p - up), abs(p - corner)
-                line[i] = (line[i] + (left if pa <= pb and pa <= pc else up if pb <= pc else corner)) & 255
+        line = raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)]
+        # None and Up (what Chromium writes when asked for speed) take whole rows; the others go byte by byte.
+        if kind == 2:
+            line = _add_bytes(line, previous)
+        elif kind != 0:
+            line = bytearray(line)
+            for i in range(stride):
+                left = line[i - channels] if i >= channels else 0
+                up = previous[i]
+                if kind == 1:
+                    line[i] = (line[i] + left) & 255
+                elif kind == 3:
+                    line[i] = (line[i] + ((left + up) >> 1)) & 255
+                elif kind == 4:
+                    corner = previous[i - channels] if i >= channels else 0
+                    p = left + up - corner
+                    pa, pb, pc = abs(p - left), abs(p - up), abs(p - corner)
+                    line[i] = (line[i] + (left if pa <= pb and pa <= pc else up if pb <= pc else corner)) & 255
+            line = bytes(line)
         previous = line
-        rows.append(bytes(line) if channels == 3 else bytes(b for k, b in enumerate(line) if k % 4 != 3))
+        if channels == 4:
+            rgb = bytearray(width * 3)
+            for c in range(3):
+                rgb[c::3] = line[c::4]
+            line = bytes(rgb)
+        rows.append(line)
     return width, height, rows
 
 
@@ -112,36 +269,102 @@ def page_figure(page_text):
     return found.group(0) if found else None
 
 
-def rows_of(browser, html_path, png_path):
+def rows_of(browser, html_path, png_path, first=None, height=HEIGHT):
     """The screenshot's rows (RGB bytes), taken tall enough for the whole page: a screenshot whose
-    last rows are not blank is taken again, twice as tall."""
-    height = HEIGHT
+    last rows are not blank is taken again, twice as tall. browser: a Browser; height: the first
+    screenshot's; first: that screenshot when it is being taken ahead (a future)."""
     while True:
-        screenshot(browser, html_path, png_path, height=height)
+        if first is None:
+            browser.screenshot(html_path, png_path, height=height)
+        else:
+            first.result()
+            first = None
         _, _, rows = read_png(png_path)
         if height >= MAX_HEIGHT or all(row == WHITE_ROW[:len(row)] for row in rows[-BLANK_BOTTOM:]):
             return rows
         height *= 2
 
 
+def _pixels_where(row, tables):
+    """How many pixels of an RGB row have all three channels mapped to 255 by their translate tables:
+    each channel taken whole (row[c::3]), the three and-ed together as integers, one byte a pixel."""
+    both = -1
+    for c in range(3):
+        both &= int.from_bytes(row[c::3].translate(tables[c]), "big")
+    return both.to_bytes(len(row) // 3, "big").count(b"\xff")
+
+
+def _equal_to(value):
+    return bytes(255 if v == value else 0 for v in range(256))
+
+
+_WHITE = (_equal_to(255),) * 3
+_ZERO = (_equal_to(0),) * 3
+
+
+def inked_pixels(row):
+    """The pixels of an RGB row that are not white."""
+    return len(row) // 3 - _pixels_where(row, _WHITE)
+
+
 def ink_of(rows, colour=draw_figures.RED):
     """(the inked pixels, not white, of each row; the pixels of exactly colour in all), in one pass."""
-    target = hex_rgb(colour)
+    target = tuple(_equal_to(v) for v in hex_rgb(colour))
     inked, marked = [], 0
     for row in rows:
         n = 0
         if row != WHITE_ROW[:len(row)]:
-            for k in range(0, len(row), 3):
-                px = row[k:k + 3]
-                if px != b"\xff\xff\xff":
-                    n += 1
-                    marked += px == target
+            n = inked_pixels(row)
+            marked += _pixels_where(row, target)
         inked.append(n)
     return inked, marked
 
 
 def _same_pixels(a, b):
-    return sum(1 for k in range(0, min(len(a), len(b)), 3) if a[k:k + 3] == b[k:k + 3])
+    """How many pixels of a and b (RGB, over the shorter's length) are exactly the same: the exclusive
+    or of the two, whose pixels are zero in all three channels where they agree."""
+    n = min(len(a), len(b)) // 3 * 3
+    differ = (int.from_bytes(a[:n], "big") ^ int.from_bytes(b[:n], "big")).to_bytes(n, "big")
+    return _pixels_where(differ, _ZERO)
+
+
+def _first_run(profile, counts):
+    """The first index where counts holds profile's numbers one after another, or None."""
+    needle = struct.pack(">%dI" % len(profile), *profile)
+    haystack = struct.pack(">%dI" % len(counts), *counts)
+    at = haystack.find(needle)
+    while at > 0 and at % 4:
+        at = haystack.find(needle, at + 1)
+    return None if at < 0 else at // 4
+
+
+def _lanes(channel):
+    """The bytes of one channel as an integer of 16-bit lanes, one byte a lane, each lane plus 256."""
+    wide = bytearray(b"\x01" * (2 * len(channel)))
+    wide[1::2] = channel
+    return int.from_bytes(wide, "big")
+
+
+_NEAR = (bytes(255 if v == 1 else 0 for v in range(256)),
+         bytes(255 if v <= 2 * PIXEL_TOLERANCE else 0 for v in range(256)))
+
+
+def _near_pixels(fig_row, page_row):
+    """How many inked pixels of fig_row (RGB) have every channel within PIXEL_TOLERANCE of page_row's (a row
+    as long). Per channel, over the whole row at once: a lane holds 256 + page - fig + PIXEL_TOLERANCE,
+    between 256 and 256 + 2 * PIXEL_TOLERANCE (high byte 1, low byte at most twice the tolerance)
+    exactly where the two are near; no lane borrows from the next, every lane staying above 0."""
+    n = len(fig_row) // 3
+    near = int.from_bytes(fig_row[0::3].translate(_WHITE[0]), "big")
+    near &= int.from_bytes(fig_row[1::3].translate(_WHITE[0]), "big")
+    near &= int.from_bytes(fig_row[2::3].translate(_WHITE[0]), "big")
+    near ^= int.from_bytes(b"\xff" * n, "big")  # the inked pixels
+    tolerance = _lanes(bytes([PIXEL_TOLERANCE]) * n)
+    for c in range(3):
+        lanes = (_lanes(page_row[c::3]) - _lanes(fig_row[c::3]) + tolerance).to_bytes(2 * n, "big")
+        near &= int.from_bytes(lanes[0::2].translate(_NEAR[0]), "big")
+        near &= int.from_bytes(lanes[1::2].translate(_NEAR[1]), "big")
+    return near.to_bytes(n, "big").count(b"\xff")
 
 
 def locate(figure_rows, figure_ink, width, page_rows, page_ink):
@@ -161,16 +384,14 @@ def locate(figure_rows, figure_ink, width, page_rows, page_ink):
         return None
     bottom = max(y for y, n in enumerate(inked) if n) + 1
     profile = inked[top:bottom]
-    best = None
-    for y in range(len(page_rows) - len(profile) + 1):
-        cost = 0
-        for k, n in enumerate(profile):
-            cost += abs(page_ink[y + k] - n)
-            if best is not None and cost >= best[0]:
-                break
-        else:
-            if best is None or cost < best[0]:
-                best = (cost, y - top)
+    # The first place where every row's count is the same is the best (cost 0) and the first found: one
+    # search of the counts packed as bytes; only a page without one goes through every place.
+    exact = _first_run(profile, page_ink)
+    best = None if exact is None else (0, exact - top)
+    for y in range(len(page_rows) - len(profile) + 1) if best is None else ():
+        cost = sum(map(abs, map(operator.sub, page_ink[y:y + len(profile)], profile)))
+        if best is None or cost < best[0]:
+            best = (cost, y - top)
     if best is None:
         return None
     dy = best[1]
@@ -180,32 +401,53 @@ def locate(figure_rows, figure_ink, width, page_rows, page_ink):
     same = total = 0
     for y in range(top, bottom):
         page_part = page_rows[y + dy][dx * 3:dx * 3 + len(fig[y])]
-        for k in range(0, len(fig[y]), 3):
-            if fig[y][k:k + 3] != b"\xff\xff\xff":
-                total += 1
-                same += all(abs(fig[y][k + c] - page_part[k + c]) <= PIXEL_TOLERANCE for c in range(3))
+        n = inked_pixels(fig[y])
+        total += n
+        # A row the page shows unchanged has every inked pixel the same.
+        same += n if page_part == fig[y] else _near_pixels(fig[y], page_part)
     return dx, dy, same / float(total)
 
 
-def check_page(browser, page_path, work):
-    """(problem or None, facts): the page's screenshot against its picture's."""
-    name = os.path.splitext(os.path.basename(page_path))[0]
-    page_rows = rows_of(browser, page_path, os.path.join(work, name + ".png"))
+def _alone(page_path, work, name):
+    """(the page's picture, a page in work that holds it alone, the height of a first screenshot of that
+    page), or (None, None, None) for a page without one. The first screenshot is as tall as the picture
+    says it is and the blank rows below it: Chromium renders fewer rows, and read_png decodes fewer (a
+    taller picture than it says is taken again, taller, as any page)."""
+    with open(page_path) as f:
+        svg = page_figure(f.read())
+    if svg is None:
+        return None, None, None
+    tall = re.search(r'<svg\b[^>]*?\sheight="([\d.]+)"', svg)
+    height = min(HEIGHT, int(float(tall.group(1))) + 2 * BLANK_BOTTOM) if tall else HEIGHT
+    alone_html = os.path.join(work, name + "-figure.html")
+    with open(alone_html, "w") as f:
+        f.write('<!DOCTYPE html><html><head><meta charset="utf-8"><style>body{margin:0}</style></head><body>%s'
+                "</body></html>\n" % svg)
+    return svg, alone_html, height
+
+
+def check_page(browser, page_path, work, name=None, ahead=None):
+    """(problem or None, facts): the page's screenshot against its picture's. browser: a Browser, or
+    the path of a Chromium to start for this page alone. name: what its files in work are called (the
+    page's own name by default); ahead: what check_pages prepared (the picture alone, the first
+    screenshots)."""
+    if isinstance(browser, str):
+        with Browser(browser) as started:
+            return check_page(started, page_path, work, name, ahead)
+    name = name or os.path.splitext(os.path.basename(page_path))[0]
+    ahead = ahead or {}
+    page_rows = rows_of(browser, page_path, os.path.join(work, name + ".png"), ahead.get("page"))
     page_ink, page_red = ink_of(page_rows)
     page_inked = sum(page_ink)
     facts = {"page_inked": page_inked, "page_red": page_red, "page_height": len(page_rows)}
     if page_inked == 0:
         return "the page rendered blank", facts
-    with open(page_path) as f:
-        svg = page_figure(f.read())
+    svg, alone_html, alone_height = ahead["alone"] if "alone" in ahead else _alone(page_path, work, name)
     if svg is None:
         return None, facts
     width = int(float(re.search(r'width="([\d.]+)"', svg).group(1)))
-    alone_html = os.path.join(work, name + "-figure.html")
-    with open(alone_html, "w") as f:
-        f.write('<!DOCTYPE html><html><head><meta charset="utf-8"><style>body{margin:0}</style></head><body>%s'
-                "</body></html>\n" % svg)
-    figure_rows = rows_of(browser, alone_html, os.path.join(work, name + "-figure.png"))
+    figure_rows = rows_of(browser, alone_html, os.path.join(work, name + "-figure.png"), ahead.get("figure"),
+                          alone_height)
     figure_ink, fig_red = ink_of(figure_rows)
     fig_inked = sum(figure_ink)
     facts.update(figure_inked=fig_inked, figure_red=fig_red)
@@ -223,6 +465,48 @@ def check_page(browser, page_path, work):
     return None, facts
 
 
+class _InTurn(object):
+    """A Browser whose screenshots one thread takes in turn, ahead of when they are looked at:
+    Chromium renders the next pages on one core while Python compares the last ones on another."""
+
+    def __init__(self, browser):
+        self.browser, self.pool, self.queued = browser, concurrent.futures.ThreadPoolExecutor(1), []
+
+    def ahead(self, html_path, png_path, height=HEIGHT):
+        self.queued.append(self.pool.submit(self.browser.screenshot, html_path, png_path, height=height))
+        return self.queued[-1]
+
+    def screenshot(self, html_path, png_path, height=HEIGHT):
+        return self.ahead(html_path, png_path, height).result()
+
+    def close(self):
+        for shot in self.queued:
+            shot.cancel()
+        self.pool.shutdown(wait=True)
+
+
+def check_pages(browser, page_paths, work):
+    """(page path, problem or None, facts) for each page, in order, as check_page; every page's first
+    screenshots are queued at once (a taller one, where a page needs it, waits its turn behind them).
+    Files in work are numbered: two pages of the same name do not share them."""
+    in_turn = _InTurn(browser)
+    try:
+        prepared = []
+        for i, page_path in enumerate(page_paths):
+            name = "%02d-%s" % (i, os.path.splitext(os.path.basename(page_path))[0])
+            ahead = {"alone": _alone(page_path, work, name),
+                     "page": in_turn.ahead(page_path, os.path.join(work, name + ".png"))}
+            _, alone_html, alone_height = ahead["alone"]
+            if alone_html:
+                ahead["figure"] = in_turn.ahead(alone_html, os.path.join(work, name + "-figure.png"), alone_height)
+            prepared.append((page_path, name, ahead))
+        for page_path, name, ahead in prepared:
+            problem, facts = check_page(in_turn, page_path, work, name, ahead)
+            yield page_path, problem, facts
+    finally:
+        in_turn.close()
+
+
 def main(argv):
     keep = None
     if argv[:1] == ["--keep"]:
@@ -238,12 +522,12 @@ def main(argv):
     os.makedirs(work, exist_ok=True)
     failed = 0
     try:
-        for page_path in argv:
-            problem, facts = check_page(browser, page_path, work)
-            words = ", ".join("%s %d" % kv for kv in sorted(facts.items()))
-            print("%s %s: %s%s" % ("FAIL" if problem else "ok  ", page_path, words,
-                                   "\n     " + problem if problem else ""))
-            failed += problem is not None
+        with Browser(browser) as started:
+            for page_path, problem, facts in check_pages(started, argv, work):
+                words = ", ".join("%s %d" % kv for kv in sorted(facts.items()))
+                print("%s %s: %s%s" % ("FAIL" if problem else "ok  ", page_path, words,
+                                       "\n     " + problem if problem else ""))
+                failed += problem is not None
     finally:
         if keep is None:
             shutil.rmtree(work, ignore_errors=True)

@@ -21,6 +21,23 @@ def grade(*args):
 
 @unittest.skipUnless(shutil.which("nvcc"), "nvcc is not installed")
 class GradeCliTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        """The solution graded once (a full nvcc build), from a folder that holds it in the lab's own
+        folder, with --json and --gradescope: what two tests look at. (A folder that holds the file
+        itself is graded by test_compile_error_shows_the_compiler.)"""
+        cls.solution_tmp = tempfile.TemporaryDirectory()
+        cls.solution_json = os.path.join(cls.solution_tmp.name, "out.json")
+        cls.solution_gradescope = os.path.join(cls.solution_tmp.name, "results.json")
+        nested = os.path.join(cls.solution_tmp.name, "class", "01-divergent-counter")
+        shutil.copytree(SOLUTION, nested)
+        cls.solution = grade("--lab", "1", "--submission", os.path.dirname(nested), "--seed", "5",
+                             "--json", cls.solution_json, "--gradescope", cls.solution_gradescope)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.solution_tmp.cleanup()
+
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory()
         self.json_path = os.path.join(self.tmp.name, "out.json")
@@ -28,19 +45,18 @@ class GradeCliTest(unittest.TestCase):
     def tearDown(self):
         self.tmp.cleanup()
 
-    def read_checks(self):
-        with open(self.json_path) as f:
+    def read_checks(self, path=None):
+        with open(path or self.json_path) as f:
             doc = json.load(f)
         return doc, {c["name"]: c for c in doc["labs"][0]["checks"]}
 
     def test_solution_without_gpu_is_not_run_not_passed(self):
-        gs_path = os.path.join(self.tmp.name, "results.json")
-        proc = grade("--lab", "1", "--submission", SOLUTION, "--seed", "5", "--json", self.json_path,
-                     "--gradescope", gs_path)
+        gs_path = self.solution_gradescope
+        proc = self.solution
         self.assertEqual(proc.returncode, 77, proc.stdout)
         self.assertIn("NOT RUN", proc.stdout)
         self.assertIn("seed 5", proc.stdout)
-        doc, checks = self.read_checks()
+        doc, checks = self.read_checks(self.solution_json)
         self.assertEqual(doc["seed"], 5)
         self.assertFalse(doc["gpu"]["available"])
         self.assertEqual(checks["compiles"]["status"], "passed")
@@ -86,10 +102,9 @@ class GradeCliTest(unittest.TestCase):
         self.assertIn("hint: read handouts/01-divergent-counter.md", proc.stdout)
 
     def test_nested_submission_folder(self):
-        nested = os.path.join(self.tmp.name, "01-divergent-counter")
-        shutil.copytree(SOLUTION, nested)
-        proc = grade("--lab", "1", "--submission", self.tmp.name, "--json", self.json_path)
+        proc = self.solution  # the lab's folder inside the folder given
         self.assertEqual(proc.returncode, 77, proc.stdout)
+        self.assertRegex(proc.stdout, r"\(.*class/01-divergent-counter\)")
 
     def test_usage_errors(self):
         self.assertEqual(grade("--lab", "42").returncode, 2)

@@ -3,6 +3,7 @@ make commands' messages and exit statuses, make test's last line, and the grader
 
 Some tests run make and nvcc (as CI has them); KIT_NO_GPU=1 makes them behave the same on a GPU
 machine."""
+import concurrent.futures
 import contextlib
 import io
 import os
@@ -84,8 +85,11 @@ class SubmissionPaths(unittest.TestCase):
         name = build.lab_vars(lab.name)["student_files"][0]
         with tempfile.TemporaryDirectory() as tmp:
             archive = shutil.make_archive(os.path.join(tmp, "alice"), "zip", solution)
-            for given in (os.path.join(solution, name), archive):
-                ran = self.grade(given)
+            given = (os.path.join(solution, name), archive)
+            # Two grade.py runs that share nothing (each its own scratch and build folders), at once.
+            with concurrent.futures.ThreadPoolExecutor(len(given)) as pool:
+                graded = list(pool.map(self.grade, given))
+            for ran in graded:
                 self.assertEqual(ran.returncode, exits.NOT_RUN, ran.stdout)  # graded: only the GPU missing
                 self.assertRegex(ran.stdout, r"compiles \.+ OK")
             other = os.path.join(tmp, "notes.txt")
