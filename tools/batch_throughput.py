@@ -1,59 +1,125 @@
 #!/usr/bin/env python3
-"""How long a class takes: batch-grade COUNT copies of Lab 01's reference solution and known-wrong
-submissions (those that finish; a hang costs its time limit by design), on this machine.
+"""How long a class takes, where the time goes, and whether every verdict holds at that scale.
 
-  python3 tools/batch_throughput.py OUT_DIR [COUNT]     (default 200)
+  python3 tools/batch_throughput.py OUT_DIR [COUNT] [--lab NN]     (default: 200 submissions of Lab 01)
   python3 tools/batch_throughput.py OUT_DIR COUNT --sandbox-cost ROUNDS
 
-Writes OUT_DIR/throughput.json and prints the wall time, the time per submission and the verdicts.
+A class of COUNT submissions: the lab's reference solution and each of its known-wrong submissions in
+turn (solutions/incorrect/LAB/), all but those whose note says they hit the time limit (a hang costs
+its limit by design: measured apart). It is graded in one batch (grade.py batch, every core, the GPU
+shared as gradelib.gpushare allows), and each submission's verdict is checked: the solution's full
+marks, and for a known-wrong one the check its note names failing. A class of 200 holds each about
+200 / (kinds) times: for a lab with timing checks, that many runs of the reference and of each
+known-wrong timing submission, graded beside the rest of the class.
+
+Writes OUT_DIR/throughput-LAB.json (wall time, the mix, the verdicts, the median and 90th percentile
+of each phase of a submission's cost) and OUT_DIR/costs-LAB.tsv (each submission's cost, broken
+down: build, static checks, waiting for the GPU, process start, CUDA context, each case, exit), and
+prints a table. Exit status 0 when the batch graded everything and every verdict is as expected.
+
 With --sandbox-cost, grades the same class ROUNDS times with the sandbox and ROUNDS times without
 (--no-sandbox), alternating, and writes OUT_DIR/sandbox-cost.json: each batch's wall time, the medians
 and their ratio (the sandbox's cost on a class).
 """
-import statistics
+import argparse
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import time
 
 KIT_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
-LAB = "01-divergent-counter"
-HANGS = ("spins-forever",)  # each would cost the full time limit: measured apart, not in the mix
+sys.path.insert(0, os.path.join(KIT_ROOT, "grader"))
+
+from gradelib import build, gpushare, registry  # noqa: E402
+from gradelib.sheets import FULL_MARKS  # noqa: E402
+
+PHASES = ("build_s", "static_s", "runtime_s", "wait_s", "start_s", "context_s", "case_s", "exit_s")
+SOLUTION = "solution"
 
 
-def make_class(folder, count):
-    sources = [os.path.join(KIT_ROOT, "solutions", LAB)]
-    incorrect = os.path.join(KIT_ROOT, "solutions", "incorrect", LAB)
-    sources += [os.path.join(incorrect, c) for c in sorted(os.listdir(incorrect)) if c not in HANGS]
-    mix = {}
+def note_of(folder):
+    with open(os.path.join(folder, "note.txt")) as f:
+        name, _, why = f.readline().partition(":")
+    return name.strip(), why.strip()
+
+
+def kinds_of(lab):
+    """[(kind, folder, check that must fail or None)]: the solution, then each known-wrong submission
+    that finishes."""
+    kinds = [(SOLUTION, os.path.join(KIT_ROOT, "solutions", lab.name), None)]
+    incorrect = os.path.join(KIT_ROOT, "solutions", "incorrect", lab.name)
+    for case in sorted(os.listdir(incorrect)) if os.path.isdir(incorrect) else []:
+        check, why = note_of(os.path.join(incorrect, case))
+        if "time limit" not in why:
+            kinds.append((case, os.path.join(incorrect, case), check))
+    return kinds
+
+
+def make_class(lab, folder, count):
+    """COUNT submissions, the kinds in turn; {submission id: (kind, check that must fail)}."""
+    kinds = kinds_of(lab)
+    members = {}
     for i in range(count):
-        source = sources[i % len(sources)]
-        kind = "solution" if i % len(sources) == 0 else os.path.basename(source)
-        target = os.path.join(folder, "student-%03d" % i)
+        kind, source, check = kinds[i % len(kinds)]
+        sub_id = "student-%03d" % i
+        target = os.path.join(folder, sub_id)
         os.makedirs(target)
-        shutil.copy(os.path.join(source, "divergent_counter.cu"), target)
-        mix[kind] = mix.get(kind, 0) + 1
-    return mix
+        for name in build.lab_vars(lab.name)["student_files"]:
+            if os.path.isfile(os.path.join(source, name)):
+                shutil.copy(os.path.join(source, name), target)
+        members[sub_id] = (kind, check)
+    return members
 
 
-def grade_class(subs, graded, extra=()):
+def grade_class(lab, subs, graded, extra=()):
     """(seconds, the finished batch process) for one batch of the class in subs, into graded."""
     shutil.rmtree(graded, ignore_errors=True)
     started = time.monotonic()
-    proc = subprocess.run([sys.executable, os.path.join(KIT_ROOT, "grader", "grade.py"), "batch", subs, "--lab", LAB,
-                           "--out", graded, "--seed", "2026"] + list(extra),
+    proc = subprocess.run([sys.executable, os.path.join(KIT_ROOT, "grader", "grade.py"), "batch", subs,
+                           "--lab", lab.name, "--out", graded, "--seed", "2026"] + list(extra),
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
     return time.monotonic() - started, proc
 
 
-def sandbox_cost(out, subs, count, rounds):
+def wrong_verdict(record, kind, check):
+    """Why a record's verdict is not the one its kind must get, or None."""
+    if record is None:
+        return "no record"
+    if kind == SOLUTION:
+        return None if record["verdict"] == FULL_MARKS else "the solution got %s (%g/%g)" % (
+            record["verdict"], record["score"], record["max_score"])
+    checks = {c["name"]: c for c in record.get("report", {}).get("checks", [])}
+    if checks.get(check, {}).get("status") != "failed":
+        return "%s: '%s' was %s" % (kind, check, checks.get(check, {}).get("status", "not reported"))
+    return None
+
+
+def submission_costs(record):
+    """{phase: seconds} of one submission (each run's phases summed) and [seconds of each case]."""
+    costs = record.get("costs") or {}
+    row = {k: costs.get(k, 0.0) for k in ("build_s", "static_s", "runtime_s")}
+    runs = costs.get("runs", [])
+    for key in ("wait_s", "start_s", "context_s", "case_s", "exit_s"):
+        row[key] = round(sum(r.get(key, 0.0) for r in runs), 4)
+    return row, [r.get("total_s", 0.0) for r in runs]
+
+
+def spread(values):
+    values = sorted(values)
+    if not values:
+        return {"median": None, "p90": None}
+    return {"median": round(statistics.median(values), 4), "p90": round(values[int(0.9 * (len(values) - 1))], 4)}
+
+
+def sandbox_cost(lab, out, subs, count, rounds):
     """Grade the class with and without the sandbox, alternating; write and print what it cost."""
     times = {"sandbox": [], "no_sandbox": []}
     for _ in range(rounds):
         for key, extra in (("sandbox", ()), ("no_sandbox", ("--no-sandbox",))):
-            seconds, proc = grade_class(subs, os.path.join(out, "throughput", "graded-" + key), extra)
+            seconds, proc = grade_class(lab, subs, os.path.join(out, "throughput", "graded-" + key), extra)
             if proc.returncode != 0:
                 print(proc.stdout)
                 return proc.returncode
@@ -64,37 +130,94 @@ def sandbox_cost(out, subs, count, rounds):
               "ratio": round(medians["sandbox"] / medians["no_sandbox"], 3)}
     with open(os.path.join(out, "sandbox-cost.json"), "w") as f:
         json.dump(result, f, indent=2)
-    print("sandbox cost, %d Lab 01 submissions, %d rounds: median %.1f s with the sandbox, %.1f s without: "
-          "ratio %.3f (each: %s / %s)" % (count, rounds, medians["sandbox"], medians["no_sandbox"], result["ratio"],
-                                          times["sandbox"], times["no_sandbox"]))
+    print("sandbox cost, %d %s submissions, %d rounds: median %.1f s with the sandbox, %.1f s without: "
+          "ratio %.3f (each: %s / %s)" % (count, lab.title.split(":")[0], rounds, medians["sandbox"],
+                                          medians["no_sandbox"], result["ratio"], times["sandbox"], times["no_sandbox"]))
     return 0
 
 
+def report(lab, out, members, seconds, proc, records):
+    """Write throughput-LAB.json and costs-LAB.tsv; print the table; the exit status."""
+    wrong = {}
+    rows = []
+    for sub_id, (kind, check) in sorted(members.items()):
+        record = records.get(sub_id)
+        problem = wrong_verdict(record, kind, check)
+        if problem:
+            wrong[sub_id] = problem
+        if record is not None:
+            row, cases = submission_costs(record)
+            rows.append((sub_id, kind, record["verdict"], record["seconds"], row, cases))
+    mix = {}
+    for kind, _ in members.values():
+        mix[kind] = mix.get(kind, 0) + 1
+    phases = {key: spread([row[key] for _, _, _, _, row, _ in rows]) for key in PHASES}
+    most_cases = max((len(c) for *_, c in rows), default=0)
+    cases = [spread([c[k] for *_, c in rows if len(c) > k]) for k in range(most_cases)]
+    with open(os.path.join(out, "costs-%s.tsv" % lab.number), "w") as f:
+        f.write("\t".join(["id", "kind", "verdict", "seconds"] + list(PHASES) +
+                          ["case_%d_s" % k for k in range(most_cases)]) + "\n")
+        for sub_id, kind, verdict, total, row, case_seconds in rows:
+            f.write("\t".join([sub_id, kind, verdict, "%.2f" % total] + ["%.3f" % row[k] for k in PHASES] +
+                              ["%.3f" % s for s in case_seconds]) + "\n")
+    result = {"lab": lab.name, "submissions": len(members), "mix": mix, "jobs": os.cpu_count(),
+              "sharers": gpushare.sharers(_device()), "wall_s": round(seconds, 1),
+              "per_submission_s": round(seconds / len(members), 3), "exit_status": proc.returncode,
+              "verdicts_as_expected": len(members) - len(wrong), "wrong_verdicts": wrong,
+              "phases": phases, "cases": cases}
+    with open(os.path.join(out, "throughput-%s.json" % lab.number), "w") as f:
+        json.dump(result, f, indent=2)
+    print("%s: %d submissions (%s), %d jobs, GPU shared by up to %d runs: %.1f s wall, %.2f s per submission"
+          % (lab.title, len(members), ", ".join("%s %d" % kv for kv in sorted(mix.items())), os.cpu_count(),
+             result["sharers"], seconds, seconds / len(members)))
+    print("verdicts as expected: %d of %d" % (result["verdicts_as_expected"], len(members)))
+    for sub_id, problem in sorted(wrong.items())[:10]:
+        print("  WRONG %s: %s" % (sub_id, problem))
+    print("cost of one submission, seconds (median / 90th percentile; a submission's runs summed):")
+    for key in PHASES:
+        print("  %-10s %8s / %s" % (key[:-2], phases[key]["median"], phases[key]["p90"]))
+    for k, c in enumerate(cases):
+        print("  case %-5d %8s / %s" % (k, c["median"], c["p90"]))
+    return 0 if proc.returncode == 0 and not wrong else 1
+
+
+def _device():
+    try:
+        with open(os.path.join(KIT_ROOT, "build", "probe", "sm_%s" % build.cuda_arch(), "probe.json")) as f:
+            return json.load(f).get("device")
+    except (OSError, ValueError):
+        return None
+
+
 def main(argv):
-    if not argv:
-        sys.exit(__doc__)
-    out = os.path.abspath(argv[0])
-    count = int(argv[1]) if len(argv) > 1 else 200
-    work = os.path.join(out, "throughput")
+    p = argparse.ArgumentParser(prog="batch_throughput.py", description=__doc__.split("\n")[0])
+    p.add_argument("out", metavar="OUT_DIR")
+    p.add_argument("count", metavar="COUNT", type=int, nargs="?", default=200)
+    p.add_argument("--lab", default="01", metavar="NN")
+    p.add_argument("--sandbox-cost", type=int, metavar="ROUNDS")
+    args = p.parse_args(argv)
+    lab = registry.resolve(args.lab)
+    out = os.path.abspath(args.out)
+    work = os.path.join(out, "throughput", lab.name)
     shutil.rmtree(work, ignore_errors=True)
     subs = os.path.join(work, "submissions")
     os.makedirs(subs)
-    mix = make_class(subs, count)
-    if "--sandbox-cost" in argv:
-        return sandbox_cost(out, subs, count, int(argv[argv.index("--sandbox-cost") + 1]))
-    seconds, proc = grade_class(subs, os.path.join(work, "graded"))
+    members = make_class(lab, subs, args.count)
+    if args.sandbox_cost:
+        return sandbox_cost(lab, out, subs, args.count, args.sandbox_cost)
+    graded = os.path.join(work, "graded")
+    seconds, proc = grade_class(lab, subs, graded)
     with open(os.path.join(work, "batch.log"), "w") as f:
         f.write(proc.stdout)
-    with open(os.path.join(work, "graded", "summary.txt")) as f:
-        summary = f.read()
-    result = {"submissions": count, "mix": mix, "jobs": os.cpu_count(), "wall_s": round(seconds, 1),
-              "per_submission_s": round(seconds / count, 2), "exit_status": proc.returncode, "summary": summary}
-    with open(os.path.join(out, "throughput.json"), "w") as f:
-        json.dump(result, f, indent=2)
-    print("batch of %d Lab 01 submissions (%s), %d build jobs: %.1f s wall, %.2f s per submission"
-          % (count, ", ".join("%s %d" % kv for kv in sorted(mix.items())), os.cpu_count(), seconds, seconds / count))
-    print(summary, end="")
-    return proc.returncode
+    records = {}
+    for name in os.listdir(os.path.join(graded, "records")):
+        with open(os.path.join(graded, "records", name)) as f:
+            record = json.load(f)
+        records[record["id"]] = record
+    status = report(lab, out, members, seconds, proc, records)
+    if proc.returncode != 0:
+        print(proc.stdout[-3000:])
+    return status
 
 
 if __name__ == "__main__":

@@ -13,7 +13,8 @@
 #                 graded here; tools/browser_check.py looks at them in Chromium where there is one (this
 #                 machine may have none: the pages come back in the logs, and are kept in
 #                 grader/tests/data/feedback/, which the browser test checks)
-#     throughput: batch-grade a class of 200 Lab 01 submissions (tools/batch_throughput.py)
+#     throughput: batch-grade a class of 200 submissions of each lab (THROUGHPUT_LABS="01 05" for some, CLASS_SIZE=N
+#                 for another size; tools/batch_throughput.py): time, each phase's cost, every verdict as expected
 #     hostile:    each lab's hostile class in the sandbox (grader/selftest.py hostile; HOSTILE_LABS="01 02"
 #                 for some labs): every verdict right, no breach of README's "Trust the result"
 #     sandbox:    the same class of Lab 01 without the sandbox, on a throwaway copy of the kit (it must show
@@ -21,8 +22,7 @@
 #                 submissions, with and without it, alternating (data/sandbox-cost.json)
 #     mutants:    mutation testing of the grader (tools/mutants.py) on the labs in MUTANT_LABS
 #                 (default: every lab in labs/), the solution and alternatives first on 10 seeds each
-# CTEST_FILTER="-R ^0[1-4]-" runs part of the tests, for machines where one command may not run
-# longer than about 10 minutes (the whole test phase takes longer on one GPU).
+# CTEST_FILTER="-R ^0[1-4]-" runs part of the tests; CTEST_JOBS=N runs N tests at once (default: one per core).
 # Logs go to build/gpu-suite/; with $OUT set, they are also packed into $OUT/suite.tar.gz. The documents
 # the kit's pages quote land in build/gpu-suite/data/: copied to handouts/figures/data/, the pages'
 # markers are checked against them (tools/quoted_figures.py).
@@ -45,7 +45,9 @@ cp build/probe/sm_*/probe.json "$LOGS/probe.json" 2>/dev/null
 if [ "$PHASE" = all ] || [ "$PHASE" = tests ]; then
 timeout 300 make all > "$LOGS/build-all.log" 2>&1; build_status=$?
 
-timeout 540 make test CTEST_ARGS="-j4 -V --output-junit $PWD/$LOGS/ctest-junit.xml ${CTEST_FILTER:-}" \
+# Tests side by side: the grader's GPU gate (gradelib/gpushare.py) lets runs that time nothing share the
+# GPU and gives a timing run the GPU alone, across every test's grader.
+timeout 540 make test CTEST_ARGS="-j${CTEST_JOBS:-$(nproc)} -V --output-junit $PWD/$LOGS/ctest-junit.xml ${CTEST_FILTER:-}" \
     > "$LOGS/ctest.log" 2>&1
 test_status=$?
 fi
@@ -108,7 +110,11 @@ fi
 fi
 
 if [ "$PHASE" = throughput ]; then
-timeout 560 python3 tools/batch_throughput.py "$LOGS" 200 > "$LOGS/throughput.log" 2>&1; throughput_status=$?
+throughput_status=0
+for lab in ${THROUGHPUT_LABS:-$(ls labs | sed -n 's/^\([0-9][0-9]\)-.*/\1/p')}; do
+    timeout 560 python3 tools/batch_throughput.py "$LOGS/data" "${CLASS_SIZE:-200}" --lab "$lab" \
+        > "$LOGS/throughput-$lab.log" 2>&1 || throughput_status=1
+done
 fi
 
 if [ "$PHASE" = hostile ]; then
@@ -150,7 +156,7 @@ case $PHASE in
     costs) tail -n 20 "$LOGS/costs.txt" ;;
     figures) tail -n 12 "$LOGS/draw-figures.log" ;;
     feedback) grep -H -E '^TOTAL' "$LOGS"/feedback/*.txt; cat "$LOGS/feedback/browser-check.txt" ;;
-    throughput) head -n 20 "$LOGS/throughput.log" ;;
+    throughput) for f in "$LOGS"/throughput-*.log; do head -n 24 "$f"; done ;;
     hostile) for f in "$LOGS"/hostile-*.log; do echo "== $f"; grep -E 'as its note says|^BREACH|^SELFTEST|^[0-9]+ submissions' "$f"; done ;;
     sandbox) grep -E '^(BREACH|SELFTEST)' "$LOGS/breach-01.log"; tail -n 3 "$LOGS/sandbox-cost.log" ;;
     mutants) for f in "$LOGS"/mutants-*.log; do grep -E '^(baseline .*LOST|operator|all \(|PROBLEM|[a-z-]+ +[0-9])' "$f"; done ;;
