@@ -33,7 +33,7 @@ import time
 KIT_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, os.path.join(KIT_ROOT, "grader"))
 
-from gradelib import build, gpushare, registry  # noqa: E402
+from gradelib import build, gpu, gpushare, registry  # noqa: E402
 from gradelib.sheets import FULL_MARKS  # noqa: E402
 
 PHASES = ("build_s", "static_s", "runtime_s", "wait_s", "start_s", "context_s", "case_s", "exit_s")
@@ -161,7 +161,7 @@ def report(lab, out, members, seconds, proc, records):
             f.write("\t".join([sub_id, kind, verdict, "%.2f" % total] + ["%.3f" % row[k] for k in PHASES] +
                               ["%.3f" % s for s in case_seconds]) + "\n")
     result = {"lab": lab.name, "submissions": len(members), "mix": mix, "jobs": os.cpu_count(),
-              "sharers": gpushare.sharers(_device()), "wall_s": round(seconds, 1),
+              "sharers": gpushare.sharers(gpu.detect().device), "wall_s": round(seconds, 1),
               "per_submission_s": round(seconds / len(members), 3), "exit_status": proc.returncode,
               "verdicts_as_expected": len(members) - len(wrong), "wrong_verdicts": wrong,
               "phases": phases, "cases": cases}
@@ -179,14 +179,6 @@ def report(lab, out, members, seconds, proc, records):
     for k, c in enumerate(cases):
         print("  case %-5d %8s / %s" % (k, c["median"], c["p90"]))
     return 0 if proc.returncode == 0 and not wrong else 1
-
-
-def _device():
-    try:
-        with open(os.path.join(KIT_ROOT, "build", "probe", "sm_%s" % build.cuda_arch(), "probe.json")) as f:
-            return json.load(f).get("device")
-    except (OSError, ValueError):
-        return None
 
 
 def main(argv):

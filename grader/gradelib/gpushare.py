@@ -25,6 +25,8 @@ import tempfile
 import threading
 import time
 
+from . import gpu
+
 SHARERS_ENV = "KIT_GPU_SHARERS"
 MAX_SHARERS = 16           # more contexts than this gain nothing: each run's start is CPU work
 BYTES_PER_SHARER = 2 << 30  # every shared run may use 2 GiB of GPU memory (a lab's shared cases use less)
@@ -122,7 +124,6 @@ _gates_lock = threading.Lock()
 def gate():
     """This process's gate, sized by sharers() for the GPU the grader's probe found (before a probe:
     one run at a time)."""
-    from . import gpu
     count = sharers(gpu.known_device())
     with _gates_lock:
         if count not in _gates:

@@ -253,11 +253,10 @@ def barrier_reached(ctx, kernel, why):
                       "barrier on one branch only): undefined behaviour, even where it seems to work" % kernel)
 
 
-def _run_case(ctx, params, lab_problem):
-    """One case's run, sharing the GPU unless the lab says the case runs alone (Lab.runs_alone). A
-    shared run that the harness left out for want of free memory (harness.NOT_RUN) runs again alone:
-    other runs held that memory, and the case is counted as on an idle GPU."""
-    alone = ctx.lab.runs_alone(params)
+def _run_case(ctx, params, lab_problem, alone):
+    """One case's run, sharing the GPU unless alone (the lab's Lab.runs_alone). A shared run that the
+    harness left out for want of free memory (harness.NOT_RUN) runs again alone: other runs held that
+    memory, and the case is counted as on an idle GPU."""
     while True:
         result, doc, why = harness.run(ctx.lab, ctx.program, params, ctx.timeout, ctx.work_dir, ctx.sandboxed,
                                        alone)
@@ -282,6 +281,8 @@ def _run_all(ctx, lab_problem):
     hang = []  # the first run that hit the time limit
     lock = threading.Lock()
 
+    alone = [ctx.lab.runs_alone(params) for params in ctx.cases]
+
     def run(k):
         params = ctx.cases[k]
         with lock:
@@ -289,18 +290,18 @@ def _run_all(ctx, lab_problem):
         if hung is not None:
             runs[k] = CaseRun(params, hung.result, None, SKIPPED_AFTER_HANG, failures.TIMEOUT)
             return
-        runs[k] = _run_case(ctx, params, lab_problem)
+        runs[k] = _run_case(ctx, params, lab_problem, alone[k])
         if runs[k].result.verdict == process.TIMEOUT:
             with lock:
                 hang.append(runs[k])
 
-    shared = [k for k, p in enumerate(ctx.cases) if not ctx.lab.runs_alone(p)]
-    alone = [k for k, p in enumerate(ctx.cases) if ctx.lab.runs_alone(p)]
+    shared = [k for k in range(len(ctx.cases)) if not alone[k]]
     if shared:
         with ThreadPoolExecutor(max_workers=min(len(shared), gpushare.gate().count)) as pool:
             list(pool.map(run, shared))
-    for k in alone:
-        run(k)
+    for k in range(len(ctx.cases)):
+        if alone[k]:
+            run(k)
     return runs
 
 
