@@ -16,15 +16,16 @@
  *   --json fd:W --nonce-fd R
  * where W is the write end of a pipe only the grader reads and R a pipe holding one line, a nonce
  * drawn fresh for this run. main calls kit_result_take_nonce(argc, argv) first, before any student
- * code runs, and kit_json_open writes "kit-nonce NONCE" as the channel's first line. A printed pass
- * line, a result file written by student code or a document replayed from another run carries no
- * valid nonce on the channel, and the grader ignores it.
+ * code runs; it writes "kit-nonce NONCE" as the channel's first line. A printed pass line or a result
+ * file written by student code carries no valid nonce on the channel, and the grader ignores it; a
+ * document replayed from another run carries another run's nonce.
  *
- * What a run cost. On the channel, after the document, kit_json_close writes one more line:
+ * The channel holds one document per case, each followed by its kit-case line, and ends with
  *   kit-clock MAIN READY DONE
- * CLOCK_MONOTONIC nanoseconds (the clock the grader reads) when main began, when the CUDA context was
- * made (kit_result_take_nonce makes it, before any student code runs) and when the document was done.
- * The grader splits a run's wall time with them: start, context, the case, exit. They decide nothing.
+ * (kit_harness.h says how the cases come and go.) CLOCK_MONOTONIC nanoseconds (the clock the grader
+ * reads): when main began, when the CUDA context was made (kit_result_take_nonce makes it, before any
+ * student code runs) and when the last case was done. The grader splits a run's wall time with them:
+ * start, context, each case, exit. They decide nothing.
  */
 #ifndef KIT_RESULT_H
 #define KIT_RESULT_H
@@ -45,6 +46,10 @@
 
 /* This run's nonce, read from the grader before any student code runs; empty when run by hand. */
 static char kit_result_nonce[KIT_NONCE_MAX];
+/* The grader's channel, opened by kit_result_take_nonce (NULL when the run writes to a file or not at
+ * all), and the --json value that names it. */
+static FILE *kit_channel;
+static char kit_channel_path[64];
 /* kit-clock's first two times (see above); 0 when run by hand. */
 static long long kit_clock_main_ns, kit_clock_ready_ns;
 
@@ -70,14 +75,33 @@ static inline void kit_json_die(const char *what)
     exit(1);
 }
 
-/* --nonce-fd R: read the grader's one-line nonce from R and close it, then make the CUDA context (its
- * cost is the grader's to see apart from the case's). Call first in main. */
+/* --json fd:W: the channel's descriptor, or -1 when path names a file. */
+static inline long kit_channel_fd(const char *path)
+{
+    if (strncmp(path, KIT_CHANNEL_PREFIX, strlen(KIT_CHANNEL_PREFIX)) != 0)
+        return -1;
+    char *end = NULL;
+    long fd = strtol(path + strlen(KIT_CHANNEL_PREFIX), &end, 10);
+    if (end == path + strlen(KIT_CHANNEL_PREFIX) || *end != '\0' || fd < 0 || fd > (1 << 20))
+        kit_json_die("--json fd:N needs a file descriptor number");
+    return fd;
+}
+
+/* --nonce-fd R: read the grader's one-line nonce from R and close it; with --json fd:W, open the
+ * channel and write the nonce line; then make the CUDA context (its cost is the grader's to see apart
+ * from the cases'). Call first in main (kit_harness_main does). */
 static inline void kit_result_take_nonce(int argc, char **argv)
 {
     kit_clock_main_ns = kit_clock_now_ns();
     long fd = kit_arg_long(argc, argv, "--nonce-fd", -1, 0, 1 << 20);
-    if (fd < 0)
+    const char *json = kit_arg_string(argc, argv, "--json", NULL);
+    if (fd < 0) {
+        if (json != NULL && kit_channel_fd(json) >= 0)
+            kit_json_die("--json fd:N needs --nonce-fd");
+        KIT_CHECK(cudaFree(0));
+        kit_clock_ready_ns = kit_clock_now_ns();
         return;
+    }
     size_t used = 0;
     while (used + 1 < sizeof kit_result_nonce) {
         ssize_t got = read((int)fd, kit_result_nonce + used, sizeof kit_result_nonce - 1 - used);
@@ -90,6 +114,16 @@ static inline void kit_result_take_nonce(int argc, char **argv)
     kit_result_nonce[strcspn(kit_result_nonce, "\r\n")] = '\0';
     if (kit_result_nonce[0] == '\0')
         kit_json_die("--nonce-fd gave no nonce");
+    if (json != NULL && kit_channel_fd(json) >= 0) {
+        if (strlen(json) >= sizeof kit_channel_path)
+            kit_json_die("--json fd:N is too long");
+        kit_channel = fdopen((int)kit_channel_fd(json), "w");
+        if (kit_channel == NULL)
+            kit_json_die("cannot open the grader's channel");
+        strcpy(kit_channel_path, json);
+        fprintf(kit_channel, "kit-nonce %s\n", kit_result_nonce);
+        fflush(kit_channel);
+    }
     KIT_CHECK(cudaFree(0));
     kit_clock_ready_ns = kit_clock_now_ns();
 }
@@ -97,16 +131,11 @@ static inline void kit_result_take_nonce(int argc, char **argv)
 static inline void kit_json_open(kit_json_t *j, const char *path)
 {
     memset(j, 0, sizeof *j);
-    if (strncmp(path, KIT_CHANNEL_PREFIX, strlen(KIT_CHANNEL_PREFIX)) == 0) {
-        char *end = NULL;
-        long fd = strtol(path + strlen(KIT_CHANNEL_PREFIX), &end, 10);
-        if (end == path + strlen(KIT_CHANNEL_PREFIX) || *end != '\0' || fd < 0)
-            kit_json_die("--json fd:N needs a file descriptor number");
-        j->file = fdopen((int)fd, "w");
-        if (j->file == NULL)
-            kit_json_die("cannot open the grader's channel");
+    if (kit_channel_fd(path) >= 0) {
+        if (kit_channel == NULL || strcmp(path, kit_channel_path) != 0)
+            kit_json_die("--json fd:N is the grader's channel: kit_result_take_nonce opens it");
+        j->file = kit_channel;
         j->to_channel = 1;
-        fprintf(j->file, "kit-nonce %s\n", kit_result_nonce);
         return;
     }
     if (strlen(path) >= KIT_JSON_MAX_PATH)
@@ -209,13 +238,33 @@ static inline void kit_json_close(kit_json_t *j)
         kit_json_die("document closed with open objects");
     fputc('\n', j->file);
     if (j->to_channel) {
-        fprintf(j->file, "kit-clock %lld %lld %lld\n", kit_clock_main_ns, kit_clock_ready_ns, kit_clock_now_ns());
-        if (fclose(j->file) != 0)
+        if (fflush(j->file) != 0)
             kit_json_die("cannot write to the grader's channel");
     } else if (fclose(j->file) != 0 || rename(j->tmp_path, j->path) != 0) {
         kit_json_die("cannot write the output file");
     }
     j->file = NULL;
+}
+
+/* On the channel: "kit-case K BEGIN END", after case K's document (kit_harness.h). */
+static inline void kit_channel_case_done(int k, long long begin_ns, long long end_ns)
+{
+    if (kit_channel == NULL)
+        return;
+    fprintf(kit_channel, "kit-case %d %lld %lld\n", k, begin_ns, end_ns);
+    if (fflush(kit_channel) != 0)
+        kit_json_die("cannot write to the grader's channel");
+}
+
+/* On the channel: the kit-clock line, then the channel is closed. */
+static inline void kit_channel_close(void)
+{
+    if (kit_channel == NULL)
+        return;
+    fprintf(kit_channel, "kit-clock %lld %lld %lld\n", kit_clock_main_ns, kit_clock_ready_ns, kit_clock_now_ns());
+    if (fclose(kit_channel) != 0)
+        kit_json_die("cannot write to the grader's channel");
+    kit_channel = NULL;
 }
 
 /* "device": {"name", "cc_major", "cc_minor", "sm_count", "total_memory_bytes", "runtime_version",

@@ -1,7 +1,7 @@
 """Who runs on the GPU at once: harness runs that time nothing share it; a run that times something,
 or needs most of its memory, has it to itself.
 
-Every harness run the grader starts (harness.run_argv) passes through the gate, shared or alone:
+Every harness run the grader starts (harness.run_cases) passes through the gate, shared or alone:
 
   shared  up to sharers() runs at once, on this machine, from every grader process of this user (a
           class batch, a test suite running several tests at once, a second terminal). Each is a

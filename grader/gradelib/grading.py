@@ -5,10 +5,8 @@ import re
 import shutil
 import sys
 import tempfile
-import threading
-from concurrent.futures import ThreadPoolExecutor
 
-from . import build, exits, failures, gpushare, harness, paths, ptx, process, sandbox
+from . import build, exits, failures, harness, paths, ptx, process, sandbox
 from . import checks as chk
 
 DEFAULT_TIMEOUT = 60  # seconds per harness run
@@ -253,55 +251,60 @@ def barrier_reached(ctx, kernel, why):
                       "barrier on one branch only): undefined behaviour, even where it seems to work" % kernel)
 
 
-def _run_case(ctx, params, lab_problem, alone):
-    """One case's run, sharing the GPU unless alone (the lab's Lab.runs_alone). A shared run that the
-    harness left out for want of free memory (harness.NOT_RUN) runs again alone: other runs held that
-    memory, and the case is counted as on an idle GPU."""
-    while True:
-        result, doc, why = harness.run(ctx.lab, ctx.program, params, ctx.timeout, ctx.work_dir, ctx.sandboxed,
-                                       alone)
-        if alone or harness.NOT_RUN not in (doc or {}):
+SKIPPED_AFTER_HANG = "not run: an earlier case hit the time limit"
+
+
+def _run_in_turn(ctx, ks, lab_problem, alone, runs, hang):
+    """Run cases ks (indexes of ctx.cases) into runs: as many to a process as the lab's contract
+    allows (kit_harness.h), the GPU shared or held alone. A case the harness deferred (it needs other
+    process-wide settings) or one the process never reached (an earlier case of it crashed) runs again
+    in a fresh process. A shared case the harness left out for want of free memory (harness.NOT_RUN)
+    runs again alone: other runs held that memory, and the case is counted as on an idle GPU. One hang
+    is evidence enough: once a run hits the time limit (hang), a case not yet run is not run."""
+    per_process = 1 if ctx.lab.harness.one_case_per_process else len(ks)
+    queue = list(ks)
+    lonely = []
+    while queue:
+        if hang:
+            for k in queue:
+                runs[k] = CaseRun(ctx.cases[k], hang[0].result, None, SKIPPED_AFTER_HANG, failures.TIMEOUT)
             break
-        alone = True
-    diagnosis = _diagnose(params, result, doc, why, lab_problem)
+        group, queue = queue[:per_process], queue[per_process:]
+        outcomes = harness.run_cases(ctx.lab, ctx.program, [ctx.cases[k] for k in group], ctx.timeout,
+                                     ctx.work_dir, ctx.sandboxed, alone)
+        again = []
+        for k, outcome in zip(group, outcomes):
+            if outcome.state != harness.DONE:
+                again.append(k)
+            elif not alone and harness.NOT_RUN in (outcome.doc or {}):
+                lonely.append(k)
+            else:
+                runs[k] = _case_run(ctx.cases[k], outcome, lab_problem, alone)
+                if outcome.result.verdict == process.TIMEOUT:
+                    hang.append(runs[k])
+        queue = again + queue
+    if lonely:
+        _run_in_turn(ctx, lonely, lab_problem, True, runs, hang)
+
+
+def _case_run(params, outcome, lab_problem, alone):
+    diagnosis = _diagnose(params, outcome.result, outcome.doc, outcome.why, lab_problem)
     failure, problem = diagnosis if diagnosis else (None, None)
-    run = CaseRun(params, result, doc, problem, failure)
+    run = CaseRun(params, outcome.result, outcome.doc, problem, failure)
     run.alone = alone
     return run
 
 
-SKIPPED_AFTER_HANG = "not run: an earlier case hit the time limit"
-
-
 def _run_all(ctx, lab_problem):
-    """Every case's run, in the cases' order: those that share the GPU side by side (up to the gate's
-    count), then those that run alone, one at a time. One hang is evidence enough: once a run hits the
-    time limit, a case not yet started is not run (waiting out the limit again for each is no use)."""
+    """Every case's run, in the cases' order: first those that share the GPU, then those that run alone
+    (Lab.runs_alone), each kind as few processes as the lab allows (_run_in_turn)."""
     runs = [None] * len(ctx.cases)
     hang = []  # the first run that hit the time limit
-    lock = threading.Lock()
-
     alone = [ctx.lab.runs_alone(params) for params in ctx.cases]
-
-    def run(k):
-        params = ctx.cases[k]
-        with lock:
-            hung = hang[0] if hang else None
-        if hung is not None:
-            runs[k] = CaseRun(params, hung.result, None, SKIPPED_AFTER_HANG, failures.TIMEOUT)
-            return
-        runs[k] = _run_case(ctx, params, lab_problem, alone[k])
-        if runs[k].result.verdict == process.TIMEOUT:
-            with lock:
-                hang.append(runs[k])
-
-    shared = [k for k in range(len(ctx.cases)) if not alone[k]]
-    if shared:
-        with ThreadPoolExecutor(max_workers=min(len(shared), gpushare.gate().count)) as pool:
-            list(pool.map(run, shared))
-    for k in range(len(ctx.cases)):
-        if alone[k]:
-            run(k)
+    for kind in (False, True):
+        ks = [k for k in range(len(ctx.cases)) if alone[k] == kind]
+        if ks:
+            _run_in_turn(ctx, ks, lab_problem, kind, runs, hang)
     return runs
 
 

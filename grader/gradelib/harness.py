@@ -16,8 +16,9 @@ from . import build, gpushare, process, sandbox
 # this GPU's memory): such a case is not counted, never failed.
 NOT_RUN = "not_run"
 
-# Options every harness takes that the kit, not a case, sets: where the result goes, and its nonce.
-CHANNEL_OPTIONS = ("--json", "--nonce-fd")
+# Options every harness takes for the whole process, set by the kit, never by a case: where the
+# results go, the nonce, the cases (kit_harness.h).
+PROCESS_OPTIONS = ("--json", "--nonce-fd", "--cases-fd")
 
 
 class Option:
@@ -50,10 +51,15 @@ class Contract:
     optional_result_keys  keys a document has only in some runs (e.g. "not_run" where memory is short)
     grading_defaults  option values the grader passes when a case does not set them (e.g. no timed repeats)
     case_keys    case parameters that are for the checks only (e.g. "timing"): never passed
+    one_case_per_process  the harness calls student code that sets process-wide state (device limits
+                 are fixed once the device runtime starts), so each case needs a process of its own;
+                 otherwise the grader sends a submission's cases to one process (kit_harness.h)
     """
 
-    def __init__(self, options, result_keys, optional_result_keys=(), grading_defaults=None, case_keys=()):
+    def __init__(self, options, result_keys, optional_result_keys=(), grading_defaults=None, case_keys=(),
+                 one_case_per_process=False):
         self.options = list(options)
+        self.one_case_per_process = one_case_per_process
         self.result_keys = frozenset(result_keys)
         self.optional_result_keys = frozenset(optional_result_keys)
         self.grading_defaults = dict(grading_defaults or {})
@@ -61,8 +67,8 @@ class Contract:
         self._by_key = {o.key: o for o in self.options}
 
     def flags(self):
-        """Every option the harness takes, the kit's channel options included."""
-        return {o.flag for o in self.options} | set(CHANNEL_OPTIONS)
+        """Every option the harness takes, the kit's process options included."""
+        return {o.flag for o in self.options} | set(PROCESS_OPTIONS)
 
     def argv(self, params):
         """The harness's arguments for a case: each option the case (or grading_defaults) sets.
@@ -96,51 +102,138 @@ class Contract:
 # ---- running a harness ------------------------------------------------------------------------
 
 NONCE_LINE = b"kit-nonce "  # the first line a harness writes on the channel (kit_result.h)
-CLOCK_LINE = b"kit-clock "  # the last: when main began, the CUDA context was made, the document done
+CASE_LINE = b"kit-case "    # after each case's document: the case is done (kit_harness.h)
+CLOCK_LINE = b"kit-clock "  # the last: when main began, the CUDA context was made, the last case ended
+DEFERRED = "kit_deferred"   # the document of a case the harness deferred to a fresh process
 
 
-def _split_clock(rest):
-    """(the document's bytes, [main, ready, done] in CLOCK_MONOTONIC ns or None) of the channel after
-    its nonce line."""
-    body, _, last = rest.rstrip(b"\n").rpartition(b"\n")
-    if not last.startswith(CLOCK_LINE):
-        return rest, None
+class ChannelCase:
+    """What the channel says of one case: its document (or None, and why none), when it began and
+    ended (CLOCK_MONOTONIC ns, or None), and whether it is done (its kit-case line came)."""
+
+    def __init__(self, doc=None, why=None, begin_ns=None, end_ns=None, done=False):
+        self.doc = doc
+        self.why = why
+        self.begin_ns = begin_ns
+        self.end_ns = end_ns
+        self.done = done
+
+
+def _stamps(line, prefix, count):
+    """The integers after prefix on line, when there are count of them, all positive; else None."""
     try:
-        stamps = [int(x) for x in last[len(CLOCK_LINE):].split()]
+        stamps = [int(x) for x in line[len(prefix):].split()]
     except ValueError:
-        return body, None
-    return body, (stamps if len(stamps) == 3 and all(stamps) else None)
+        return None
+    return stamps if len(stamps) == count and all(x >= 0 for x in stamps) else None
+
+
+def _document(line):
+    """A ChannelCase of one document line, not yet done."""
+    try:
+        doc = json.loads(line.decode("utf-8"))
+    except ValueError:
+        return ChannelCase(why="its result was not valid JSON (cut short, or written over)")
+    return ChannelCase(doc=doc) if isinstance(doc, dict) else ChannelCase(why="its result was not a JSON object")
 
 
 def read_channel(data, nonce):
-    """The result document from the channel's bytes, or (None, why not). The document counts only
-    when its first line carries this run's nonce."""
+    """What a run's channel says: ([ChannelCase] in order, the last one possibly not done; the
+    kit-clock stamps [main, ready, done] or None; why no case can be read from it, or None). Documents
+    count only when the channel's first line carries this run's nonce."""
     if data is None:
-        return None, "its result was too large to read"
+        return [], None, "its result was too large to read"
     first, _, rest = data.partition(b"\n")
     if not first.startswith(NONCE_LINE):
-        return None, "it wrote no result on the grader's channel"
+        return [], None, "it wrote no result on the grader's channel"
     if first[len(NONCE_LINE):].decode("ascii", "replace") != nonce:
-        return None, "its result did not carry this run's nonce (not written by the kit's harness for this run)"
-    try:
-        return json.loads(_split_clock(rest)[0].decode("utf-8")), None
-    except ValueError:
-        return None, "its result was not valid JSON (cut short, or written over)"
+        return [], None, "its result did not carry this run's nonce (not written by the kit's harness for this run)"
+    lines = rest.split(b"\n")
+    if lines[-1] == b"":
+        lines.pop()
+    clock = _stamps(lines.pop(), CLOCK_LINE, 3) if lines and lines[-1].startswith(CLOCK_LINE) else None
+    cases = []
+    current = None  # the case being read: its document came, its kit-case line not yet
+    for line in lines:
+        if line.startswith(CASE_LINE):
+            case = current or ChannelCase(why="it wrote no result on the grader's channel")
+            current = None
+            stamps = _stamps(line, CASE_LINE, 3)
+            if stamps is None or stamps[0] != len(cases):
+                case.doc, case.why = None, "its result's case line was not the kit's"
+                cases.append(case)
+                break
+            case.begin_ns, case.end_ns, case.done = stamps[1], stamps[2], True
+            cases.append(case)
+        elif current is None:
+            current = _document(line)
+        else:  # a second document where a case line was due
+            current.doc, current.why = None, "its result was not valid JSON (cut short, or written over)"
+            break
+    if current is not None:
+        cases.append(current)
+    return cases, (clock if clock and all(clock) else None), None
 
 
-def run_costs(data, spawned_ns, ended_ns, waited_s):
-    """What one run cost, in seconds: waiting for the GPU (gpushare), then, from the channel's
-    kit-clock line where there is one, start (process, sandbox, loader: until main), context (making
-    the CUDA context), case (the case's work, until the document was written) and exit (tearing
-    down); total: from the process's start to its end. Diagnostics only: a run can forge its clock."""
-    costs = {"wait_s": round(waited_s, 4), "total_s": round((ended_ns - spawned_ns) / 1e9, 4)}
-    stamps = None
-    if data is not None and data.startswith(NONCE_LINE):
-        stamps = _split_clock(data.partition(b"\n")[2])[1]
-    if stamps and spawned_ns <= stamps[0] <= stamps[1] <= stamps[2] <= ended_ns:
-        marks = [spawned_ns] + stamps + [ended_ns]
-        for key, begin, end in zip(("start_s", "context_s", "case_s", "exit_s"), marks, marks[1:]):
-            costs[key] = round((end - begin) / 1e9, 4)
+class CaseOutcome:
+    """One case of a harness run (run_cases): the process's RunResult where the case is the one the
+    process ended on, else a clean one of its own; its document or None and why; what it cost
+    (run_costs). state: DONE, DEFERRED (run it again in a fresh process), NOT_STARTED (the process
+    ended before it: run it again, unless the process hung)."""
+
+    def __init__(self, state, result=None, doc=None, why=None):
+        self.state = state
+        self.result = result
+        self.doc = doc
+        self.why = why
+
+
+DONE, DEFERRED_STATE, NOT_STARTED = "done", "deferred", "not started"
+
+
+def _case_output(output, k):
+    """Case k's part of a run's output: from the driver's "== case K:" line to the next one (the
+    whole output where the lines are not there: the head and tail kept may not hold them)."""
+    begin = output.find("== case %d:" % k)
+    if begin < 0:
+        return output
+    end = output.find("== case %d:" % (k + 1), begin)
+    return output[begin:] if end < 0 else output[begin:end]
+
+
+def run_costs(cases, clock, spawned_ns, ended_ns, waited_s, count):
+    """What each of count cases cost, in seconds: [{phase: s}], one per case ({} for a case that did not
+    run). The first case carries the run's wait for the GPU (gpushare), its start (process, sandbox,
+    loader: until main) and its context (making the CUDA context); each case its own span (case_s,
+    from the end of the case before, or from the context); the last case, the exit (tearing down) when
+    every case was done, else the case the run ended on, the rest of the run. total_s: a case's phases
+    but the wait. Where the channel's stamps do not fit inside the run, the first case carries the
+    whole run. Diagnostics only: a run can forge its stamps."""
+    costs = [{} for _ in range(count)]
+    if not count:
+        return costs
+    ends = [c.end_ns for c in cases if c.done][:count]
+    marks = [spawned_ns] + (clock[:2] if clock else []) + ends + [ended_ns]
+    if not clock or any(b < a for a, b in zip(marks, marks[1:])):
+        costs[0] = {"wait_s": round(waited_s, 4), "total_s": round((ended_ns - spawned_ns) / 1e9, 4)}
+        return costs
+
+    def span(a, b):
+        return round((b - a) / 1e9, 4)
+
+    costs[0] = {"start_s": span(spawned_ns, clock[0]), "context_s": span(clock[0], clock[1])}
+    previous = clock[1]
+    for k, end in enumerate(ends):
+        costs[k]["case_s"] = span(previous, end)
+        previous = end
+    if len(ends) == count:
+        costs[count - 1]["exit_s"] = span(previous, ended_ns)
+    else:
+        costs[len(ends)]["case_s"] = span(previous, ended_ns)
+    for c in costs:
+        if c:
+            c["total_s"] = round(sum(c.values()), 4)
+    costs[0]["wait_s"] = round(waited_s, 4)
     return costs
 
 
@@ -161,56 +254,87 @@ def run_policy(program):
 RUN_LOG_ENV = "KIT_RUN_LOG"  # a file: one JSON line per harness run (when, alone or not, what it cost)
 
 
-def _log_run(program, alone, spawned_ns, result):
+def _log_run(program, alone, spawned_ns, result, cases, costs):
     """Append the run to $KIT_RUN_LOG, where set: a timeline of every run of every grader on a machine
-    (the kit's GPU suite reads it to see where the time goes)."""
+    (the kit's GPU suite reads it to see where the time goes): its cases and what each cost."""
     path = os.environ.get(RUN_LOG_ENV)
     if not path:
         return
-    line = json.dumps({"pid": os.getpid(), "program": os.path.basename(program),
-                       "alone": alone, "spawned_s": spawned_ns / 1e9, "verdict": result.verdict,
-                       "costs": result.costs}) + "\n"
+    line = json.dumps({"pid": os.getpid(), "program": os.path.basename(program), "alone": alone,
+                       "spawned_s": spawned_ns / 1e9, "seconds": round(result.seconds, 4),
+                       "verdict": result.verdict, "cases": cases, "costs": costs}) + "\n"
     with open(path, "a") as f:
         f.write(line)
 
 
-def run_argv(argv, timeout, cwd=None, sandboxed=False, alone=True):
-    """Run a harness with a fresh result channel and nonce: (RunResult, document or None, why none).
+def run_cases(lab, program, cases, timeout, cwd=None, sandboxed=False, alone=True):
+    """Run a lab's built harness on several cases in one process (kit_harness.h): [CaseOutcome], one
+    per case, in order. Each case's options go through the lab's contract.
 
-    The document travels on a pipe the grader creates for this run, never through a file, and is
-    accepted only with this run's nonce: printing a pass line or writing a results file does not
-    count. sandboxed: in gradelib.sandbox, with run_policy (cwd is then the sandbox's /tmp).
-    alone: hold the GPU alone for the run, else share it (gpushare). The RunResult's costs say what
-    the run cost (run_costs)."""
-    program = argv[0]
+    The documents travel on a pipe the grader creates for this run, never through a file, and count
+    only with this run's nonce: printing a pass line or writing a results file does not count. Each
+    case has timeout seconds from the end of the case before it (the first, from the process's start),
+    and its own share of output before it counts as a flood. sandboxed: in gradelib.sandbox, with
+    run_policy (cwd is then the sandbox's /tmp). alone: hold the GPU alone for the run, else share it
+    (gpushare)."""
     nonce = secrets.token_hex(16)
     nonce_read, nonce_write = os.pipe()
     os.write(nonce_write, nonce.encode("ascii") + b"\n")
     os.close(nonce_write)
+    lines = "".join(" ".join(lab.harness_args(params)) + "\n" for params in cases).encode("ascii")
+    cases_read, cases_write = os.pipe()
+    if len(lines) > 60000:  # a pipe holds 64 KiB: the lines are written before the harness starts
+        raise ValueError("%d cases are too many for one run" % len(cases))
+    os.write(cases_write, lines)
+    os.close(cases_write)
     channel_read, channel_write = os.pipe()
-    argv = argv + ["--json", "fd:%d" % channel_write, "--nonce-fd", str(nonce_read)]
+    argv = [program, "--json", "fd:%d" % channel_write, "--nonce-fd", str(nonce_read), "--cases-fd", str(cases_read)]
     if sandboxed:
-        argv = sandbox.wrap(run_policy(argv[0]), argv)
+        argv = sandbox.wrap(run_policy(program), argv)
     try:
         with gpushare.gate().held(alone) as waited:
             spawned = time.monotonic_ns()
-            result = process.run_bounded(argv, timeout, cwd=cwd, pass_fds=(channel_write, nonce_read),
-                                         channel_fd=channel_read)
+            result = process.run_bounded(argv, timeout, cwd=cwd, pass_fds=(channel_write, nonce_read, cases_read),
+                                         channel_fd=channel_read, restart_marker=b"\n" + CASE_LINE)
             ended = time.monotonic_ns()
     finally:
         os.close(channel_read)
-    result.costs = run_costs(result.channel, spawned, ended, waited)
-    _log_run(program, alone, spawned, result)
     if sandboxed:
         sandbox.check_made(result, "a harness run")
-    doc, why = read_channel(result.channel, nonce)
-    return result, doc, why
+    found, clock, why = read_channel(result.channel, nonce)
+    costs = run_costs(found, clock, spawned, ended, waited, len(cases))
+    outcomes = []
+    ended_on = None  # the case the process ended on: the first not done, else the last
+    for k in range(len(cases)):
+        case = found[k] if k < len(found) else None
+        if case is not None and case.done and case.doc is not None and DEFERRED in case.doc and k > 0:
+            outcomes.append(CaseOutcome(DEFERRED_STATE, doc=case.doc))
+            continue
+        if case is not None and case.done and (result.ok or k < len(cases) - 1):
+            clean = process.RunResult(process.OK, 0, _case_output(result.output, k), (case.end_ns - case.begin_ns) / 1e9,
+                                      result.total_bytes)
+            doc, case_why = case.doc, case.why
+            if doc is not None and DEFERRED in doc:  # only a later case may be deferred: a first one was not the kit's harness
+                doc, case_why = None, "it deferred the first case of its process (not the kit's harness)"
+            outcomes.append(CaseOutcome(DONE, clean, doc, case_why))
+        elif ended_on is None:
+            ended_on = k
+            doc = case.doc if case is not None else None
+            outcomes.append(CaseOutcome(DONE, result, doc, why or (case.why if case is not None else None)))
+        else:
+            outcomes.append(CaseOutcome(NOT_STARTED))
+    for outcome, cost in zip(outcomes, costs):
+        if outcome.result is not None:
+            outcome.result.costs = cost
+    _log_run(program, alone, spawned, result, len(cases), costs)
+    return outcomes
 
 
 def run(lab, program, params, timeout, cwd=None, sandboxed=False, alone=True):
-    """Run a lab's built harness on one case (its parameters, through the lab's contract):
-    (RunResult, document or None, why none). alone: as for run_argv."""
-    return run_argv([program] + lab.harness_args(params), timeout, cwd, sandboxed, alone)
+    """Run a lab's built harness on one case: (RunResult, document or None, why none). alone: as for
+    run_cases."""
+    outcome = run_cases(lab, program, [params], timeout, cwd, sandboxed, alone)[0]
+    return outcome.result, outcome.doc, outcome.why
 
 
 def build_program(lab, source_dir, build_dir, targets=("all",)):

@@ -86,12 +86,15 @@ def _kill_group(proc):
         pass
 
 
-def run_bounded(argv, timeout, cwd=None, env=None, flood_limit=FLOOD_LIMIT, pass_fds=(), channel_fd=None):
+def run_bounded(argv, timeout, cwd=None, env=None, flood_limit=FLOOD_LIMIT, pass_fds=(), channel_fd=None,
+                restart_marker=None):
     """Run argv with stdout and stderr merged; return a RunResult.
 
     pass_fds: descriptors the command inherits (closed here once it has started).
     channel_fd: the read end of a pipe whose write end is in pass_fds: read alongside the output,
     into RunResult.channel, so a large result document never blocks the command.
+    restart_marker: bytes that mark, on the channel, the end of one piece of work of several (a case
+    of a harness run): each time one comes, the time limit and the flood limit start again.
     """
     start = time.monotonic()
     try:
@@ -109,6 +112,7 @@ def run_bounded(argv, timeout, cwd=None, env=None, flood_limit=FLOOD_LIMIT, pass
     channel_dropped = False
     verdict = None
     deadline = start + timeout
+    output_before = 0  # the output the pieces of work before this one printed (restart_marker)
     fd = proc.stdout.fileno()
     with selectors.DefaultSelector() as sel:
         sel.register(fd, selectors.EVENT_READ)
@@ -134,10 +138,14 @@ def run_bounded(argv, timeout, cwd=None, env=None, flood_limit=FLOOD_LIMIT, pass
                 elif key.fd == fd:
                     keeper.add(chunk)
                 elif len(channel) + len(chunk) <= CHANNEL_LIMIT:
+                    seen = len(channel)
                     channel += chunk
+                    if restart_marker and restart_marker in channel[max(0, seen - len(restart_marker) + 1):]:
+                        deadline = time.monotonic() + timeout
+                        output_before = keeper.total
                 else:
                     channel_dropped = True
-            if keeper.total > flood_limit:
+            if keeper.total - output_before > flood_limit:
                 verdict = FLOOD
                 break
     if verdict is None:

@@ -50,10 +50,12 @@ def make_cases(rng):
 
 
 # The harness's contract (common/harness/03-nested-recursion/harness.cu). Graded runs print nothing.
+# Each case has a process of its own: the student's prepare_deep_recursion() sets the pending-launch
+# limit for the case's depth, and a limit is fixed once the device runtime starts.
 HARNESS = Contract(
     options=[Option("blocks", 1, 16), Option("threads", 1, 1024), Option("depth", 1, 100000), Option("print", 0, 1)],
     result_keys=["lab", "device", "params", "hello", "deep", "pending_launch_limit", "launch_log"],
-    grading_defaults={"print": 0})
+    grading_defaults={"print": 0}, one_case_per_process=True)
 
 
 def check_recursive_launch(ctx):

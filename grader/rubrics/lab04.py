@@ -78,6 +78,8 @@ def make_cases(rng):
 
 # The harness's contract (common/harness/04-bezier-streams/harness.cu). "timing" names a timing case
 # for the checks. A case too large for the GPU's memory gets a document with "not_run" and little else.
+# Each case has a process of its own: the student's prepare_cdp() sets the device heap and the
+# pending-launch limit for the case, and a limit is fixed once the device runtime starts.
 HARNESS = Contract(
     options=[Option("lines", 1, 100000), Option("workload", choices=("chained", "heavy")),
              Option("factor", 1, 1000000), Option("max", 4, 1 << 22), Option("seed", 0, 2000000000),
@@ -86,7 +88,7 @@ HARNESS = Contract(
                  "heap_bytes", "heap_need_bytes", "exact_bytes", "worst_case_bytes", "pending_launch_limit",
                  "total_vertices", "max_total_vertices", "flat_point_calls", "cdp_point_calls"],
     optional_result_keys=["timing_ms", "figure"],
-    case_keys=["timing"])
+    case_keys=["timing"], one_case_per_process=True)
 
 
 _CONSTANT_STREAMS = {ptx.NULL_STREAM: "the NULL stream (0)", ptx.TAIL_LAUNCH_STREAM: "cudaStreamTailLaunch",

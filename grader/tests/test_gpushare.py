@@ -144,35 +144,71 @@ class GateTest(unittest.TestCase):
             self.assertLess(waited, 1)
 
 
-class RunCostsTest(unittest.TestCase):
+class ChannelTest(unittest.TestCase):
+    """A run's channel (kit_result.h, kit_harness.h): each case's document counts only with its kit-case
+    line, and the clock lines split the run into what it cost."""
     NONCE = "abc"
 
-    def channel(self, clock_line):
-        return b"kit-nonce abc\n{\"value\": 1}\n" + clock_line
+    def channel(self, body):
+        return b"kit-nonce abc\n" + body
 
-    def test_the_clock_line_splits_the_run(self):
-        data = self.channel(b"kit-clock 1100000000 1400000000 1500000000\n")
-        self.assertEqual(harness.read_channel(data, self.NONCE), ({"value": 1}, None))
-        costs = harness.run_costs(data, 1000000000, 1600000000, 0.25)
-        self.assertEqual(costs, {"wait_s": 0.25, "total_s": 0.6, "start_s": 0.1, "context_s": 0.3, "case_s": 0.1,
-                                 "exit_s": 0.1})
+    def read(self, body):
+        cases, clock, why = harness.read_channel(self.channel(body), self.NONCE)
+        return [(c.doc, c.why, c.done) for c in cases], clock, why
+
+    def test_each_document_is_done_with_its_case_line(self):
+        cases, clock, why = self.read(b'{"value": 1}\nkit-case 0 1 2\n{"value": 2}\nkit-case 1 2 3\n'
+                                      b'kit-clock 5 6 7\n')
+        self.assertEqual(cases, [({"value": 1}, None, True), ({"value": 2}, None, True)])
+        self.assertEqual((clock, why), ([5, 6, 7], None))
+
+    def test_a_document_without_its_case_line_is_not_done(self):
+        cases, clock, _ = self.read(b'{"value": 1}\nkit-case 0 1 2\n{"value": 2}\n')
+        self.assertEqual(cases, [({"value": 1}, None, True), ({"value": 2}, None, False)])
+        self.assertIsNone(clock)
+
+    def test_broken_channels(self):
+        self.assertEqual(self.read(b"kit-case 0 1 2\n")[0], [(None, "it wrote no result on the grader's channel", True)])
+        self.assertIn("not valid JSON", self.read(b'{"value": \nkit-case 0 1 2\n')[0][0][1])
+        self.assertIn("not a JSON object", self.read(b'[1]\nkit-case 0 1 2\n')[0][0][1])
+        self.assertIn("not valid JSON", self.read(b'{"value": 1}\n{"value": 2}\nkit-case 0 1 2\n')[0][0][1])
+        self.assertEqual(self.read(b'{"value": 1}\nkit-case 3 1 2\n')[0],
+                         [(None, "its result's case line was not the kit's", False)])
+        self.assertEqual(harness.read_channel(b"kit-nonce abd\n{}\nkit-case 0 1 2\n", self.NONCE)[2],
+                         "its result did not carry this run's nonce (not written by the kit's harness for this run)")
+        self.assertEqual(harness.read_channel(None, self.NONCE)[2], "its result was too large to read")
+
+    def costs(self, body, spawned, ended, waited, count):
+        cases, clock, _ = harness.read_channel(self.channel(body), self.NONCE)
+        return harness.run_costs(cases, clock, spawned, ended, waited, count)
+
+    def test_the_clock_lines_split_the_run(self):
+        body = (b'{"value": 1}\nkit-case 0 1400000000 1500000000\n{"value": 2}\nkit-case 1 1500000000 1550000000\n'
+                b"kit-clock 1100000000 1400000000 1550000000\n")
+        self.assertEqual(self.costs(body, 1000000000, 1600000000, 0.25, 2),
+                         [{"wait_s": 0.25, "total_s": 0.5, "start_s": 0.1, "context_s": 0.3, "case_s": 0.1},
+                          {"total_s": 0.1, "case_s": 0.05, "exit_s": 0.05}])
+
+    def test_the_case_a_run_ended_on_takes_the_rest(self):
+        body = b'{"value": 1}\nkit-case 0 1400000000 1500000000\nkit-clock 1100000000 1400000000 1500000000\n'
+        self.assertEqual(self.costs(body, 1000000000, 1600000000, 0, 3)[1:], [{"case_s": 0.1, "total_s": 0.1}, {}])
 
     def test_without_a_clock_line_only_the_whole(self):
-        data = self.channel(b"")
-        self.assertEqual(harness.read_channel(data, self.NONCE), ({"value": 1}, None))
-        self.assertEqual(harness.run_costs(data, 0, 500000000, 0), {"wait_s": 0, "total_s": 0.5})
-        self.assertEqual(harness.run_costs(None, 0, 500000000, 0), {"wait_s": 0, "total_s": 0.5})
+        body = b'{"value": 1}\nkit-case 0 1 2\n'
+        self.assertEqual(self.costs(body, 0, 500000000, 0, 1), [{"wait_s": 0, "total_s": 0.5}])
+        self.assertEqual(harness.run_costs([], None, 0, 500000000, 0, 2), [{"wait_s": 0, "total_s": 0.5}, {}])
 
     def test_a_clock_outside_the_run_is_not_believed(self):
-        data = self.channel(b"kit-clock 900000000 1400000000 1500000000\n")
-        self.assertEqual(harness.run_costs(data, 1000000000, 1600000000, 0), {"wait_s": 0, "total_s": 0.6})
-        data = self.channel(b"kit-clock 1100000000 1000000000 1500000000\n")
-        self.assertEqual(sorted(harness.run_costs(data, 1000000000, 1600000000, 0)), ["total_s", "wait_s"])
+        body = b'{"value": 1}\nkit-case 0 1400000000 1500000000\nkit-clock 900000000 1400000000 1500000000\n'
+        self.assertEqual(self.costs(body, 1000000000, 1600000000, 0, 1), [{"wait_s": 0, "total_s": 0.6}])
+        body = b'{"value": 1}\nkit-case 0 1400000000 1500000000\nkit-clock 1100000000 1000000000 1500000000\n'
+        self.assertEqual(self.costs(body, 1000000000, 1600000000, 0, 1), [{"wait_s": 0, "total_s": 0.6}])
 
     def test_a_garbled_clock_line_tells_nothing(self):
-        data = self.channel(b"kit-clock soon\n")
-        self.assertEqual(harness.read_channel(data, self.NONCE), ({"value": 1}, None))
-        self.assertEqual(harness.run_costs(data, 0, 500000000, 0), {"wait_s": 0, "total_s": 0.5})
+        body = b'{"value": 1}\nkit-case 0 1 2\nkit-clock soon\n'
+        cases, clock, why = self.read(body)
+        self.assertEqual((cases, clock, why), ([({"value": 1}, None, True)], None, None))
+        self.assertEqual(self.costs(body, 0, 500000000, 0, 1), [{"wait_s": 0, "total_s": 0.5}])
 
 
 if __name__ == "__main__":

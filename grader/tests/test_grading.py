@@ -3,7 +3,7 @@ device launches are each reported as such, and the grader carries on."""
 import os
 import sys
 import tempfile
-import time
+import textwrap
 import unittest
 from unittest import mock
 
@@ -13,16 +13,40 @@ from gradelib.grading import RUNS_CLEANLY
 from gradelib.harness import Contract, Option
 from gradelib.registry import Lab
 
-# A fake harness speaks the kit's channel protocol (kit_result.h): the nonce from --nonce-fd, then
-# "kit-nonce NONCE" and the document on the descriptor named by --json fd:N.
+# A fake harness speaks the kit's channel protocol (kit_result.h, kit_harness.h): the nonce from
+# --nonce-fd, the cases from --cases-fd, one line each; on the descriptor named by --json fd:N,
+# "kit-nonce NONCE", then each case's document and its kit-case line, then the kit-clock line. BODY
+# runs once per case, with arg() reading the case's options; emit() writes its document.
 HEADER = """#!{python}
 import json, os, sys, time, signal
-def arg(name): return sys.argv[sys.argv.index(name) + 1]
-nonce = os.read(int(arg('--nonce-fd')), 100).decode().strip()
+def process_arg(name): return sys.argv[sys.argv.index(name) + 1]
+main_ns = time.monotonic_ns()
+nonce = os.read(int(process_arg('--nonce-fd')), 100).decode().strip()
+channel = os.fdopen(int(process_arg('--json')[len('fd:'):]), 'w')
+cases = os.fdopen(int(process_arg('--cases-fd'))).read().splitlines()
+ready_ns = time.monotonic_ns()
+opened = False
 def emit_raw(text, first_line=None):
-    with os.fdopen(int(arg('--json')[len('fd:'):]), 'w') as f:
-        f.write((first_line if first_line is not None else 'kit-nonce ' + nonce) + '\\n' + text)
+    global opened
+    if not opened:
+        channel.write((first_line if first_line is not None else 'kit-nonce ' + nonce) + '\\n')
+        opened = True
+    channel.write(text + '\\n')
+    channel.flush()
 def emit(doc): emit_raw(json.dumps(doc))
+def run_case(k, case):
+    def arg(name): return case[case.index(name) + 1]
+{body}
+for k, line in enumerate(cases):
+    print('== case %d: %s' % (k, line), flush=True)
+    begin_ns = time.monotonic_ns()
+    run_case(k, line.split())
+    if opened:
+        channel.write('kit-case %d %d %d\\n' % (k, begin_ns, time.monotonic_ns()))
+        channel.flush()
+if opened:
+    channel.write('kit-clock %d %d %d\\n' % (main_ns, ready_ns, time.monotonic_ns()))
+channel.close()
 """
 WRITE_CLEAN = "emit({'value': 42, 'launch_log': {'failed': 0}})\n"
 
@@ -63,12 +87,12 @@ def write_fake(folder, body, python=sys.executable):
     os.chmod(folder, 0o755)  # a sandbox of a root grader runs it as nobody
     program = os.path.join(folder, "harness")
     with open(program, "w") as f:
-        f.write(HEADER.format(python=python) + body)
+        f.write(HEADER.format(python=python, body=textwrap.indent(body, "    ")))
     os.chmod(program, 0o755)
     return program
 
 
-class FakeHarnessTest(unittest.TestCase):
+class FakeHarnessBase(unittest.TestCase):
     SANDBOXED = False
     PYTHON = sys.executable
 
@@ -100,6 +124,8 @@ class FakeHarnessTest(unittest.TestCase):
         self.assertEqual(value.status, chk.SKIPPED, name)
         self.assertIn("'runs cleanly' did not pass", value.message)
 
+
+class FakeHarnessTest(FakeHarnessBase):
     def test_clean_run_lets_lab_checks_evaluate(self):
         runs, value = self.grade_with(FAKE_HARNESSES["clean"])
         self.assertEqual((runs.status, value.status), (chk.PASSED, chk.PASSED))
@@ -135,9 +161,9 @@ class FakeHarnessTest(unittest.TestCase):
             program = self.write_program(tmp, "print(nonce)\n" + WRITE_CLEAN)
             nonces = set()
             for _ in range(3):
-                result, doc, why = harness.run_argv([program], 10, tmp, self.SANDBOXED)
+                result, doc, why = harness.run(self.lab, program, {"case": 1}, 10, tmp, self.SANDBOXED)
                 self.assertEqual((doc["value"], why), (42, None))
-                nonces.add(result.output.strip())
+                nonces.add(result.output.strip().splitlines()[-1])
             self.assertEqual(len(nonces), 3)
 
     def test_large_document_does_not_block_the_harness(self):
@@ -149,7 +175,7 @@ class FakeHarnessTest(unittest.TestCase):
                                                 "cudaErrorLaunchPendingCountExceeded", "line 17"], failures.FAILED_LAUNCHES)
 
     def test_partial_credit_for_clean_runs(self):
-        body = "if sys.argv[2] == '2': sys.exit(1)\n" + WRITE_CLEAN
+        body = "if arg('--case') == '2': sys.exit(1)\n" + WRITE_CLEAN
         runs, _ = self.grade_with(body)
         self.assertEqual(runs.status, chk.FAILED)
         self.assertEqual(runs.score, 0.5)
@@ -183,102 +209,166 @@ SPAN_LOG = """
 log = os.environ['FAKE_SPAN_LOG']
 case = int(arg('--case'))
 start = time.monotonic()
-time.sleep(0.4)
+time.sleep(0.2)
 left_out = case == 4 and not os.path.exists(log + '.retried')
 if left_out:
     open(log + '.retried', 'w').close()
+deferred = case == 3 and k > 0 and not os.path.exists(log + '.deferred')
+if deferred:
+    open(log + '.deferred', 'w').close()
 with open(log, 'a') as f:
-    f.write('%d %r %r\\n' % (case, start, time.monotonic()))
-emit({'not_run': 'too little free memory'} if left_out else {'value': 42, 'launch_log': {'failed': 0}})
+    f.write('%d %d %r %r\\n' % (case, os.getpid(), start, time.monotonic()))
+if deferred:
+    emit({'kit_deferred': 'needs a pending-launch limit of 4096; this process has 2048'})
+else:
+    emit({'not_run': 'too little free memory'} if left_out else {'value': 42, 'launch_log': {'failed': 0}})
 """
 
 
 class SharedCasesTest(unittest.TestCase):
-    """A submission's cases share the GPU (gradelib.gpushare): those that time nothing run side by side,
-    a case the lab says runs alone overlaps no other, and a shared case the harness left out for want of
-    memory runs again alone. Verdicts and the cases' order are as when every case runs alone."""
+    """A submission's cases that time nothing run in one process (kit_harness.h) that shares the GPU
+    (gradelib.gpushare); a case the lab says runs alone has a process of its own that overlaps no other
+    run; a case the harness deferred runs in a fresh process; a shared case the harness left out for
+    want of memory runs again alone. Verdicts and the cases' order are as when every case runs alone."""
 
-    def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory()
-        self.log = os.path.join(self.tmp.name, "spans")
+    ONE_CASE_PER_PROCESS = False
+
+    @classmethod
+    def setUpClass(cls):
+        """One grade for every test of the class (each takes seconds of sleeping fakes)."""
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.log = os.path.join(cls.tmp.name, "spans")
         # a gate of its own: graders running on this machine meanwhile (a GPU test suite) do not hold it
-        self.patches = [mock.patch.dict(os.environ, {gpushare.SHARERS_ENV: "4", "FAKE_SPAN_LOG": self.log}),
-                        mock.patch.object(gpushare, "gate_dir", lambda: os.path.join(self.tmp.name, "gate")),
-                        mock.patch.dict(gpushare._gates, clear=True)]
-        for p in self.patches:
+        patches = [mock.patch.dict(os.environ, {gpushare.SHARERS_ENV: "4", "FAKE_SPAN_LOG": cls.log}),
+                   mock.patch.object(gpushare, "gate_dir", lambda: os.path.join(cls.tmp.name, "gate")),
+                   mock.patch.dict(gpushare._gates, clear=True)]
+        for p in patches:
             p.start()
+        try:
+            cls.graded = cls.grade()
+        finally:
+            for p in reversed(patches):
+                p.stop()
 
-    def tearDown(self):
-        for p in reversed(self.patches):
-            p.stop()
-        self.tmp.cleanup()
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
 
-    def grade(self):
+    @classmethod
+    def grade(cls):
         lab = Lab("99-fake", "Fake lab", "handouts/none.md",
-                  harness=Contract([Option("case", 1, 6)], result_keys=["value", "launch_log"], case_keys=["timing"]),
+                  harness=Contract([Option("case", 1, 6)], result_keys=["value", "launch_log"], case_keys=["timing"],
+                                   one_case_per_process=cls.ONE_CASE_PER_PROCESS),
                   make_cases=lambda rng: [{"case": 1}, {"case": 2}, {"case": 3}, {"case": 4}, {"case": 5, "timing": 1},
                                           {"case": 6}],
                   recorded_case={"case": 1},
                   checks=[grading.compiles(1, ""), grading.runs_cleanly(1, ""),
                           chk.Check("value", 1, chk.RUNTIME, value_check, parent=RUNS_CLEANLY)])
-        program = write_fake(self.tmp.name, SPAN_LOG)
-        ctx = grading.Context(lab, self.tmp.name, self.tmp.name, seed=1, timeout=20, sandboxed=False)
+        program = write_fake(cls.tmp.name, SPAN_LOG)
+        ctx = grading.Context(lab, cls.tmp.name, cls.tmp.name, seed=1, timeout=20, sandboxed=False)
         ctx.program = program
         checks = [chk.Check(c.name, c.points, c.kind, c.func, hint=c.hint) for c in lab.checks[1:]]
         checks[1].parent = checks[0].name
-        started = time.monotonic()
-        results = chk.run_checks(checks, ctx)
-        return results, ctx, time.monotonic() - started
+        return chk.run_checks(checks, ctx), ctx
 
     def spans(self):
+        """{case: [(pid, start, end)]}, in the order the case ran."""
         spans = {}
         with open(self.log) as f:
             for line in f:
-                case, start, end = line.split()
-                spans.setdefault(int(case), []).append((float(start), float(end)))
+                case, pid, start, end = line.split()
+                spans.setdefault(int(case), []).append((int(pid), float(start), float(end)))
         return spans
 
-    def test_cases_share_and_the_timing_case_is_alone(self):
-        (runs, value), ctx, seconds = self.grade()
+    def test_shared_cases_share_a_process_and_the_timing_case_is_alone(self):
+        (runs, value), ctx = self.graded
         self.assertEqual((runs.status, value.status), (chk.PASSED, chk.PASSED), runs.message + value.message)
         self.assertEqual([r.params["case"] for r in ctx.runs], [1, 2, 3, 4, 5, 6])
-        one_by_one = sum(r.result.costs["total_s"] for r in ctx.runs) + 0.4  # case 4 ran twice
-        self.assertLess(seconds, 0.8 * one_by_one, "the shared cases did not run side by side")
         spans = self.spans()
-        timing = spans[5][0]
-        for case, each in spans.items():
-            for span in each:
-                if case != 5:
-                    self.assertFalse(span[0] < timing[1] and timing[0] < span[1], "case %d overlaps the timing case"
-                                     % case)
-        shared = [s for c in (1, 2, 3, 6) for s in spans[c]]
-        self.assertTrue(any(a[0] < b[1] and b[0] < a[1] for a in shared for b in shared if a != b),
-                        "no two shared cases overlapped")
+        first = spans[1][0][0]
+        self.assertEqual([spans[c][0][0] for c in (1, 2, 3, 4, 6)], [first] * 5, "the shared cases' processes")
+        self.assertEqual(len({spans[c][-1][0] for c in (3, 4, 5)} | {first}), 4,
+                         "the deferred case, the rerun alone and the timing case each had a process of their own")
+        for alone in (spans[5][0], spans[4][-1]):
+            for case, each in spans.items():
+                for span in each:
+                    if span != alone:
+                        self.assertFalse(span[1] < alone[2] and alone[1] < span[2], "case %d overlaps a run alone"
+                                         % case)
+
+    def test_a_deferred_case_runs_again_in_a_fresh_process(self):
+        (runs, value), ctx = self.graded
+        third = ctx.runs[2]
+        self.assertEqual((third.doc["value"], third.problem), (42, None))
+        self.assertFalse(third.alone)
+        self.assertEqual(len(self.spans()[3]), 2)
 
     def test_a_case_left_out_while_sharing_runs_again_alone(self):
-        (runs, value), ctx, _ = self.grade()
+        (runs, value), ctx = self.graded
         fourth = ctx.runs[3]
         self.assertTrue(fourth.alone)
         self.assertEqual(fourth.doc["value"], 42)
         self.assertEqual(len(self.spans()[4]), 2)
-        retry = self.spans()[4][1]
-        for case, each in self.spans().items():
-            for span in each:
-                if span != retry:
-                    self.assertFalse(span[0] < retry[1] and retry[0] < span[1], "case %d overlaps the rerun" % case)
         self.assertFalse(ctx.runs[0].alone)
 
     def test_every_run_says_what_it_cost(self):
-        (runs, _), ctx, _ = self.grade()
+        (runs, _), ctx = self.graded
         for run in ctx.runs:
-            self.assertGreaterEqual(run.result.costs["total_s"], 0.4)
-            self.assertIn("wait_s", run.result.costs)
+            self.assertGreaterEqual(run.result.costs["case_s"], 0.2)
+            self.assertGreaterEqual(run.result.costs["total_s"], run.result.costs["case_s"])
+        self.assertEqual([("wait_s" in r.result.costs, "context_s" in r.result.costs) for r in ctx.runs],
+                         [(True, True), (False, False), (True, True), (True, True), (True, True), (False, False)],
+                         "the first case of each process carries its wait, start and context")
         report = grading.LabReport(ctx.lab, self.tmp.name, 1, ctx.cases, [runs])
         report.runs = ctx.runs
         costs = report.costs()
         self.assertEqual([r["case"] for r in costs["runs"]], list(range(6)))
         self.assertEqual([r["alone"] for r in costs["runs"]], [False, False, False, True, True, False])
-        self.assertGreater(costs["runtime_s"], 0.8)
+        self.assertGreater(costs["runtime_s"], 1.6)
+
+
+class OneCasePerProcessTest(SharedCasesTest):
+    """Where the lab's contract says so, each case has a process of its own."""
+    ONE_CASE_PER_PROCESS = True
+
+    def test_shared_cases_share_a_process_and_the_timing_case_is_alone(self):
+        (runs, value), ctx = self.graded
+        self.assertEqual((runs.status, value.status), (chk.PASSED, chk.PASSED), runs.message + value.message)
+        pids = [each[0][0] for _, each in sorted(self.spans().items())]
+        self.assertEqual(len(set(pids)), 6)
+
+    def test_a_deferred_case_runs_again_in_a_fresh_process(self):
+        self.assertEqual(len(self.spans()[3]), 1, "a process's first case is never deferred")
+
+    def test_every_run_says_what_it_cost(self):
+        (runs, _), ctx = self.graded
+        self.assertTrue(all("context_s" in r.result.costs for r in ctx.runs))
+
+
+class CaseLimitsTest(FakeHarnessBase):
+    """In a process of several cases, the time limit and the flood limit are each case's: three cases
+    that each take most of the limit, or print most of the flood limit, are clean; a case of a process
+    deferred as its first is not the kit's harness."""
+
+    def grade_cases(self, body, timeout):
+        self.lab = fake_lab()
+        self.lab.make_cases = lambda rng: [{"case": 1}, {"case": 2}, {"case": 1}]
+        return self.grade_with(body, timeout)
+
+    def test_the_time_limit_is_each_cases(self):
+        runs, value = self.grade_cases("time.sleep(0.7)\n" + WRITE_CLEAN, timeout=1)
+        self.assertEqual((runs.status, value.status), (chk.PASSED, chk.PASSED), runs.message)
+
+    def test_the_flood_limit_is_each_cases(self):
+        body = "sys.stdout.write('x' * (6 << 20)); sys.stdout.flush()\n" + WRITE_CLEAN
+        runs, value = self.grade_cases(body, timeout=30)
+        self.assertEqual((runs.status, value.status), (chk.PASSED, chk.PASSED), runs.message)
+
+    def test_a_first_case_deferred_is_not_the_kits_harness(self):
+        runs, _ = self.grade_cases("emit({'kit_deferred': 'forged'})\n", timeout=5)
+        self.assertEqual((runs.status, runs.failure), (chk.FAILED, failures.NO_RESULT))
+        self.assertIn("deferred the first case of its process", runs.message)
+        self.assertIn("3 of 3 runs", runs.message)
 
 
 class LeftOutCasesTest(unittest.TestCase):

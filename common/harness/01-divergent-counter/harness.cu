@@ -17,6 +17,7 @@
 #include "kit_args.h"
 #include "kit_check.h"
 #include "kit_device.h"
+#include "kit_harness.h"
 #include "kit_result.h"
 #include "kit_timing.h"
 
@@ -151,12 +152,9 @@ static void json_dim3(kit_json_t *j, const char *key, const unsigned int *d)
     kit_json_end_array(j);
 }
 
-int main(int argc, char **argv)
+/* One case (kit_harness.h): its options, the reference and the student's runs, the document. */
+static int run_case(int argc, char **argv)
 {
-    static const char *const options[] = {"--K", "--M", "--N", "--repeats", "--pending-limit", "--child-spin-us",
-                                          "--json", "--nonce-fd", NULL};
-    kit_args_require_known(argc, argv, options);
-    kit_result_take_nonce(argc, argv); /* before any student code runs */
     int k = (int)kit_arg_long(argc, argv, "--K", 2, 1, MAX_K);
     int m = (int)kit_arg_long(argc, argv, "--M", 32, 1, 32);
     int n = (int)kit_arg_long(argc, argv, "--N", 128, 1, MAX_N);
@@ -166,8 +164,8 @@ int main(int argc, char **argv)
     const char *json_path = kit_arg_string(argc, argv, "--json", NULL);
 
     /* Limits are read when the device runtime first launches: set before any kernel runs. */
-    if (pending_limit > 0)
-        KIT_CHECK(cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, (size_t)pending_limit));
+    if (!kit_case_limit(cudaLimitDevRuntimePendingLaunchCount, (size_t)pending_limit))
+        return KIT_CASE_DEFERRED;
     size_t pending = 0;
     KIT_CHECK(cudaDeviceGetLimit(&pending, cudaLimitDevRuntimePendingLaunchCount));
     unsigned long long spin_ns = (unsigned long long)child_spin_us * 1000ULL;
@@ -260,4 +258,11 @@ int main(int argc, char **argv)
     }
     KIT_CHECK(cudaFree(d_foo));
     return 0;
+}
+
+int main(int argc, char **argv)
+{
+    static const char *const options[] = {"--K", "--M", "--N", "--repeats", "--pending-limit", "--child-spin-us",
+                                          NULL};
+    return kit_harness_main(argc, argv, options, run_case);
 }

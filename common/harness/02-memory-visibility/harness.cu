@@ -4,6 +4,8 @@
  *   ./memory_visibility [--blocks 16] [--trials 2] [--n 1000] [--threads 128] [--observe-delay-us 0]
  *                       [--json result.json]
  *
+ * runs one case by hand; the grader sends several cases to one process (kit_harness.h).
+ *
  * --observe-delay-us D: every child of Part A waits D microseconds before it reads its slot, as a
  * child that starts late would. A write the parent makes after the launch, or a store that is not
  * ordered after the child, then lands before the read every time instead of sometimes.
@@ -17,10 +19,12 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "kit_args.h"
 #include "kit_check.h"
 #include "kit_device.h"
+#include "kit_harness.h"
 #include "kit_result.h"
 #include "kit_timing.h"
 #include "memory_visibility.h"
@@ -223,7 +227,7 @@ static long long relative_times(const unsigned long long *stamps, size_t stride,
     return kept;
 }
 
-static race_timeline_t race_timeline; /* from the first trial of run_race */
+static race_timeline_t race_timeline; /* from the first trial of run_race; cleared by each case */
 
 static void set_race_stamps(int *slots, int *seen, int parents, unsigned long long *read_ns,
                             unsigned long long *store_ns)
@@ -483,12 +487,26 @@ static void print_summary(const char *what, array_summary_t s, int n)
                s.first_bad_value == POISON ? " (never written)" : "");
 }
 
-int main(int argc, char **argv)
+/* The kit's device variables and race_timeline as a fresh process has them (zero, NULL), so that a
+ * case never sees what an earlier case of the same process left there: the pointers below would
+ * name memory that case has freed. Each is set again where the case uses it. */
+static void reset_kit_state(void)
 {
-    static const char *const options[] = {"--blocks", "--trials", "--n", "--threads", "--observe-delay-us", "--json",
-                                          "--nonce-fd", NULL};
-    kit_args_require_known(argc, argv, options);
-    kit_result_take_nonce(argc, argv); /* before any student code runs */
+    int *no_ints = NULL;
+    unsigned int *no_counts = NULL;
+    int zero = 0;
+    unsigned int zero_u = 0;
+    memset(&race_timeline, 0, sizeof race_timeline);
+    set_race_stamps(NULL, NULL, 0, NULL, NULL);
+    KIT_CHECK(cudaMemcpyToSymbol(kit_used, &no_ints, sizeof no_ints));
+    KIT_CHECK(cudaMemcpyToSymbol(kit_use_count, &no_counts, sizeof no_counts));
+    KIT_CHECK(cudaMemcpyToSymbol(kit_used_n, &zero, sizeof zero));
+    KIT_CHECK(cudaMemcpyToSymbol(kit_uses_out_of_range, &zero_u, sizeof zero_u));
+}
+
+/* One case (kit_harness.h): Parts A and B, the probe, the document. */
+static int run_case(int argc, char **argv)
+{
     int blocks = (int)kit_arg_long(argc, argv, "--blocks", 16, 1, 128);
     int trials = (int)kit_arg_long(argc, argv, "--trials", 2, 1, 100);
     int n = (int)kit_arg_long(argc, argv, "--n", 1000, 1, MAX_N);
@@ -497,18 +515,20 @@ int main(int argc, char **argv)
     const char *json_path = kit_arg_string(argc, argv, "--json", NULL);
 
     /* Every parent of Part A makes two launches, every block of Part B two more. The kit sizes the
-     * pending-launch pool so that all of them fit (Lab 03 is about this limit); it must be set
-     * before the first launch. */
+     * pending-launch pool so that all of them fit (Lab 03 is about this limit); it is fixed for the
+     * whole process at the first launch, so a process that has another size defers the case. */
     int part_b_blocks = (n + threads - 1) / threads;
     size_t pending = 2 * (size_t)(blocks * RACE_THREADS > part_b_blocks ? blocks * RACE_THREADS : part_b_blocks) + 256;
     if (pending < 2048)
         pending = 2048;
-    KIT_CHECK(cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, pending));
+    if (!kit_case_limit(cudaLimitDevRuntimePendingLaunchCount, pending))
+        return KIT_CASE_DEFERRED;
 
     struct cudaDeviceProp prop;
     KIT_CHECK(cudaGetDeviceProperties(&prop, 0));
     printf("device: %s (compute capability %d.%d)\n", prop.name, prop.major, prop.minor);
 
+    reset_kit_state();
     unsigned long long observe_delay_ns = (unsigned long long)observe_delay_us * 1000ULL;
     KIT_CHECK(cudaMemcpyToSymbol(kit_observe_delay_ns, &observe_delay_ns, sizeof observe_delay_ns));
     child_grids_t no_grids = {0, 0, 0, 0};
@@ -622,4 +642,10 @@ int main(int argc, char **argv)
         kit_json_close(&j);
     }
     return 0;
+}
+
+int main(int argc, char **argv)
+{
+    static const char *const options[] = {"--blocks", "--trials", "--n", "--threads", "--observe-delay-us", NULL};
+    return kit_harness_main(argc, argv, options, run_case);
 }

@@ -2,6 +2,10 @@
  * records what ran in device logs, and writes the result document.
  *
  *   ./nested_recursion [--blocks 1] [--threads 8] [--depth 5000] [--print 1] [--json result.json]
+ *
+ * runs one case by hand; the grader sends several cases to one process (kit_harness.h). But the
+ * student's prepare_deep_recursion may set the pending-launch limit, which holds for the whole
+ * process: a case of this lab gives its own document only as the first case of its process.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +13,7 @@
 #include "kit_args.h"
 #include "kit_check.h"
 #include "kit_device.h"
+#include "kit_harness.h"
 #include "kit_result.h"
 #include "nested_recursion.h"
 
@@ -47,11 +52,9 @@ __device__ void report_level(int depth)
     atomicMax(&kit_deepest_level, depth);
 }
 
-int main(int argc, char **argv)
+/* One case (kit_harness.h): Parts A and B, the document. */
+static int run_case(int argc, char **argv)
 {
-    static const char *const options[] = {"--blocks", "--threads", "--depth", "--print", "--json", "--nonce-fd", NULL};
-    kit_args_require_known(argc, argv, options);
-    kit_result_take_nonce(argc, argv); /* before any student code runs */
     int blocks = (int)kit_arg_long(argc, argv, "--blocks", 1, 1, 16);
     int threads = (int)kit_arg_long(argc, argv, "--threads", 8, 1, 1024);
     int deep = (int)kit_arg_long(argc, argv, "--depth", 5000, 1, MAX_DEEP);
@@ -59,7 +62,10 @@ int main(int argc, char **argv)
     const char *json_path = kit_arg_string(argc, argv, "--json", NULL);
 
     /* The student's host-side preparation comes before any launch: limits such as the
-     * pending-launch count must be set before the device runtime first uses them. */
+     * pending-launch count must be set before the device runtime first uses them. The kit does not
+     * set that limit here (no kit_case_limit): the student's code owns it. After an earlier case of
+     * the same process the device runtime has started, and the limit the preparation asks for may
+     * not be the one this case gets (see the top). */
     prepare_deep_recursion(deep);
 
     struct cudaDeviceProp prop;
@@ -74,6 +80,9 @@ int main(int argc, char **argv)
     KIT_CHECK(cudaMemcpyToSymbol(kit_print_hello, &print, sizeof print));
     KIT_CHECK(cudaMemcpyToSymbol(kit_hello_count, &zero, sizeof zero));
     KIT_CHECK(cudaMemcpyToSymbol(kit_hello_grids, &zero, sizeof zero));
+    void *hello_log = NULL; /* only the records counted are read: cleared all the same, as in a fresh process */
+    KIT_CHECK(cudaGetSymbolAddress(&hello_log, kit_hello_log));
+    KIT_CHECK(cudaMemset(hello_log, 0, sizeof(hello_record_t) * MAX_RECORDS));
     kit_launch_log_reset();
     printf("Part A: nested_hello<<<%d, %d>>>(%d, 0)\n", blocks, threads, threads);
     fflush(stdout);
@@ -82,7 +91,7 @@ int main(int argc, char **argv)
     unsigned int count = 0;
     KIT_CHECK(cudaMemcpyFromSymbol(&count, kit_hello_count, sizeof count));
     unsigned int kept = count < MAX_RECORDS ? count : MAX_RECORDS;
-    static hello_record_t records[MAX_RECORDS];
+    static hello_record_t records[MAX_RECORDS]; /* static for its size; [0, kept) is written each case */
     KIT_CHECK(cudaMemcpyFromSymbol(records, kit_hello_log, sizeof(hello_record_t) * kept));
     kit_launch_log_t hello_launches = kit_launch_log_read();
     unsigned int hello_grids = 0;
@@ -147,4 +156,10 @@ int main(int argc, char **argv)
         kit_json_close(&j);
     }
     return 0;
+}
+
+int main(int argc, char **argv)
+{
+    static const char *const options[] = {"--blocks", "--threads", "--depth", "--print", NULL};
+    return kit_harness_main(argc, argv, options, run_case);
 }

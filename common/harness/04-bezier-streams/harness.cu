@@ -16,6 +16,10 @@
  *
  * The lines, the kit's heap, its own versions for the timing comparisons and the vertex check are in
  * common/src/bezier_lines.cu (Lab 06 uses them too); everything that calls the student's code is here.
+ *
+ * The grader can send several cases to one process (kit_harness.h). prepare_cdp sets the device
+ * limits itself, and they are fixed once the device runtime starts: this lab's cases each need a
+ * process of their own, which the grader decides.
  */
 #include <math.h>
 #include <stdio.h>
@@ -26,6 +30,7 @@
 #include "bezier_lines.h"
 #include "kit_args.h"
 #include "kit_check.h"
+#include "kit_harness.h"
 #include "kit_result.h"
 #include "kit_timing.h"
 
@@ -237,12 +242,10 @@ static void json_figure(kit_json_t *j, const workload_t *w, int n)
     kit_json_end_object(j);
 }
 
-int main(int argc, char **argv)
+/* One case (kit_harness.h): the checks, the timings, the document. Everything it allocates is freed
+ * before it returns; the kit's device counters, launch log and pool are set before each use. */
+static int run_case(int argc, char **argv)
 {
-    static const char *const options[] = {"--lines", "--workload", "--factor", "--max", "--seed", "--repeats",
-                                          "--figure-lines", "--bench", "--json", "--nonce-fd", NULL};
-    kit_args_require_known(argc, argv, options);
-    kit_result_take_nonce(argc, argv); /* before any student code runs */
     int n_lines = (int)kit_arg_long(argc, argv, "--lines", 1000, 1, MAX_LINES);
     const char *workload_name = kit_arg_string(argc, argv, "--workload", "chained");
     int max_vertices = (int)kit_arg_long(argc, argv, "--max", 32, MIN_VERTICES, MAX_MAX_VERTICES);
@@ -289,6 +292,8 @@ int main(int argc, char **argv)
         prepare_cdp(16384, heaviest > 16384LL * 32 ? heaviest : 16384LL * 32);
     } else
         prepare_cdp(n_lines, bound);
+    /* kit_malloc_vertices takes blocks from the device heap, as in a fresh process, not from a pool. */
+    set_pool(NULL, 0);
 
     struct cudaDeviceProp prop;
     KIT_CHECK(cudaGetDeviceProperties(&prop, 0));
@@ -362,8 +367,9 @@ int main(int argc, char **argv)
     printf("\n");
     /* Nothing frees the blocks free_vertices left: they are counted above (freed against allocated),
      * which is what the grader judges, and freeing them would take the exercise's own kernel. They
-     * stay in the device heap until the program ends; the timing runs below take their vertex
-     * blocks from the kit's pool, not the heap, and start from lines without vertices. */
+     * stay in the device heap until the process ends (a later case in this process would find less
+     * heap); the timing runs below take their vertex blocks from the kit's pool, not the heap, and
+     * start from lines without vertices. */
 
     kit_timing_t times[N_VERSIONS];
     memset(times, 0, sizeof times);
@@ -425,4 +431,11 @@ int main(int argc, char **argv)
     }
     workload_free(&w);
     return 0;
+}
+
+int main(int argc, char **argv)
+{
+    static const char *const options[] = {"--lines", "--workload", "--factor", "--max", "--seed", "--repeats",
+                                          "--figure-lines", "--bench", NULL};
+    return kit_harness_main(argc, argv, options, run_case);
 }

@@ -19,6 +19,9 @@
  * D/2 to D us longer than their job says, and in even rounds every tiny kernel runs D us, so the
  * default stream finishes last there and a worker finishes last in odd rounds. The student's code
  * sees none of it (the kernels read it from their stamps): only a real wait returns after them.
+ *
+ * The grader can send several cases to one process (kit_harness.h). Each case waits for all its
+ * work, joins its threads and frees what it allocated, and starts with a warm-up round of its own.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -29,6 +32,7 @@
 #include "default_streams.h"
 #include "kit_args.h"
 #include "kit_check.h"
+#include "kit_harness.h"
 #include "kit_result.h"
 #include "kit_timing.h"
 
@@ -38,7 +42,8 @@
 #define CALIBRATION_ROUNDS 7
 /* Enough hardware work queues for every stream of Part A and every thread of Part B: with the
  * default of 8, streams beyond the eighth share a queue and can wait for each other for no reason
- * the lab teaches. Set before the CUDA runtime starts; a value already in the environment wins. */
+ * the lab teaches. Set in main, before the CUDA runtime starts (kit_harness_main makes the context
+ * before the first case); a value already in the environment wins. */
 #define MAX_CONNECTIONS "32"
 
 enum { PART_A, PART_B, N_PARTS };
@@ -526,14 +531,11 @@ static void json_side(kit_json_t *j, const char *key, int part, const timeline_t
 
 /* ---------------- main ---------------- */
 
-int main(int argc, char **argv)
+/* One case (kit_harness.h): the rounds, the summaries, the document. Every round waits for all its
+ * kernels (read_stamps) and joins its threads; the case frees its memory before it returns, so the
+ * next case starts on an idle device. */
+static int run_case(int argc, char **argv)
 {
-    static const char *const options[] = {"--streams", "--threads", "--spin-us", "--thread-spin-us", "--repeats",
-                                          "--delay-us", "--delay-seed", "--json", "--nonce-fd", NULL};
-    kit_args_require_known(argc, argv, options);
-    kit_result_take_nonce(argc, argv); /* before any student code runs */
-    setenv("CUDA_DEVICE_MAX_CONNECTIONS", MAX_CONNECTIONS, 0); /* before the CUDA runtime starts */
-
     int n_streams = (int)kit_arg_long(argc, argv, "--streams", 8, 1, MAX_STREAMS);
     int n_threads = (int)kit_arg_long(argc, argv, "--threads", 8, 1, MAX_THREADS);
     long spin_us = kit_arg_long(argc, argv, "--spin-us", 1000, 1, 100000);
@@ -543,7 +545,7 @@ int main(int argc, char **argv)
     long delay_seed = kit_arg_long(argc, argv, "--delay-seed", 1, 0, 2147483647L);
     if (delay_us > 0 && repeats < 2) { /* both shapes of Part A's delays need a round each */
         fprintf(stderr, "--delay-us needs --repeats 2 or more\n");
-        exit(KIT_EXIT_USAGE);
+        return KIT_EXIT_USAGE;
     }
     const char *json_path = kit_arg_string(argc, argv, "--json", NULL);
 
@@ -618,5 +620,14 @@ int main(int argc, char **argv)
         for (int s = 0; s < N_SIDES; s++)
             free(tl[p][s].rounds - 1);
     KIT_CHECK(cudaFree(d_stamps));
+    d_stamps = NULL;
     return 0;
+}
+
+int main(int argc, char **argv)
+{
+    static const char *const options[] = {"--streams", "--threads", "--spin-us", "--thread-spin-us", "--repeats",
+                                          "--delay-us", "--delay-seed", NULL};
+    setenv("CUDA_DEVICE_MAX_CONNECTIONS", MAX_CONNECTIONS, 0); /* before the CUDA runtime starts */
+    return kit_harness_main(argc, argv, options, run_case);
 }

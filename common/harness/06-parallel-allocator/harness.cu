@@ -26,6 +26,9 @@
  * Part C uses the kit's Bezier lines (common/src/bezier_lines.cu, linked into every program), so
  * that its lines, vertex counts, bezier_point, gather kernel and double-precision check are the very
  * ones Lab 04 grades with.
+ *
+ * The grader sends several cases to one process, one after another (kit_harness.h); a case whose
+ * device heap or pending-launch limit differs from the process's is run again in a fresh one.
  */
 #include <math.h>
 #include <stdio.h>
@@ -36,6 +39,7 @@
 #include "bezier_lines.h"
 #include "kit_args.h"
 #include "kit_check.h"
+#include "kit_harness.h"
 #include "kit_result.h"
 #include "kit_timing.h"
 
@@ -367,6 +371,16 @@ static void reset_malloc_stats(void)
 {
     malloc_stats_t zero = {0, 0};
     KIT_CHECK(cudaMemcpyToSymbol(kit_malloc_stats, &zero, sizeof zero));
+}
+
+/* The kit's own __device__ state as a fresh process has it: no device malloc counted, no bulk
+ * block. Nothing to free: every case that makes a bulk block frees it again (time_objects), so one
+ * left over would mean that an earlier case died, and this process with it. */
+static void reset_kit_state(void)
+{
+    char *none = NULL;
+    reset_malloc_stats();
+    KIT_CHECK(cudaMemcpyToSymbol(kit_bulk_block, &none, sizeof none));
 }
 
 /* ---- Part B: uniqueness and bounds ---- */
@@ -784,6 +798,10 @@ static collect_t run_collect(int n_lines, int heavy, int max_vertices, float fac
         c.guard_damaged |= guard[k] != GUARD_WORD;
     c.allocations = 1 + c.outside_pool + (long long)c.device_mallocs;
 
+    /* Vertices outside the pool are not freed: the kit cannot tell device-heap memory (a malloc in
+     * the student's code, which the lab forbids) from any other pointer, and free() of a pointer the
+     * heap did not hand out is undefined. What such code took stays taken from the process's device
+     * heap: a later case of the same process finds less of it free. */
     free(guard);
     free(used);
     free(got);
@@ -926,7 +944,7 @@ static void time_objects(timing_t *t, int version, int blocks)
     t->wrong[version] = counts[1];
     KIT_CHECK(cudaFree(d_counts));
     if (version != OBJECTS_POOL)
-        objects_reset(&o); /* free the device-heap memory */
+        objects_reset(&o); /* free the device-heap memory: later cases of this process share the heap */
     if (o.d_pool != NULL) {
         KIT_CHECK(cudaFree(o.d_pool));
         KIT_CHECK(cudaFree(o.d_pool_slots));
@@ -1035,15 +1053,9 @@ static void json_timing(kit_json_t *j, timing_t t)
     kit_json_end_object(j);
 }
 
-int main(int argc, char **argv)
+/* One case (kit_harness.h): its options, the limits it needs, Parts B, C and A, the document. */
+static int run_case(int argc, char **argv)
 {
-    static const char *const options[] = {"--capacity", "--requests", "--slot-bytes", "--blocks", "--block-x",
-                                          "--block-y", "--lanes", "--many", "--wrap-capacity", "--wrap-requests",
-                                          "--lines", "--workload", "--factor", "--max", "--fit", "--objects",
-                                          "--object-bytes", "--heap-mib", "--take-rounds", "--repeats", "--seed",
-                                          "--json", "--nonce-fd", NULL};
-    kit_args_require_known(argc, argv, options);
-    kit_result_take_nonce(argc, argv); /* before any student code runs */
     long long capacity = kit_arg_long(argc, argv, "--capacity", 1 << 20, 0, KIT_MAX_CAPACITY);
     long long requests = kit_arg_long(argc, argv, "--requests", 4 * capacity, 0, MAX_REQUESTS);
     unsigned int slot_bytes = (unsigned int)kit_arg_long(argc, argv, "--slot-bytes", KIT_RECORD_BYTES,
@@ -1092,16 +1104,21 @@ int main(int argc, char **argv)
         return KIT_EXIT_USAGE;
     }
 
-    /* Limits are read when the device runtime starts: set them before any kernel runs.
+    /* Limits are fixed once the device runtime starts: each case asks for its own before any kernel
+     * runs and before it allocates anything (kit_case_limit: the first case of a process sets them, a
+     * later case that needs other values is deferred to a fresh process).
      * The device heap (default 8 MiB) must hold every object of the per-object run and the bulk
      * block; device malloc keeps bookkeeping of its own, hence the margin. */
     size_t heap = heap_mib > 0 ? (size_t)heap_mib << 20
                                : 2 * (size_t)objects * (object_bytes + 64) + (size_t)objects * object_bytes + ((size_t)64 << 20);
-    KIT_CHECK(cudaDeviceSetLimit(cudaLimitMallocHeapSize, heap));
+    if (!kit_case_limit(cudaLimitMallocHeapSize, heap))
+        return KIT_CASE_DEFERRED;
     size_t pending = (size_t)n_lines + 64 > 2048 ? (size_t)n_lines + 64 : 2048; /* a child per line (Lab 04) */
-    KIT_CHECK(cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, pending));
+    if (!kit_case_limit(cudaLimitDevRuntimePendingLaunchCount, pending))
+        return KIT_CASE_DEFERRED;
     KIT_CHECK(cudaDeviceGetLimit(&heap, cudaLimitMallocHeapSize));
     KIT_CHECK(cudaDeviceGetLimit(&pending, cudaLimitDevRuntimePendingLaunchCount));
+    reset_kit_state(); /* an earlier case of this process may have left its counts */
     int uniqueness_blocks = blocks; /* 0: a full grid of the uniqueness run's own block shape */
     if (blocks == 0)
         blocks = full_grid_blocks((const void *)kit_take_timed, THREADS); /* the timed kernel fills it */
@@ -1140,7 +1157,8 @@ int main(int argc, char **argv)
         timing.take_rounds = take_rounds;
         if (objects > 0) {
             /* The bulk block first, while the heap is still in one piece: after a million small
-             * blocks have come and gone, one large block may no longer find room. */
+             * blocks have come and gone, one large block may no longer find room. (An earlier case
+             * of this process may have run them already: freed, the heap may still be in pieces.) */
             time_objects(&timing, OBJECTS_BULK, blocks);
             time_objects(&timing, OBJECTS_MALLOC, blocks);
             time_objects(&timing, OBJECTS_POOL, blocks);
@@ -1196,4 +1214,14 @@ int main(int argc, char **argv)
         kit_json_close(&j);
     }
     return 0;
+}
+
+int main(int argc, char **argv)
+{
+    static const char *const options[] = {"--capacity", "--requests", "--slot-bytes", "--blocks", "--block-x",
+                                          "--block-y", "--lanes", "--many", "--wrap-capacity", "--wrap-requests",
+                                          "--lines", "--workload", "--factor", "--max", "--fit", "--objects",
+                                          "--object-bytes", "--heap-mib", "--take-rounds", "--repeats", "--seed",
+                                          NULL};
+    return kit_harness_main(argc, argv, options, run_case);
 }

@@ -1,0 +1,203 @@
+/* kit_harness.h - a harness's main: one case from the command line, or the grader's cases one after
+ * another in one process, so that they share one CUDA context (making one costs about 0.2 s, and the
+ * driver makes them one at a time).
+ *
+ *   static int run_case(int argc, char **argv) { ...parse options, run, write the document...; return 0; }
+ *   int main(int argc, char **argv) { return kit_harness_main(argc, argv, options, run_case); }
+ *
+ * run_case reads its options with kit_arg_* from the argv it is given, as a main would, and writes its
+ * result document to --json. It may be called many times in one process: it sets up and tears down
+ * everything it uses (device memory, the kit's counters and logs), as must the student code it calls.
+ *
+ * The grader runs a harness with
+ *   --json fd:W --nonce-fd R --cases-fd C
+ * C is a pipe holding one line per case: the case's options ("--K 2 --M 32"). The channel W then holds
+ *   kit-nonce NONCE                    (written before any case runs; see kit_result.h)
+ *   {the document of case 0}
+ *   kit-case 0 BEGIN END               (CLOCK_MONOTONIC ns; written once the case's work is done and checked)
+ *   {the document of case 1}
+ *   kit-case 1 BEGIN END
+ *   ...
+ *   kit-clock MAIN READY DONE          (when main began, the CUDA context was made, the last case ended)
+ * A case counts only with its kit-case line: the driver writes it after cudaDeviceSynchronize() and
+ * cudaGetLastError() succeed, so an error a case left behind fails that case, not the next one. When
+ * the process dies, the grader runs the cases after the one that died in a fresh process.
+ *
+ * Process-wide settings. A device limit (the pending-launch pool, the device heap) is fixed once the
+ * device runtime starts. Each case says which value it needs with kit_case_limit(); the first case of
+ * a process sets it, and a later case that needs another value is deferred: its document is
+ *   {"kit_deferred": "why"}
+ * and the grader runs it in a fresh process. A case that needs the default asks for it with value 0.
+ */
+#ifndef KIT_HARNESS_H
+#define KIT_HARNESS_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kit_args.h"
+#include "kit_check.h"
+#include "kit_result.h"
+
+#define KIT_CASE_LINE_MAX 4096
+#define KIT_CASE_MAX_ARGS 128
+#define KIT_CASE_DEFERRED (-1) /* run_case's return value for a case deferred to a fresh process */
+#define KIT_LIMITS 2           /* the limits kit_case_limit knows: the pending-launch pool, the device heap */
+
+/* The options the driver takes for the whole process; no case may name them. */
+static const char *const kit_process_options[] = {"--json", "--nonce-fd", "--cases-fd", NULL};
+
+static int kit_case_number;                  /* 0 for the first case this process runs */
+static size_t kit_limit_default[KIT_LIMITS]; /* each limit as the fresh context has it */
+static size_t kit_limit_now[KIT_LIMITS];     /* this process's value of each limit */
+static char kit_deferred_why[256];           /* set by kit_case_limit when it defers a case */
+
+static inline int kit_limit_slot(enum cudaLimit limit)
+{
+    if (limit == cudaLimitDevRuntimePendingLaunchCount)
+        return 0;
+    if (limit == cudaLimitMallocHeapSize)
+        return 1;
+    fprintf(stderr, "kit_case_limit: a limit the kit does not manage\n");
+    exit(KIT_EXIT_USAGE);
+}
+
+static inline const char *kit_limit_name(int slot)
+{
+    return slot == 0 ? "pending-launch limit" : "device heap size";
+}
+
+/* The case needs this limit at value (0: the default). Returns 1 when the process has it (the first
+ * case of a process sets it), 0 when the process already runs with another value: run_case then
+ * returns KIT_CASE_DEFERRED at once, before any launch. */
+static inline int kit_case_limit(enum cudaLimit limit, size_t value)
+{
+    int slot = kit_limit_slot(limit);
+    if (value == 0)
+        value = kit_limit_default[slot];
+    if (value == kit_limit_now[slot])
+        return 1;
+    if (kit_case_number > 0) {
+        snprintf(kit_deferred_why, sizeof kit_deferred_why, "needs a %s of %zu; this process has %zu",
+                 kit_limit_name(slot), value, kit_limit_now[slot]);
+        return 0;
+    }
+    KIT_CHECK(cudaDeviceSetLimit(limit, value));
+    kit_limit_now[slot] = value;
+    return 1;
+}
+
+/* Splits line (changed in place) at spaces into args[first..]; returns the new count. */
+static inline int kit_split_case_line(char *line, char **args, int first)
+{
+    int count = first;
+    for (char *word = strtok(line, " \t\r\n"); word != NULL; word = strtok(NULL, " \t\r\n")) {
+        if (count >= KIT_CASE_MAX_ARGS - 3) {
+            fprintf(stderr, "a case line has too many options\n");
+            exit(KIT_EXIT_USAGE);
+        }
+        args[count++] = word;
+    }
+    return count;
+}
+
+/* Rejects an option that is neither one of the case's (options) nor one of extra. */
+static inline void kit_require_options(int argc, char **argv, const char *const *options, const char *const *extra)
+{
+    const char *known[KIT_CASE_MAX_ARGS];
+    int n = 0;
+    for (const char *const *p = options; *p != NULL && n < KIT_CASE_MAX_ARGS - 1; p++)
+        known[n++] = *p;
+    for (const char *const *p = extra; *p != NULL && n < KIT_CASE_MAX_ARGS - 1; p++)
+        known[n++] = *p;
+    known[n] = NULL;
+    kit_args_require_known(argc, argv, known);
+}
+
+/* The process's own limits, as the fresh context has them. */
+static inline void kit_read_default_limits(void)
+{
+    KIT_CHECK(cudaDeviceGetLimit(&kit_limit_default[0], cudaLimitDevRuntimePendingLaunchCount));
+    KIT_CHECK(cudaDeviceGetLimit(&kit_limit_default[1], cudaLimitMallocHeapSize));
+    memcpy(kit_limit_now, kit_limit_default, sizeof kit_limit_now);
+}
+
+/* Runs one case and, on the grader's channel, closes it with its kit-case line. */
+static inline void kit_run_one_case(int argc, char **argv, int (*run_case)(int, char **))
+{
+    long long begin = kit_clock_now_ns();
+    int status = run_case(argc, argv);
+    if (status == KIT_CASE_DEFERRED) {
+        kit_json_t j;
+        const char *json = kit_arg_string(argc, argv, "--json", NULL);
+        if (json == NULL) {
+            fprintf(stderr, "this case %s: run it on its own\n", kit_deferred_why);
+            exit(KIT_EXIT_USAGE);
+        }
+        printf("case deferred: it %s\n", kit_deferred_why);
+        kit_json_open(&j, json);
+        kit_json_begin_object(&j, NULL);
+        kit_json_string(&j, "kit_deferred", kit_deferred_why);
+        kit_json_end_object(&j);
+        kit_json_close(&j);
+    } else if (status != 0) {
+        exit(status);
+    }
+    /* An error the case left behind (a fault in a grid still running) fails this case, not the next. */
+    KIT_CHECK(cudaDeviceSynchronize());
+    KIT_CHECK(cudaGetLastError());
+    fflush(stdout);
+    kit_channel_case_done(kit_case_number, begin, kit_clock_now_ns());
+    kit_case_number++;
+}
+
+/* main of a harness: the process's options, the CUDA context, then each case (see the top). options:
+ * the case's options, NULL-terminated. */
+static inline int kit_harness_main(int argc, char **argv, const char *const *options, int (*run_case)(int, char **))
+{
+    static const char *const json_only[] = {"--json", NULL};
+    long cases_fd = kit_arg_long(argc, argv, "--cases-fd", -1, 0, 1 << 20);
+    if (cases_fd < 0) { /* one case, from the command line */
+        kit_require_options(argc, argv, options, kit_process_options);
+        kit_result_take_nonce(argc, argv); /* before any student code runs */
+        kit_read_default_limits();
+        kit_run_one_case(argc, argv, run_case);
+        kit_channel_close();
+        return 0;
+    }
+    static const char *const none[] = {NULL};
+    kit_require_options(argc, argv, none, kit_process_options);
+    kit_result_take_nonce(argc, argv);
+    kit_read_default_limits();
+    const char *json = kit_arg_string(argc, argv, "--json", NULL);
+    FILE *cases = fdopen((int)cases_fd, "r");
+    if (cases == NULL) {
+        fprintf(stderr, "cannot read --cases-fd %ld\n", cases_fd);
+        exit(KIT_EXIT_USAGE);
+    }
+    static char line[KIT_CASE_LINE_MAX];
+    while (fgets(line, sizeof line, cases) != NULL) {
+        if (strchr(line, '\n') == NULL && !feof(cases)) {
+            fprintf(stderr, "a case line is longer than %d characters\n", KIT_CASE_LINE_MAX - 1);
+            exit(KIT_EXIT_USAGE);
+        }
+        printf("== case %d: %s", kit_case_number, line);
+        char *args[KIT_CASE_MAX_ARGS];
+        args[0] = argv[0];
+        int count = kit_split_case_line(line, args, 1);
+        if (json != NULL) {
+            args[count++] = (char *)"--json";
+            args[count++] = (char *)json;
+        }
+        args[count] = NULL;
+        kit_require_options(count, args, options, json_only);
+        kit_run_one_case(count, args, run_case);
+    }
+    fclose(cases);
+    kit_channel_close();
+    return 0;
+}
+
+#endif /* KIT_HARNESS_H */
