@@ -59,7 +59,9 @@ def kinds_of(lab):
 
 
 def make_class(lab, folder, count):
-    """COUNT submissions, the kinds in turn; {submission id: (kind, check that must fail)}."""
+    """COUNT submissions, the kinds in turn; {submission id: (kind, check that must fail)}. Each .cu file
+    ends with a comment naming its submission, so that no two submissions are the same files, as in a
+    real class: the build cache (gradelib.build) serves none of them from another's build."""
     kinds = kinds_of(lab)
     members = {}
     for i in range(count):
@@ -70,6 +72,9 @@ def make_class(lab, folder, count):
         for name in build.lab_vars(lab.name)["student_files"]:
             if os.path.isfile(os.path.join(source, name)):
                 shutil.copy(os.path.join(source, name), target)
+                if name.endswith(".cu"):
+                    with open(os.path.join(target, name), "a") as f:
+                        f.write("\n/* %s */\n" % sub_id)
         members[sub_id] = (kind, check)
     return members
 
