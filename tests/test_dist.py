@@ -6,7 +6,8 @@
                                   (answers_in); shipped pages true for the student kit (doc_problems,
                                   staff_passages_dropped, and every make target they name is one
                                   the student kit runs); `make grade` builds every lab and runs the
-                                  static checks there (and the runtime checks on a GPU machine)
+                                  static checks there (and the runtime checks on a GPU machine), its
+                                  builds shared with the kit's through the build cache (grading_env)
   tests/test_dist.py gradescope   make gradescope's zip: run_autograder against a fake /autograder
                                   tree grades the reference solution into a valid results.json
 """
@@ -27,6 +28,7 @@ sys.path.insert(0, os.path.join(KIT, "tools"))
 
 import check_handouts  # noqa: E402
 import dist  # noqa: E402
+from gradelib import build  # noqa: E402
 from gradelib import gpu as gpu_mod  # noqa: E402
 from gradelib import grading  # noqa: E402
 from gradelib import registry  # noqa: E402
@@ -326,7 +328,18 @@ def run(argv, cwd, env=None):
 
 
 def clean_env():
-    return {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "KIT_GRADER_SALT")}
+    """The environment without an outer make's variables and the salt, and without the suite's folder for
+    compiled Python (a kit unpacked in a new folder each time would leave its modules there)."""
+    return {k: v for k, v in os.environ.items()
+            if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "KIT_GRADER_SALT", "PYTHONPYCACHEPREFIX")}
+
+
+def grading_env():
+    """clean_env() with this kit's build cache (gradelib.build.cache_dir) for the unpacked kit's grader. Its
+    builds are keyed on its own files, byte for byte: a lab whose files are the kit's finds the kit's
+    build of them, or keeps its own for the kit's tests, and one that differs is built there.
+    KIT_BUILD_CACHE=0 stays off."""
+    return dict(clean_env(), **{build.CACHE_ENV: build.cache_dir() or "0"})
 
 
 def build_common_objects(root):
@@ -366,7 +379,7 @@ def student(tmp):
     if problems:
         return fail("the student kit is not as it should be:\n  " + "\n  ".join(problems))
 
-    graded = run(["make", "grade"], root, clean_env())
+    graded = run(["make", "grade"], root, grading_env())
     if graded.returncode == 0:
         return fail("make grade gave the starters full marks in the student kit")
     return check_grade_output(graded.stdout)
@@ -403,7 +416,11 @@ def gradescope(tmp):
     submission = os.path.join(autograder, "submission")
     os.makedirs(submission)
     shutil.copy(os.path.join(KIT, "solutions", lab.name, "divergent_counter.cu"), submission)
-    env = dict(clean_env(), AUTOGRADER_ROOT=autograder)
+    env = dict(grading_env(), AUTOGRADER_ROOT=autograder)
+    if not gpu_mod.detect().available:
+        # No GPU here: the autograder's probe, built first in its tree, would find none either, and what
+        # is checked below is the same. The probe building in a shipped tree is the student kit's test.
+        env["KIT_NO_GPU"] = "1"
     if run(["bash", os.path.join(autograder, "source", "run_autograder")], tmp, env).returncode != 0:
         return fail("run_autograder failed")
     with open(os.path.join(autograder, "results", "results.json")) as f:

@@ -127,8 +127,7 @@ def _compiles(ctx):
         return chk.failed("%s (looked in %s)" % ("; ".join(line for _, line in problems),
                                                  paths.relative(ctx.submission_dir)),
                           failure=failures.MISSING_FILE if failures.MISSING_FILE in kinds else kinds[0])
-    make = build.sandboxed_make if ctx.sandboxed else build.make
-    made = make(ctx.lab.name, src_dir, ctx.build_dir, ["all", "ptx"], build.cuda_arch())
+    made = build.cached_make(ctx.lab.name, src_dir, ctx.build_dir, ["all", "ptx"], build.cuda_arch(), ctx.sandboxed)
     if ctx.sandboxed:
         sandbox.check_made(made, "the build")
     if not made.ok:

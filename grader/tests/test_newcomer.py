@@ -86,7 +86,8 @@ class SubmissionPaths(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             archive = shutil.make_archive(os.path.join(tmp, "alice"), "zip", solution)
             given = (os.path.join(solution, name), archive)
-            # Two grade.py runs that share nothing (each its own scratch and build folders), at once.
+            # Two grade.py runs at once, each with its own scratch and build folders. Their files are the
+            # same, so they share one build through the build cache (the second waits for the first's).
             with concurrent.futures.ThreadPoolExecutor(len(given)) as pool:
                 graded = list(pool.map(self.grade, given))
             for ran in graded:
