@@ -120,7 +120,7 @@ class ChannelCase:
 
 
 def _stamps(line, prefix, count):
-    """The integers after prefix on line, when there are count of them, all positive; else None."""
+    """The integers after prefix on line, when there are count of them, none negative; else None."""
     try:
         stamps = [int(x) for x in line[len(prefix):].split()]
     except ValueError:
@@ -277,14 +277,14 @@ def run_cases(lab, program, cases, timeout, cwd=None, sandboxed=False, alone=Tru
     and its own share of output before it counts as a flood. sandboxed: in gradelib.sandbox, with
     run_policy (cwd is then the sandbox's /tmp). alone: hold the GPU alone for the run, else share it
     (gpushare)."""
+    lines = "".join(" ".join(lab.harness_args(params)) + "\n" for params in cases).encode("ascii")
+    if len(lines) > 60000:  # a pipe holds 64 KiB: the lines are written before the harness starts
+        raise ValueError("%d cases are too many for one run" % len(cases))
     nonce = secrets.token_hex(16)
     nonce_read, nonce_write = os.pipe()
     os.write(nonce_write, nonce.encode("ascii") + b"\n")
     os.close(nonce_write)
-    lines = "".join(" ".join(lab.harness_args(params)) + "\n" for params in cases).encode("ascii")
     cases_read, cases_write = os.pipe()
-    if len(lines) > 60000:  # a pipe holds 64 KiB: the lines are written before the harness starts
-        raise ValueError("%d cases are too many for one run" % len(cases))
     os.write(cases_write, lines)
     os.close(cases_write)
     channel_read, channel_write = os.pipe()
@@ -307,20 +307,22 @@ def run_cases(lab, program, cases, timeout, cwd=None, sandboxed=False, alone=Tru
     ended_on = None  # the case the process ended on: the first not done, else the last
     for k in range(len(cases)):
         case = found[k] if k < len(found) else None
-        if case is not None and case.done and case.doc is not None and DEFERRED in case.doc and k > 0:
+        done = case is not None and case.done
+        deferred = done and case.doc is not None and DEFERRED in case.doc
+        if deferred and k > 0:
             outcomes.append(CaseOutcome(DEFERRED_STATE, doc=case.doc))
-            continue
-        if case is not None and case.done and (result.ok or k < len(cases) - 1):
-            clean = process.RunResult(process.OK, 0, _case_output(result.output, k), (case.end_ns - case.begin_ns) / 1e9,
-                                      result.total_bytes)
-            doc, case_why = case.doc, case.why
-            if doc is not None and DEFERRED in doc:  # only a later case may be deferred: a first one was not the kit's harness
-                doc, case_why = None, "it deferred the first case of its process (not the kit's harness)"
-            outcomes.append(CaseOutcome(DONE, clean, doc, case_why))
+        elif done and (result.ok or k < len(cases) - 1):
+            clean = process.RunResult(process.OK, 0, _case_output(result.output, k),
+                                      (case.end_ns - case.begin_ns) / 1e9, result.total_bytes)
+            if deferred:  # only a later case may be deferred: a first one was not the kit's harness
+                outcomes.append(CaseOutcome(DONE, clean, None, "it deferred the first case of its process "
+                                                               "(not the kit's harness)"))
+            else:
+                outcomes.append(CaseOutcome(DONE, clean, case.doc, case.why))
         elif ended_on is None:
             ended_on = k
-            doc = case.doc if case is not None else None
-            outcomes.append(CaseOutcome(DONE, result, doc, why or (case.why if case is not None else None)))
+            outcomes.append(CaseOutcome(DONE, result, case.doc if case else None,
+                                        why or (case.why if case else None)))
         else:
             outcomes.append(CaseOutcome(NOT_STARTED))
     for outcome, cost in zip(outcomes, costs):
