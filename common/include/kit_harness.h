@@ -153,24 +153,11 @@ static inline void kit_run_one_case(int argc, char **argv, int (*run_case)(int, 
     kit_case_number++;
 }
 
-/* main of a harness: the process's options, the CUDA context, then each case (see the top). options:
- * the case's options, NULL-terminated. */
-static inline int kit_harness_main(int argc, char **argv, const char *const *options, int (*run_case)(int, char **))
+/* The grader's cases, one line each on descriptor cases_fd, each run with the process's --json. */
+static inline void kit_run_cases_from(long cases_fd, int argc, char **argv, const char *const *options,
+                                      int (*run_case)(int, char **))
 {
     static const char *const json_only[] = {"--json", NULL};
-    long cases_fd = kit_arg_long(argc, argv, "--cases-fd", -1, 0, 1 << 20);
-    if (cases_fd < 0) { /* one case, from the command line */
-        kit_require_options(argc, argv, options, kit_process_options);
-        kit_result_take_nonce(argc, argv); /* before any student code runs */
-        kit_read_default_limits();
-        kit_run_one_case(argc, argv, run_case);
-        kit_channel_close();
-        return 0;
-    }
-    static const char *const none[] = {NULL};
-    kit_require_options(argc, argv, none, kit_process_options);
-    kit_result_take_nonce(argc, argv);
-    kit_read_default_limits();
     const char *json = kit_arg_string(argc, argv, "--json", NULL);
     FILE *cases = fdopen((int)cases_fd, "r");
     if (cases == NULL) {
@@ -196,6 +183,21 @@ static inline int kit_harness_main(int argc, char **argv, const char *const *opt
         kit_run_one_case(count, args, run_case);
     }
     fclose(cases);
+}
+
+/* main of a harness: the process's options, the CUDA context, then each case (see the top): the one
+ * on the command line, or the grader's from --cases-fd. options: the case's options, NULL-terminated. */
+static inline int kit_harness_main(int argc, char **argv, const char *const *options, int (*run_case)(int, char **))
+{
+    static const char *const none[] = {NULL};
+    long cases_fd = kit_arg_long(argc, argv, "--cases-fd", -1, 0, 1 << 20);
+    kit_require_options(argc, argv, cases_fd < 0 ? options : none, kit_process_options);
+    kit_result_take_nonce(argc, argv); /* before any student code runs */
+    kit_read_default_limits();
+    if (cases_fd < 0)
+        kit_run_one_case(argc, argv, run_case);
+    else
+        kit_run_cases_from(cases_fd, argc, argv, options, run_case);
     kit_channel_close();
     return 0;
 }
