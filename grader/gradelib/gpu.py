@@ -53,6 +53,8 @@ def known_device():
 def _probe(sandboxed):
     if os.environ.get("KIT_NO_GPU"):
         return GpuInfo(False, "no GPU: KIT_NO_GPU is set")
+    if not any(os.path.exists(node) for node in DRIVER_DEVICES):
+        return GpuInfo(False, NO_DRIVER)  # no CUDA program can run: the probe need not be built to say so
     arch = build.cuda_arch()
     build_dir = os.path.join(paths.BUILD_ROOT, "probe", "sm_%s" % arch)
     with build.kit_build_lock():
@@ -88,12 +90,14 @@ def _probe(sandboxed):
 
 
 DRIVER_DEVICE = "/dev/nvidiactl"  # there whenever the NVIDIA driver is loaded
+DRIVER_DEVICES = (DRIVER_DEVICE, "/dev/dxg")  # ... and WSL's GPU, where CUDA runs without it
+NO_DRIVER = ("no NVIDIA GPU driver on this machine (the CUDA runtime reports that as "
+             "cudaErrorInsufficientDriver; no driver upgrade will help without a GPU)")
 
 
 def plain_reason(reason, driver_device=DRIVER_DEVICE):
     """The probe's reason in words that do not mislead: with no NVIDIA driver at all, the CUDA runtime
     says cudaErrorInsufficientDriver, which reads as "upgrade your driver"."""
     if "cudaErrorInsufficientDriver" in reason and not os.path.exists(driver_device):
-        return ("no NVIDIA GPU driver on this machine (the CUDA runtime reports that as "
-                "cudaErrorInsufficientDriver; no driver upgrade will help without a GPU)")
+        return NO_DRIVER
     return reason
