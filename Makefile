@@ -15,7 +15,8 @@
 # When a command fails, make's last line ends in "Error N": N is the command's own exit status
 # (77: not run, no usable GPU; 1: points lost or a failure; 2: a bad command line).
 # For course staff and kit maintainers (not in the student kit):
-#   make test           the kit's own tests (CTest); its last line counts the tests not run
+#   make test           the kit's own tests (CTest, TEST_JOBS at once: twice the cores); its last line
+#                       counts the tests not run
 #   make figures        redraw handouts/figures/ from real runs (needs a GPU; exits 77 without one)
 #   make starters       regenerate labs/ starter files from solutions/
 #   make dist           the student kit: build/dist/cdp-labs-student.tar.gz (no solutions, no salt)
@@ -40,10 +41,13 @@ KIT_ONLY = @test -d solutions || { echo "make $@: not part of the student kit (c
 # CTest counts a test that could not run (no GPU, no pandoc) in its "100% tests passed" line and
 # lists it under "The following tests did not run" as (Skipped); the last line says how many of
 # them there were, so that nobody reads the percentage as a pass of the GPU tests.
+# TEST_JOBS tests at once: twice the cores, since many tests spend part of their time waiting (a
+# deliberate hang's time limit, a child process, the build lock), and a core left idle meanwhile is lost.
+TEST_JOBS ?= $(shell echo $$(( 2 * $$(nproc 2>/dev/null || echo 1) )))
 test:
 	$(KIT_ONLY)
 	cmake -S tests -B build/tests
-	@cd build/tests && { ctest --output-on-failure $(CTEST_ARGS); echo $$? > ctest.status; } 2>&1 | tee ctest.log; \
+	@cd build/tests && { ctest --output-on-failure -j$(TEST_JOBS) $(CTEST_ARGS); echo $$? > ctest.status; } 2>&1 | tee ctest.log; \
 	  status=$$(cat ctest.status); $(PYTHON) ../../tools/suite_summary.py --not-run ctest.log; exit $$status
 
 # run, legacy and bench go through grader/kit.py, which names the labs that have the command and says
