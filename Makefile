@@ -27,7 +27,7 @@ PYTHON ?= python3
 LAB    ?=
 LAB_MAKEFILES := $(wildcard labs/*/Makefile)
 
-.PHONY: all grade test run legacy bench costs handouts figures doctor kit-objects starters clean dist gradescope mutants
+.PHONY: all grade test run legacy bench costs handouts figures doctor starters clean dist gradescope mutants
 
 all:
 	@set -e; for mk in $(LAB_MAKEFILES); do $(MAKE) --no-print-directory -f $$mk all; done
@@ -73,15 +73,6 @@ figures:
 
 doctor:
 	$(PYTHON) grader/kit.py doctor
-
-# The kit-owned objects of the GPU probe and of every lab (kit.mk's kit-objects), side by side under
-# make -j: common/src's first (every program links them), then each lab's harness.
-kit-objects:
-	@$(MAKE) --no-print-directory -f common/probe/Makefile kit-objects
-	@$(MAKE) --no-print-directory $(addprefix kit-objects-of/,$(LAB_MAKEFILES))
-
-kit-objects-of/%:
-	@$(MAKE) --no-print-directory -f $* kit-objects
 
 starters:
 	$(KIT_ONLY)
