@@ -15,7 +15,7 @@
 # When a command fails, make's last line ends in "Error N": N is the command's own exit status
 # (77: not run, no usable GPU; 1: points lost or a failure; 2: a bad command line).
 # For course staff and kit maintainers (not in the student kit):
-#   make test           the kit's own tests (CTest, TEST_JOBS at once: twice the cores); its last line
+#   make test           the kit's own tests (CTest, TEST_JOBS at once: twice the cores, at most 16); its last line
 #                       counts the tests not run
 #   make figures        redraw handouts/figures/ from real runs (needs a GPU; exits 77 without one)
 #   make starters       regenerate labs/ starter files from solutions/
@@ -42,8 +42,9 @@ KIT_ONLY = @test -d solutions || { echo "make $@: not part of the student kit (c
 # lists it under "The following tests did not run" as (Skipped); the last line says how many of
 # them there were, so that nobody reads the percentage as a pass of the GPU tests.
 # TEST_JOBS tests at once: twice the cores, since many tests spend part of their time waiting (a
-# deliberate hang's time limit, a child process, the build lock), and a core left idle meanwhile is lost.
-TEST_JOBS ?= $(shell echo $$(( 2 * $$(nproc 2>/dev/null || echo 1) )))
+# deliberate hang's time limit, a child process, the build lock), and a core left idle meanwhile is
+# lost; at most 16, the most the GPU tests have been run with side by side (RESULTS.md).
+TEST_JOBS ?= $(shell n=$$(( 2 * $$(nproc 2>/dev/null || echo 1) )); echo $$(( n > 16 ? 16 : n )))
 test:
 	$(KIT_ONLY)
 	cmake -S tests -B build/tests
