@@ -15,8 +15,8 @@
 # When a command fails, make's last line ends in "Error N": N is the command's own exit status
 # (77: not run, no usable GPU; 1: points lost or a failure; 2: a bad command line).
 # For course staff and kit maintainers (not in the student kit):
-#   make test           the kit's own tests (CTest, TEST_JOBS at once: twice the cores, at most 16); its last line
-#                       counts the tests not run
+#   make test           the kit's own tests (CTest, TEST_JOBS at once: twice the cores, at most
+#                       16); its last line counts the tests not run
 #   make figures        redraw handouts/figures/ from real runs (needs a GPU; exits 77 without one)
 #   make starters       regenerate labs/ starter files from solutions/
 #   make dist           the student kit: build/dist/cdp-labs-student.tar.gz (no solutions, no salt)

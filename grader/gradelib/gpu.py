@@ -53,7 +53,7 @@ def known_device():
 def _probe(sandboxed):
     if os.environ.get("KIT_NO_GPU"):
         return GpuInfo(False, "no GPU: KIT_NO_GPU is set")
-    if not any(os.path.exists(node) for node in DRIVER_DEVICES):
+    if not driver_present():
         return GpuInfo(False, NO_DRIVER)  # no CUDA program can run: the probe need not be built to say so
     arch = build.cuda_arch()
     build_dir = os.path.join(paths.BUILD_ROOT, "probe", "sm_%s" % arch)
@@ -95,9 +95,16 @@ NO_DRIVER = ("no NVIDIA GPU driver on this machine (the CUDA runtime reports tha
              "cudaErrorInsufficientDriver; no driver upgrade will help without a GPU)")
 
 
-def plain_reason(reason, driver_device=DRIVER_DEVICE):
+def driver_present(nodes=DRIVER_DEVICES):
+    """Whether one of the GPU driver's device nodes is here: without one, no CUDA program can run."""
+    return any(os.path.exists(node) for node in nodes)
+
+
+def plain_reason(reason, driver_device=None):
     """The probe's reason in words that do not mislead: with no NVIDIA driver at all, the CUDA runtime
-    says cudaErrorInsufficientDriver, which reads as "upgrade your driver"."""
-    if "cudaErrorInsufficientDriver" in reason and not os.path.exists(driver_device):
+    says cudaErrorInsufficientDriver, which reads as "upgrade your driver". driver_device: one node to
+    look for instead of DRIVER_DEVICES."""
+    nodes = DRIVER_DEVICES if driver_device is None else (driver_device,)
+    if "cudaErrorInsufficientDriver" in reason and not driver_present(nodes):
         return NO_DRIVER
     return reason
