@@ -23,11 +23,14 @@
  * cudaGetLastError() succeed, so an error a case left behind fails that case, not the next one. When
  * the process dies, the grader runs the cases after the one that died in a fresh process.
  *
- * Process-wide settings. A device limit (the pending-launch pool, the device heap) is fixed once the
- * device runtime starts. Each case says which value it needs with kit_case_limit(); the first case of
- * a process sets it, and a later case that needs another value is deferred: its document is
+ * Process-wide settings. Each case says which value of a device limit (the pending-launch pool, the
+ * device heap) it needs with kit_case_limit(), before any launch of its own; value 0 asks for the
+ * default, so that every case starts with the limits a fresh process has. The runtime takes a new
+ * pending-launch limit between kernels (measured: a later value took effect, up and down; see
+ * RESULTS.md), but refuses a new heap size once a kernel that uses malloc has run. A later case whose
+ * value the runtime refuses is deferred: its document is
  *   {"kit_deferred": "why"}
- * and the grader runs it in a fresh process. A case that needs the default asks for it with value 0.
+ * and the grader runs it in a fresh process.
  */
 #ifndef KIT_HARNESS_H
 #define KIT_HARNESS_H
@@ -51,7 +54,6 @@ static const char *const kit_process_options[] = {"--json", "--nonce-fd", "--cas
 
 static int kit_case_number;                  /* 0 for the first case this process runs */
 static size_t kit_limit_default[KIT_LIMITS]; /* each limit as the fresh context has it */
-static size_t kit_limit_now[KIT_LIMITS];     /* this process's value of each limit */
 static char kit_deferred_why[256];           /* set by kit_case_limit when it defers a case */
 
 static inline int kit_limit_slot(enum cudaLimit limit)
@@ -69,24 +71,28 @@ static inline const char *kit_limit_name(int slot)
     return slot == 0 ? "pending-launch limit" : "device heap size";
 }
 
-/* The case needs this limit at value (0: the default). Returns 1 when the process has it (the first
- * case of a process sets it), 0 when the process already runs with another value: run_case then
- * returns KIT_CASE_DEFERRED at once, before any launch. */
+/* The case needs this limit at value (0: the default). Returns 1 when the process has it now (set
+ * here if it had another), 0 when the runtime refuses to change it in a later case of the process:
+ * run_case then returns KIT_CASE_DEFERRED at once, before any launch. The first case of a process
+ * stops on a refusal, as any failed CUDA call. */
 static inline int kit_case_limit(enum cudaLimit limit, size_t value)
 {
     int slot = kit_limit_slot(limit);
+    size_t now = 0;
     if (value == 0)
         value = kit_limit_default[slot];
-    if (value == kit_limit_now[slot])
+    KIT_CHECK(cudaDeviceGetLimit(&now, limit));
+    if (value == now)
         return 1;
-    if (kit_case_number > 0) {
-        snprintf(kit_deferred_why, sizeof kit_deferred_why, "needs a %s of %zu; this process has %zu",
-                 kit_limit_name(slot), value, kit_limit_now[slot]);
-        return 0;
+    cudaError_t set = cudaDeviceSetLimit(limit, value);
+    if (set == cudaSuccess || kit_case_number == 0) {
+        KIT_CHECK(set);
+        return 1;
     }
-    KIT_CHECK(cudaDeviceSetLimit(limit, value));
-    kit_limit_now[slot] = value;
-    return 1;
+    (void)cudaGetLastError(); /* the refusal is this process's answer, not an error of the case */
+    snprintf(kit_deferred_why, sizeof kit_deferred_why, "needs a %s of %zu; this process has %zu (%s)",
+             kit_limit_name(slot), value, now, cudaGetErrorName(set));
+    return 0;
 }
 
 /* Splits line (changed in place) at spaces into args[first..]; returns the new count. */
@@ -121,7 +127,6 @@ static inline void kit_read_default_limits(void)
 {
     KIT_CHECK(cudaDeviceGetLimit(&kit_limit_default[0], cudaLimitDevRuntimePendingLaunchCount));
     KIT_CHECK(cudaDeviceGetLimit(&kit_limit_default[1], cudaLimitMallocHeapSize));
-    memcpy(kit_limit_now, kit_limit_default, sizeof kit_limit_now);
 }
 
 /* Runs one case and, on the grader's channel, closes it with its kit-case line. */

@@ -51,8 +51,9 @@ class Contract:
     optional_result_keys  keys a document has only in some runs (e.g. "not_run" where memory is short)
     grading_defaults  option values the grader passes when a case does not set them (e.g. no timed repeats)
     case_keys    case parameters that are for the checks only (e.g. "timing"): never passed
-    one_case_per_process  the harness calls student code that sets process-wide state (device limits
-                 are fixed once the device runtime starts), so each case needs a process of its own;
+    one_case_per_process  the harness calls student code that sets process-wide state the runtime
+                 cannot set back (the device heap, once a malloc kernel has run), so each case needs a
+                 process of its own;
                  otherwise the grader sends a submission's cases to one process (kit_harness.h)
     """
 

@@ -37,25 +37,27 @@ def record_text(record):
 def make_cases(rng):
     """Sizes that are and are not powers of two (1, odd, 1024), one and several blocks up to the
     harness's 16, and a deep chain past the default pending-launch limit of 2,048 in every case, one
-    of them as deep as the harness allows."""
+    of them as deep as the harness allows: the first, so that the cases after it, run in the same
+    process, show that each starts from the default limit again."""
     cases = [{"blocks": 1, "threads": 1}, {"blocks": 1, "threads": 8}, {"blocks": 3, "threads": 7},
              {"blocks": 2, "threads": 1024}, {"blocks": 16, "threads": 1023}]
     for _ in range(3):
         cases.append({"blocks": rng.randint(1, 8), "threads": rng.randint(2, 1000)})
     for c in cases:
         c["depth"] = rng.randint(3000, 6000)
-    cases[1]["depth"] = MAX_DEPTH
+    cases[0]["depth"] = MAX_DEPTH
     return cases
 
 
 
 # The harness's contract (common/harness/03-nested-recursion/harness.cu). Graded runs print nothing.
-# Each case has a process of its own: the student's prepare_deep_recursion() sets the pending-launch
-# limit for the case's depth, and a limit is fixed once the device runtime starts.
+# The cases share a process: before each, the harness puts the pending-launch limit back to the default,
+# and the student's prepare_deep_recursion() sets it for the case's depth (the runtime takes a new
+# pending-launch limit between kernels).
 HARNESS = Contract(
     options=[Option("blocks", 1, 16), Option("threads", 1, 1024), Option("depth", 1, 100000), Option("print", 0, 1)],
     result_keys=["lab", "device", "params", "hello", "deep", "pending_launch_limit", "launch_log"],
-    grading_defaults={"print": 0}, one_case_per_process=True)
+    grading_defaults={"print": 0})
 
 
 def check_recursive_launch(ctx):

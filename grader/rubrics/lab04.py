@@ -78,8 +78,8 @@ def make_cases(rng):
 
 # The harness's contract (common/harness/04-bezier-streams/harness.cu). "timing" names a timing case
 # for the checks. A case too large for the GPU's memory gets a document with "not_run" and little else.
-# Each case has a process of its own: the student's prepare_cdp() sets the device heap and the
-# pending-launch limit for the case, and a limit is fixed once the device runtime starts.
+# Each case has a process of its own: the student's prepare_cdp() sets the device heap for the case,
+# and the runtime refuses a new heap size once a kernel that uses malloc has run.
 HARNESS = Contract(
     options=[Option("lines", 1, 100000), Option("workload", choices=("chained", "heavy")),
              Option("factor", 1, 1000000), Option("max", 4, 1 << 22), Option("seed", 0, 2000000000),

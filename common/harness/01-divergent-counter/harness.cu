@@ -163,7 +163,7 @@ static int run_case(int argc, char **argv)
     long child_spin_us = kit_arg_long(argc, argv, "--child-spin-us", 0, 0, MAX_CHILD_SPIN_US);
     const char *json_path = kit_arg_string(argc, argv, "--json", NULL);
 
-    /* Limits are read when the device runtime first launches: set before any kernel runs. */
+    /* The case's limit, set before any of its kernels runs (kit_case_limit). */
     if (!kit_case_limit(cudaLimitDevRuntimePendingLaunchCount, (size_t)pending_limit))
         return KIT_CASE_DEFERRED;
     size_t pending = 0;

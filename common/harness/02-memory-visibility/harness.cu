@@ -515,8 +515,8 @@ static int run_case(int argc, char **argv)
     const char *json_path = kit_arg_string(argc, argv, "--json", NULL);
 
     /* Every parent of Part A makes two launches, every block of Part B two more. The kit sizes the
-     * pending-launch pool so that all of them fit (Lab 03 is about this limit); it is fixed for the
-     * whole process at the first launch, so a process that has another size defers the case. */
+     * pending-launch pool so that all of them fit (Lab 03 is about this limit), before any of the
+     * case's kernels runs (kit_case_limit). */
     int part_b_blocks = (n + threads - 1) / threads;
     size_t pending = 2 * (size_t)(blocks * RACE_THREADS > part_b_blocks ? blocks * RACE_THREADS : part_b_blocks) + 256;
     if (pending < 2048)

@@ -3,9 +3,9 @@
  *
  *   ./nested_recursion [--blocks 1] [--threads 8] [--depth 5000] [--print 1] [--json result.json]
  *
- * runs one case by hand; the grader sends several cases to one process (kit_harness.h). But the
+ * runs one case by hand; the grader sends several cases to one process (kit_harness.h). The
  * student's prepare_deep_recursion may set the pending-launch limit, which holds for the whole
- * process: a case of this lab gives its own document only as the first case of its process.
+ * process: each case first puts it back to the default, and then calls the preparation.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,11 +61,12 @@ static int run_case(int argc, char **argv)
     int print = (int)kit_arg_long(argc, argv, "--print", 1, 0, 1);
     const char *json_path = kit_arg_string(argc, argv, "--json", NULL);
 
-    /* The student's host-side preparation comes before any launch: limits such as the
-     * pending-launch count must be set before the device runtime first uses them. The kit does not
-     * set that limit here (no kit_case_limit): the student's code owns it. After an earlier case of
-     * the same process the device runtime has started, and the limit the preparation asks for may
-     * not be the one this case gets (see the top). */
+    /* The student's host-side preparation comes before any launch of the case, and owns the
+     * pending-launch limit. An earlier case of the same process may have changed it: the kit first
+     * puts it back to the default, so that the preparation starts from what a fresh process has
+     * (kit_harness.h). */
+    if (!kit_case_limit(cudaLimitDevRuntimePendingLaunchCount, 0))
+        return KIT_CASE_DEFERRED;
     prepare_deep_recursion(deep);
 
     struct cudaDeviceProp prop;

@@ -18,8 +18,8 @@
  * common/src/bezier_lines.cu (Lab 06 uses them too); everything that calls the student's code is here.
  *
  * The grader can send several cases to one process (kit_harness.h). prepare_cdp sets the device
- * limits itself, and they are fixed once the device runtime starts: this lab's cases each need a
- * process of their own, which the grader decides.
+ * heap itself, and the runtime refuses a new heap size once a kernel that uses malloc has run: this
+ * lab's cases each need a process of their own, which the grader decides.
  */
 #include <math.h>
 #include <stdio.h>

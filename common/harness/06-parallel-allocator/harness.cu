@@ -1104,9 +1104,9 @@ static int run_case(int argc, char **argv)
         return KIT_EXIT_USAGE;
     }
 
-    /* Limits are fixed once the device runtime starts: each case asks for its own before any kernel
-     * runs and before it allocates anything (kit_case_limit: the first case of a process sets them, a
-     * later case that needs other values is deferred to a fresh process).
+    /* Each case asks for its own limits before any kernel runs and before it allocates anything
+     * (kit_case_limit: a later case whose heap size the runtime refuses to change, once a malloc
+     * kernel has run, is deferred to a fresh process).
      * The device heap (default 8 MiB) must hold every object of the per-object run and the bulk
      * block; device malloc keeps bookkeeping of its own, hence the margin. */
     size_t heap = heap_mib > 0 ? (size_t)heap_mib << 20
