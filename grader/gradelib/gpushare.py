@@ -57,6 +57,7 @@ class Gate:
         self.count = count
         self.folder = folder or gate_dir()
         self._in_process = threading.BoundedSemaphore(count)
+        self._this_thread = threading.local()  # .alone: this thread holds the GPU alone
 
     def _open(self, name):
         os.makedirs(self.folder, mode=0o700, exist_ok=True)
@@ -96,13 +97,20 @@ class Gate:
 
     @contextlib.contextmanager
     def held(self, alone):
-        """Hold the GPU, alone or shared, for the body; yields the seconds spent waiting."""
+        """Hold the GPU, alone or shared, for the body; yields the seconds spent waiting. Within a body
+        that holds it alone, the same thread holds it already: a grader takes it once for all of a
+        submission's runs alone, so that shared runs drain once for them, not once each."""
         started = time.monotonic()
+        if getattr(self._this_thread, "alone", False):
+            yield 0.0
+            return
         if alone:
             gpu = self._through_turnstile(fcntl.LOCK_EX)
+            self._this_thread.alone = True
             try:
                 yield time.monotonic() - started
             finally:
+                self._this_thread.alone = False
                 os.close(gpu)
             return
         with self._in_process:

@@ -6,7 +6,7 @@ import shutil
 import sys
 import tempfile
 
-from . import build, exits, failures, harness, paths, ptx, process, sandbox
+from . import build, exits, failures, gpushare, harness, paths, ptx, process, sandbox
 from . import checks as chk
 
 DEFAULT_TIMEOUT = 60  # seconds per harness run
@@ -257,9 +257,11 @@ def _run_in_turn(ctx, ks, lab_problem, alone, runs, hang):
     """Run cases ks (indexes of ctx.cases) into runs: as many to a process as the lab's contract
     allows (kit_harness.h), the GPU shared or held alone. A case the harness deferred (it needs other
     process-wide settings) or one the process never reached (an earlier case of it crashed) runs again
-    in a fresh process. A shared case the harness left out for want of free memory (harness.NOT_RUN)
-    runs again alone: other runs held that memory, and the case is counted as on an idle GPU. One hang
-    is evidence enough: once a run hits the time limit (hang), a case not yet run is not run."""
+    in a fresh process. Returns the shared cases that must run again alone, not counted here: one the
+    harness left out for want of free memory (harness.NOT_RUN; other runs held that memory), and one
+    that hit the time limit, with every case not yet run after it (other runs had the GPU meanwhile: a
+    hang counts only alone). One hang is evidence enough: once a run alone hits the time limit (hang),
+    a case not yet run is not run."""
     per_process = 1 if ctx.lab.harness.one_case_per_process else len(ks)
     queue = list(ks)
     lonely = []
@@ -272,18 +274,23 @@ def _run_in_turn(ctx, ks, lab_problem, alone, runs, hang):
         outcomes = harness.run_cases(ctx.lab, ctx.program, [ctx.cases[k] for k in group], ctx.timeout,
                                      ctx.work_dir, ctx.sandboxed, alone)
         again = []
+        shared_hang = False
         for k, outcome in zip(group, outcomes):
+            timed_out = outcome.state == harness.DONE and outcome.result.verdict == process.TIMEOUT
             if outcome.state != harness.DONE:
                 again.append(k)
-            elif not alone and harness.NOT_RUN in (outcome.doc or {}):
+            elif not alone and (timed_out or harness.NOT_RUN in (outcome.doc or {})):
                 lonely.append(k)
+                shared_hang = shared_hang or timed_out
             else:
                 runs[k] = _case_run(ctx.cases[k], outcome, lab_problem, alone)
-                if outcome.result.verdict == process.TIMEOUT:
+                if timed_out:
                     hang.append(runs[k])
         queue = again + queue
-    if lonely:
-        _run_in_turn(ctx, lonely, lab_problem, True, runs, hang)
+        if shared_hang:  # what is left waits for the run alone, which tells a hang from a busy GPU
+            lonely += queue
+            queue = []
+    return lonely
 
 
 def _case_run(params, outcome, lab_problem, alone):
@@ -295,15 +302,20 @@ def _case_run(params, outcome, lab_problem, alone):
 
 
 def _run_all(ctx, lab_problem):
-    """Every case's run, in the cases' order: first those that share the GPU, then those that run alone
-    (Lab.runs_alone), each kind as few processes as the lab allows (_run_in_turn)."""
+    """Every case's run, in the cases' order: first those that share the GPU, then, with the GPU held
+    alone once for all of them, those that run alone (Lab.runs_alone) and those a shared run sent there
+    (_run_in_turn), each kind as few processes as the lab allows."""
     runs = [None] * len(ctx.cases)
-    hang = []  # the first run that hit the time limit
+    hang = []  # the first run alone that hit the time limit
     alone = [ctx.lab.runs_alone(params) for params in ctx.cases]
-    for kind in (False, True):
-        ks = [k for k in range(len(ctx.cases)) if alone[k] == kind]
-        if ks:
-            _run_in_turn(ctx, ks, lab_problem, kind, runs, hang)
+    lonely = _run_in_turn(ctx, [k for k in range(len(ctx.cases)) if not alone[k]], lab_problem, False, runs, hang)
+    lonely = sorted(lonely + [k for k in range(len(ctx.cases)) if alone[k]])
+    if lonely:
+        with gpushare.gate().held(True) as waited:
+            _run_in_turn(ctx, lonely, lab_problem, True, runs, hang)
+        first = runs[lonely[0]].result
+        if first.costs:  # the wait for the GPU alone, taken once for these runs
+            first.costs["wait_s"] = round(first.costs.get("wait_s", 0) + waited, 4)
     return runs
 
 

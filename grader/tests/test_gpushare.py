@@ -117,6 +117,22 @@ class GateTest(unittest.TestCase):
             t.join()
         self.assertEqual(self.line.most_at_once(), 1)
 
+    def test_a_thread_holding_the_gpu_alone_holds_it_for_its_runs_within(self):
+        """A grader takes the GPU alone once for a submission's runs alone: those runs, from the same
+        thread, do not wait for it again (they would wait for themselves), and no other run overlaps."""
+        gate = self.gate(4)
+        entered = threading.Event()
+        with gate.held(True):
+            other = self.start(gate, "shared", False, entered=entered)
+            for alone in (True, False):
+                with gate.held(alone) as waited:
+                    self.assertEqual(waited, 0.0)
+            self.assertFalse(entered.wait(HOLD), "a shared run started while the GPU was held alone")
+        other.join()
+        self.assertTrue(entered.is_set())
+        with gate.held(True) as waited:  # released with the outer hold: taken afresh
+            self.assertLess(waited, 1)
+
     def test_another_process_alone_holds_this_one_off(self):
         script = ("import sys, time; sys.path.insert(0, %r)\n"
                   "from gradelib import gpushare\n"

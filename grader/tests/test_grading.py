@@ -134,6 +134,7 @@ class FakeHarnessTest(FakeHarnessBase):
         self.assert_not_clean("hang", ["time limit", "case=1", "case=2: not run: an earlier case hit the time limit"], failures.TIMEOUT,
                               timeout=1)
 
+
     def test_crash(self):
         self.assert_not_clean("crash", ["crashed (SIGSEGV)", "about to crash"], failures.CRASH)
 
@@ -229,7 +230,8 @@ class SharedCasesTest(unittest.TestCase):
     """A submission's cases that time nothing run in one process (kit_harness.h) that shares the GPU
     (gradelib.gpushare); a case the lab says runs alone has a process of its own that overlaps no other
     run; a case the harness deferred runs in a fresh process; a shared case the harness left out for
-    want of memory runs again alone. Verdicts and the cases' order are as when every case runs alone."""
+    want of memory runs again alone, with the cases that run alone. Verdicts and the cases' order are as
+    when every case runs alone."""
 
     ONE_CASE_PER_PROCESS = False
 
@@ -287,8 +289,9 @@ class SharedCasesTest(unittest.TestCase):
         spans = self.spans()
         first = spans[1][0][0]
         self.assertEqual([spans[c][0][0] for c in (1, 2, 3, 4, 6)], [first] * 5, "the shared cases' processes")
-        self.assertEqual(len({spans[c][-1][0] for c in (3, 4, 5)} | {first}), 4,
-                         "the deferred case, the rerun alone and the timing case each had a process of their own")
+        self.assertEqual(len({spans[c][-1][0] for c in (3, 4)} | {first}), 3,
+                         "the deferred case and the rerun alone each had a process of their own")
+        self.assertEqual(spans[4][-1][0], spans[5][0][0], "the runs alone share one process, in the cases' order")
         for alone in (spans[5][0], spans[4][-1]):
             for case, each in spans.items():
                 for span in each:
@@ -317,7 +320,7 @@ class SharedCasesTest(unittest.TestCase):
             self.assertGreaterEqual(run.result.costs["case_s"], 0.2)
             self.assertGreaterEqual(run.result.costs["total_s"], run.result.costs["case_s"])
         self.assertEqual([("wait_s" in r.result.costs, "context_s" in r.result.costs) for r in ctx.runs],
-                         [(True, True), (False, False), (True, True), (True, True), (True, True), (False, False)],
+                         [(True, True), (False, False), (True, True), (True, True), (False, False), (False, False)],
                          "the first case of each process carries its wait, start and context")
         report = grading.LabReport(ctx.lab, self.tmp.name, 1, ctx.cases, [runs])
         report.runs = ctx.runs
@@ -349,6 +352,20 @@ class CaseLimitsTest(FakeHarnessBase):
     """In a process of several cases, the time limit and the flood limit are each case's: three cases
     that each take most of the limit, or print most of the flood limit, are clean; a case of a process
     deferred as its first is not the kit's harness."""
+
+    def test_a_case_over_time_while_sharing_counts_only_when_it_is_over_time_alone(self):
+        """A shared run that hits the time limit may have waited for other runs on the GPU: the case, and
+        the one after it, run again with the GPU alone, where it finishes in time here."""
+        marker = os.path.join(self.tmp.name, "slow-once")
+        body = ("if not os.path.exists(%r):\n"
+                "    open(%r, 'w').close()\n"
+                "    time.sleep(30)\n"
+                "emit({'value': 42, 'launch_log': {'failed': 0}})\n" % (marker, marker))
+        gate = gpushare.Gate(4, folder=os.path.join(self.tmp.name, "gate"))
+        with mock.patch.object(gpushare, "gate", lambda: gate):
+            runs, value = self.grade_with(body, timeout=1)
+        self.assertEqual((runs.status, value.status), (chk.PASSED, chk.PASSED), runs.message)
+        self.assertTrue(os.path.exists(marker))
 
     def grade_cases(self, body, timeout):
         self.lab = fake_lab()
