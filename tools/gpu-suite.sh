@@ -47,9 +47,12 @@ timeout 300 make all > "$LOGS/build-all.log" 2>&1; build_status=$?
 
 # Tests side by side: the grader's GPU gate (gradelib/gpushare.py) lets runs that time nothing share the
 # GPU and gives a timing run the GPU alone, across every test's grader.
-timeout 540 make test TEST_JOBS="${CTEST_JOBS:-$(nproc)}" CTEST_ARGS="-V --output-junit $PWD/$LOGS/ctest-junit.xml ${CTEST_FILTER:-}" \
-    > "$LOGS/ctest.log" 2>&1
+KIT_RUN_LOG="$PWD/$LOGS/runs.jsonl" timeout 540 make test TEST_JOBS="${CTEST_JOBS:-$(nproc)}" \
+    CTEST_ARGS="-V --output-junit $PWD/$LOGS/ctest-junit.xml ${CTEST_FILTER:-}" > "$LOGS/ctest.log" 2>&1
 test_status=$?
+# The document RESULTS.md quotes: every test's result and time, and where the harness runs' time went.
+timeout 60 python3 tools/suite_summary.py "$LOGS/data/suite.json" "$LOGS/probe.json" "$LOGS/ctest-junit.xml" \
+    --runs "$LOGS/runs.jsonl" > "$LOGS/suite-summary.txt" 2>&1
 fi
 
 if [ "$PHASE" = all ] || [ "$PHASE" = thresholds ]; then

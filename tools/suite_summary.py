@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
 """The kit's test suite as run on a GPU machine, summed up in one document the pages quote.
 
-  python3 tools/suite_summary.py OUT.json DEVICE.json JUNIT.xml [JUNIT.xml ...]
+  python3 tools/suite_summary.py OUT.json DEVICE.json JUNIT.xml [JUNIT.xml ...] [--runs RUNS.jsonl]
   python3 tools/suite_summary.py --not-run CTEST_OUTPUT   (make test's last line)
 
 JUNIT.xml: what `ctest --output-junit` wrote (tools/gpu-suite.sh tests); several files are the parts
 of one suite run in pieces (CTEST_FILTER): a test in more than one keeps its last result. DEVICE.json:
-the GPU probe's document (`make doctor` writes build/doctor.json), for the machine. Labels come from
+the GPU probe's document (build/probe/sm_NN/probe.json, which `make doctor` writes), for the machine. Labels come from
 `ctest --show-only=json-v1` in build/tests (configured by `make test`), so a test's labels are the
 suite's own. Every test the suite has must appear in the results: a missing one is an error.
+RUNS.jsonl: the harness runs the tests made (KIT_RUN_LOG, gradelib/harness.py), summed up under "runs":
+how many, the CUDA contexts they made and the wall time those took between them (the driver makes
+them about one at a time), and what the runs that had the GPU alone held it for.
 """
 import json
 import os
@@ -47,6 +50,43 @@ def results(junit_paths):
                 status = "passed"
             found[case.get("name")] = (status, float(case.get("time") or 0))
     return found
+
+
+def _union_s(spans):
+    """Seconds of wall time that [(begin, end)] cover between them."""
+    total, reach = 0.0, None
+    for begin, end in sorted(spans):
+        if reach is None or begin > reach:
+            total += end - begin
+            reach = end
+        elif end > reach:
+            total += end - reach
+            reach = end
+    return total
+
+
+def runs_summary(lines):
+    """The harness runs of KIT_RUN_LOG's lines (JSON text, one run each), summed up."""
+    runs = [json.loads(line) for line in lines if line.strip()]
+    contexts, per_program = [], {}
+    alone = {"runs": 0, "held_s": 0.0, "start_context_exit_s": 0.0}
+    for run in runs:
+        per_program[run["program"]] = per_program.get(run["program"], 0) + 1
+        first = run["costs"][0] if run["costs"] else {}
+        if "context_s" in first:
+            begin = run["spawned_s"] + first["start_s"]
+            contexts.append((begin, begin + first["context_s"]))
+        if run["alone"]:
+            alone["runs"] += 1
+            alone["held_s"] += run["seconds"]
+            alone["start_context_exit_s"] += sum(c.get(k, 0) for c in run["costs"]
+                                                 for k in ("start_s", "context_s", "exit_s"))
+    return {"harness_runs": len(runs), "contexts_made": len(contexts),
+            "context_sum_s": round(sum(e - b for b, e in contexts), 1),
+            "context_union_s": round(_union_s(contexts), 1),
+            "alone_runs": alone["runs"], "alone_s": round(alone["held_s"], 1),
+            "alone_start_context_exit_s": round(alone["start_context_exit_s"], 1),
+            "runs_per_program": per_program}
 
 
 def summary(labels, ran, device, command):
@@ -108,10 +148,18 @@ def main(argv):
     if len(argv) < 3:
         print(__doc__)
         return 2
+    runs_path = None
+    if "--runs" in argv:
+        at = argv.index("--runs")
+        runs_path = argv[at + 1]
+        argv = argv[:at] + argv[at + 2:]
     out, device_path, junit = argv[0], argv[1], argv[2:]
     with open(device_path) as f:
         device = json.load(f)["device"]
     doc = summary(suite_labels(), results(junit), device, "`make test` on the machine above, through `tools/gpu-suite.sh tests`")
+    if runs_path:
+        with open(runs_path) as f:
+            doc["runs"] = runs_summary(f)
     with open(out, "w") as f:
         json.dump(doc, f, indent=1)
         f.write("\n")

@@ -6,6 +6,7 @@ machine."""
 import concurrent.futures
 import contextlib
 import io
+import json
 import os
 import re
 import shutil
@@ -203,6 +204,31 @@ class MakeTestLastLine(unittest.TestCase):
 
     def test_nothing_when_every_test_ran(self):
         self.assertIsNone(suite_summary.not_run_line("100% tests passed, 0 tests failed out of 4\n", self.LABELS))
+
+
+class SuiteRunsSummary(unittest.TestCase):
+    """tools/suite_summary.py --runs: the harness runs of a suite, summed up from KIT_RUN_LOG lines."""
+
+    @staticmethod
+    def line(program, spawned, alone, costs):
+        return json.dumps({"program": program, "spawned_s": spawned, "alone": alone,
+                           "seconds": sum(c.get("total_s", 0) for c in costs), "costs": costs})
+
+    def test_contexts_made_at_once_count_once_in_the_union(self):
+        lines = [self.line("a", 10.0, False, [{"start_s": 1.0, "context_s": 2.0, "case_s": 1.0, "total_s": 4.0}]),
+                 self.line("a", 11.0, False, [{"start_s": 1.0, "context_s": 2.0, "case_s": 1.0, "total_s": 4.0}]),
+                 self.line("b", 20.0, True, [{"start_s": 0.5, "context_s": 0.5, "case_s": 3.0},
+                                             {"case_s": 1.0, "exit_s": 0.25, "total_s": 1.25}]),
+                 self.line("b", 30.0, False, [{"wait_s": 1.0, "total_s": 2.0}])]  # stamps that did not fit
+        got = suite_summary.runs_summary(lines + ["\n"])
+        self.assertEqual(got["harness_runs"], 4)
+        self.assertEqual(got["contexts_made"], 3)
+        self.assertEqual(got["context_sum_s"], 4.5)
+        self.assertEqual(got["context_union_s"], 3.5)  # [11, 13] and [12, 14] overlap, [20.5, 21] apart
+        self.assertEqual(got["alone_runs"], 1)
+        self.assertEqual(got["alone_s"], 1.2)  # the run's seconds as the log has them (1.25 rounds to 1.2)
+        self.assertEqual(got["alone_start_context_exit_s"], 1.2)
+        self.assertEqual(got["runs_per_program"], {"a": 2, "b": 2})
 
 
 class Wording(unittest.TestCase):
