@@ -52,12 +52,16 @@ def gate_dir():
     return os.path.join(tempfile.gettempdir(), "cdp-kit-gpu-gate-%d" % os.getuid())
 
 
+# .alone: this thread holds the GPU alone, through whichever gate (one per sharers() count, all on one
+# gpu lock file): a run it starts meanwhile must not wait for the lock the thread holds.
+_this_thread = threading.local()
+
+
 class Gate:
     def __init__(self, count, folder=None):
         self.count = count
         self.folder = folder or gate_dir()
         self._in_process = threading.BoundedSemaphore(count)
-        self._this_thread = threading.local()  # .alone: this thread holds the GPU alone
 
     def _open(self, name):
         os.makedirs(self.folder, mode=0o700, exist_ok=True)
@@ -101,16 +105,16 @@ class Gate:
         that holds it alone, the same thread holds it already: a grader takes it once for all of a
         submission's runs alone, so that shared runs drain once for them, not once each."""
         started = time.monotonic()
-        if getattr(self._this_thread, "alone", False):
+        if getattr(_this_thread, "alone", False):
             yield 0.0
             return
         if alone:
             gpu = self._through_turnstile(fcntl.LOCK_EX)
-            self._this_thread.alone = True
+            _this_thread.alone = True
             try:
                 yield time.monotonic() - started
             finally:
-                self._this_thread.alone = False
+                _this_thread.alone = False
                 os.close(gpu)
             return
         with self._in_process:
