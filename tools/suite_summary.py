@@ -145,14 +145,14 @@ def main(argv):
         if line:
             print(line)
         return 0
-    if len(argv) < 3:
-        print(__doc__)
-        return 2
-    runs_path = None
+    runs_path = ""
     if "--runs" in argv:
         at = argv.index("--runs")
-        runs_path = argv[at + 1]
+        runs_path = argv[at + 1] if at + 1 < len(argv) else None  # None: --runs without its file
         argv = argv[:at] + argv[at + 2:]
+    if len(argv) < 3 or runs_path is None:
+        print(__doc__)
+        return 2
     out, device_path, junit = argv[0], argv[1], argv[2:]
     with open(device_path) as f:
         device = json.load(f)["device"]

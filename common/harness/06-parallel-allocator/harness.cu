@@ -28,7 +28,7 @@
  * ones Lab 04 grades with.
  *
  * The grader sends several cases to one process, one after another (kit_harness.h); a case whose
- * device heap or pending-launch limit differs from the process's is run again in a fresh one.
+ * device heap differs from the process's, once a malloc kernel has run, is run again in a fresh one.
  */
 #include <math.h>
 #include <stdio.h>
