@@ -45,7 +45,6 @@ NOT_RUN = exits.NOT_RUN
 # How many seeds the solution and alternative tests grade (full-marks, alternative), when set:
 # KIT_SOLUTION_SEEDS=10 make test, before a release.
 SEEDS_ENV = "KIT_SOLUTION_SEEDS"
-TIMEOUT = 30  # seconds per harness run: ample for every solution case, short for a deliberate hang
 GRADE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "grade.py")
 
 
@@ -57,7 +56,7 @@ def grade(lab, submission, seed=1, no_gpu=False):
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "grade.json")
         proc = subprocess.run([sys.executable, GRADE, "--lab", lab.name, "--submission", submission,
-                               "--seed", str(seed), "--timeout", str(TIMEOUT), "--json", out] + sandbox.trusted_code_option(),
+                               "--seed", str(seed), "--timeout", str(lab.test_time_limit), "--json", out] + sandbox.trusted_code_option(),
                               env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
         print(proc.stdout)
@@ -155,7 +154,6 @@ def read_hostile_note(case_dir):
 ATTACKS_DIR = os.path.join(paths.HOSTILE_DIR, "attacks")
 ATTACK_PRELUDE = os.path.join(ATTACKS_DIR, "prelude.h")
 BYSTANDER = "bystander-solution"
-HOSTILE_TIMEOUT = 20   # seconds per harness run
 LINGER = 6             # seconds to wait after a batch: forges-records-later acts 3 s after its run
 
 
@@ -313,7 +311,7 @@ class Listener:
 
 def run_batch(lab, class_dir, out, salt, no_sandbox):
     argv = [sys.executable, GRADE, "batch", class_dir, "--lab", lab.name, "--out", out,
-            "--timeout", str(HOSTILE_TIMEOUT), "--seed", "1"] + (["--no-sandbox"] if no_sandbox else [])
+            "--timeout", str(lab.test_time_limit), "--seed", "1"] + (["--no-sandbox"] if no_sandbox else [])
     proc = subprocess.run(argv, env=dict(os.environ, KIT_GRADER_SALT=salt), stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, universal_newlines=True)
     print(proc.stdout)

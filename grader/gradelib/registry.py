@@ -22,10 +22,14 @@ class Lab:
                     case that times something, or needs more than gpushare.BYTES_PER_SHARER of GPU
                     memory. Default: the cases whose parameters set "timing". Every other case shares
                     the GPU with other runs, which no check that takes no timing can tell.
+    test_time_limit seconds per case that the kit's own tests (grader/selftest.py) grade with: ample for
+                    every case of the solution and the alternatives run alone, short because each
+                    deliberate hang in those tests (hostile classes, known-wrong submissions) holds the
+                    GPU alone for that long (a student's or an instructor's grade.py uses --timeout)
     """
 
     def __init__(self, name, title, handout, harness, make_cases, recorded_case, checks, starter_must_fail=(),
-                 runs_alone=None):
+                 runs_alone=None, test_time_limit=10):
         self.name = name
         self.title = title
         self.handout = handout
@@ -35,6 +39,7 @@ class Lab:
         self.checks = list(checks)
         self.starter_must_fail = tuple(starter_must_fail)
         self.runs_alone = runs_alone or times_something
+        self.test_time_limit = test_time_limit
 
     @property
     def number(self):
