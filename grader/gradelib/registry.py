@@ -25,11 +25,14 @@ class Lab:
     test_time_limit seconds per case that the kit's own tests (grader/selftest.py) grade with: ample for
                     every case of the solution and the alternatives run alone, short because each
                     deliberate hang in those tests (hostile classes, known-wrong submissions) holds the
-                    GPU alone for that long (a student's or an instructor's grade.py uses --timeout)
+                    GPU alone for that long (a student's or an instructor's grade.py uses --timeout).
+                    Default 6: on an H100, the slowest case of Labs 01, 02, 05 and 06 took 1.6 s alone
+                    and 3.9 s with 16 runs sharing the GPU (a shared case over the limit runs again
+                    alone before it counts)
     """
 
     def __init__(self, name, title, handout, harness, make_cases, recorded_case, checks, starter_must_fail=(),
-                 runs_alone=None, test_time_limit=10):
+                 runs_alone=None, test_time_limit=6):
         self.name = name
         self.title = title
         self.handout = handout
