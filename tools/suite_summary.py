@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """The kit's test suite as run on a GPU machine, summed up in one document the pages quote.
 
-  python3 tools/suite_summary.py OUT.json DEVICE.json JUNIT.xml [JUNIT.xml ...] [--runs RUNS.jsonl]
+  python3 tools/suite_summary.py OUT.json DEVICE.json JUNIT.xml [JUNIT.xml ...] [--runs RUNS.jsonl] [--command TEXT]
   python3 tools/suite_summary.py --not-run CTEST_OUTPUT   (make test's last line)
 
 JUNIT.xml: what `ctest --output-junit` wrote (tools/gpu-suite.sh tests); several files are the parts
 of one suite run in pieces (CTEST_FILTER): a test in more than one keeps its last result. DEVICE.json:
 the GPU probe's document (build/probe/sm_NN/probe.json, which `make doctor` writes), for the machine. Labels come from
 `ctest --show-only=json-v1` in build/tests (configured by `make test`), so a test's labels are the
-suite's own. Every test the suite has must appear in the results: a missing one is an error.
+suite's own. Every test the suite has must appear in the results: a missing one is an error. total_s:
+the suite's wall time, as CTest wrote it (summed over the files). --command: how the suite was run, for
+the pages (default: through tools/gpu-suite.sh tests).
 RUNS.jsonl: the harness runs the tests made (KIT_RUN_LOG, gradelib/harness.py), summed up under "runs":
 how many, the CUDA contexts they made and the wall time those took between them (the driver makes
 them about one at a time), and what the runs that had the GPU alone held it for.
@@ -66,25 +68,34 @@ def _union_s(spans):
 
 
 def runs_summary(lines):
-    """The harness runs of KIT_RUN_LOG's lines (JSON text, one run each), summed up."""
+    """The harness runs of KIT_RUN_LOG's lines (JSON text, one run each), summed up. Of the runs alone:
+    the hangs (a run that hit the time limit), and the other runs' process start, context and exit."""
     runs = [json.loads(line) for line in lines if line.strip()]
     contexts, per_program = [], {}
-    alone = {"runs": 0, "held_s": 0.0, "start_context_exit_s": 0.0}
+    alone = {"runs": 0, "held_s": 0.0, "start_context_exit_s": 0.0, "timeouts": 0, "timeouts_s": 0.0}
     for run in runs:
         per_program[run["program"]] = per_program.get(run["program"], 0) + 1
         first = run["costs"][0] if run["costs"] else {}
         if "context_s" in first:
             begin = run["spawned_s"] + first["start_s"]
             contexts.append((begin, begin + first["context_s"]))
-        if run["alone"]:
-            alone["runs"] += 1
-            alone["held_s"] += run["seconds"]
+        if not run["alone"]:
+            continue
+        alone["runs"] += 1
+        alone["held_s"] += run["seconds"]
+        if run.get("verdict") == "timeout":  # a hang: the whole time limit, the GPU held alone
+            alone["timeouts"] += 1
+            alone["timeouts_s"] += run["seconds"]
+        else:
             alone["start_context_exit_s"] += sum(c.get(k, 0) for c in run["costs"]
                                                  for k in ("start_s", "context_s", "exit_s"))
+    span = [(run["spawned_s"], run["spawned_s"] + run["seconds"]) for run in runs]
     return {"harness_runs": len(runs), "contexts_made": len(contexts),
+            "span_s": round(max(e for _, e in span) - min(b for b, _ in span), 1) if span else 0.0,
             "context_sum_s": round(sum(e - b for b, e in contexts), 1),
             "context_union_s": round(_union_s(contexts), 1),
             "alone_runs": alone["runs"], "alone_s": round(alone["held_s"], 1),
+            "alone_timeouts": alone["timeouts"], "alone_timeouts_s": round(alone["timeouts_s"], 1),
             "alone_start_context_exit_s": round(alone["start_context_exit_s"], 1),
             "runs_per_program": per_program}
 
@@ -145,18 +156,21 @@ def main(argv):
         if line:
             print(line)
         return 0
-    runs_path = ""
-    if "--runs" in argv:
-        at = argv.index("--runs")
-        runs_path = argv[at + 1] if at + 1 < len(argv) else None  # None: --runs without its file
-        argv = argv[:at] + argv[at + 2:]
-    if len(argv) < 3 or runs_path is None:
+    given = {"--runs": "", "--command": "`make test` on the machine above, through `tools/gpu-suite.sh tests`"}
+    for option in given:
+        if option in argv:
+            at = argv.index(option)
+            given[option] = argv[at + 1] if at + 1 < len(argv) else None  # None: the option without its value
+            argv = argv[:at] + argv[at + 2:]
+    runs_path = given["--runs"]
+    if len(argv) < 3 or None in given.values():
         print(__doc__)
         return 2
     out, device_path, junit = argv[0], argv[1], argv[2:]
     with open(device_path) as f:
         device = json.load(f)["device"]
-    doc = summary(suite_labels(), results(junit), device, "`make test` on the machine above, through `tools/gpu-suite.sh tests`")
+    doc = summary(suite_labels(), results(junit), device, given["--command"])
+    doc["total_s"] = round(sum(float(ET.parse(path).getroot().get("time") or 0) for path in junit), 1)
     if runs_path:
         with open(runs_path) as f:
             doc["runs"] = runs_summary(f)

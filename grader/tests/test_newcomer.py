@@ -229,6 +229,20 @@ class SuiteRunsSummary(unittest.TestCase):
         self.assertEqual(got["alone_s"], 1.2)  # the run's seconds as the log has them (1.25 rounds to 1.2)
         self.assertEqual(got["alone_start_context_exit_s"], 1.2)
         self.assertEqual(got["runs_per_program"], {"a": 2, "b": 2})
+        self.assertEqual(got["alone_timeouts"], 0)
+        self.assertEqual(got["span_s"], 22.0)  # from the first run's start, 10.0, to the last's end, 32.0
+
+    def test_a_run_alone_that_hit_the_time_limit_counts_as_a_hang(self):
+        lines = [json.dumps({"program": "a", "spawned_s": 5.0, "alone": True, "seconds": 6.0, "verdict": "timeout",
+                             "costs": [{"start_s": 0.1, "context_s": 0.2, "total_s": 6.0}]}),
+                 json.dumps({"program": "a", "spawned_s": 1.0, "alone": False, "seconds": 6.0, "verdict": "timeout",
+                             "costs": []}),
+                 json.dumps({"program": "a", "spawned_s": 12.0, "alone": True, "seconds": 1.5, "verdict": "ok",
+                             "costs": [{"start_s": 0.1, "context_s": 0.2, "case_s": 1.0, "exit_s": 0.2}]})]
+        got = suite_summary.runs_summary(lines)
+        self.assertEqual((got["alone_runs"], got["alone_s"]), (2, 7.5))
+        self.assertEqual((got["alone_timeouts"], got["alone_timeouts_s"]), (1, 6.0))  # the shared one is no hang
+        self.assertEqual(got["alone_start_context_exit_s"], 0.5)  # of the run that did not hang
 
 
 class Wording(unittest.TestCase):
