@@ -47,7 +47,7 @@ timeout 300 make all > "$LOGS/build-all.log" 2>&1; build_status=$?
 
 # Tests side by side: the grader's GPU gate (gradelib/gpushare.py) lets runs that time nothing share the
 # GPU and gives a timing run the GPU alone, across every test's grader.
-KIT_RUN_LOG="$PWD/$LOGS/runs.jsonl" timeout 540 make test TEST_JOBS="${CTEST_JOBS:-$(nproc)}" \
+KIT_RUN_LOG="$PWD/$LOGS/runs.jsonl" timeout 560 make test TEST_JOBS="${CTEST_JOBS:-$(nproc)}" \
     CTEST_ARGS="-V --output-junit $PWD/$LOGS/ctest-junit.xml ${CTEST_FILTER:-}" > "$LOGS/ctest.log" 2>&1
 test_status=$?
 # The document RESULTS.md quotes: every test's result and time, and where the harness runs' time went.
