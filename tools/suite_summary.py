@@ -23,6 +23,9 @@ import sys
 import xml.etree.ElementTree as ET
 
 KIT_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+sys.path.insert(0, os.path.join(KIT_ROOT, "grader"))
+
+from gradelib import process  # noqa: E402
 TEST_BUILD = os.path.join(KIT_ROOT, "build", "tests")
 
 
@@ -39,11 +42,11 @@ def suite_labels():
     return labels
 
 
-def results(junit_paths):
-    """{test name: (status, seconds)}: status passed, failed or not_run."""
+def results(junit_roots):
+    """{test name: (status, seconds)}: status passed, failed or not_run (junit_roots: the files' parsed roots)."""
     found = {}
-    for path in junit_paths:
-        for case in ET.parse(path).getroot().iter("testcase"):
+    for root in junit_roots:
+        for case in root.iter("testcase"):
             if case.find("failure") is not None or case.find("error") is not None:
                 status = "failed"
             elif case.find("skipped") is not None or case.get("status") in ("notrun", "disabled"):
@@ -83,7 +86,7 @@ def runs_summary(lines):
             continue
         alone["runs"] += 1
         alone["held_s"] += run["seconds"]
-        if run.get("verdict") == "timeout":  # a hang: the whole time limit, the GPU held alone
+        if run.get("verdict") == process.TIMEOUT:  # a hang: the whole time limit, the GPU held alone
             alone["timeouts"] += 1
             alone["timeouts_s"] += run["seconds"]
         else:
@@ -169,8 +172,9 @@ def main(argv):
     out, device_path, junit = argv[0], argv[1], argv[2:]
     with open(device_path) as f:
         device = json.load(f)["device"]
-    doc = summary(suite_labels(), results(junit), device, given["--command"])
-    doc["total_s"] = round(sum(float(ET.parse(path).getroot().get("time") or 0) for path in junit), 1)
+    roots = [ET.parse(path).getroot() for path in junit]
+    doc = summary(suite_labels(), results(roots), device, given["--command"])
+    doc["total_s"] = round(sum(float(root.get("time") or 0) for root in roots), 1)
     if runs_path:
         with open(runs_path) as f:
             doc["runs"] = runs_summary(f)
