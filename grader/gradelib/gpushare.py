@@ -11,9 +11,12 @@ Every harness run the grader starts (harness.run_cases) passes through the gate,
           measures is its own work.
 
 A run that waits to be alone stops new shared runs from starting (a turnstile), so a busy class
-does not starve it. The gate is made of flock(2) locks on files in a folder of the user's own
-(gate_dir()): a grader that dies releases what it held, and two kit checkouts on one machine share
-one gate. Within one process, a semaphore keeps to the same number of shared runs.
+does not starve it; and no shared run starts while any run waits to be alone or is alone, so that
+the runs alone follow one another, and the GPU drains of shared runs once for all of them, not once
+each (a drain leaves the GPU to the last few shared runs). The gate is made of flock(2) locks on
+files in a folder of the user's own (gate_dir()): a grader that dies releases what it held, and two
+kit checkouts on one machine share one gate. Within one process, a semaphore keeps to the same
+number of shared runs.
 
 KIT_GPU_SHARERS=N sets how many shared runs may hold the GPU at once (1: every run has it alone,
 one at a time, as on a GPU that other people use too).
@@ -81,6 +84,14 @@ class Gate:
             os.close(turnstile)  # closing releases it
         return gpu
 
+    def _until_no_run_wants_to_be_alone(self):
+        """Wait while any run waits to be alone or is alone (they hold the "alone" lock shared)."""
+        wanted = self._open("alone")
+        try:
+            fcntl.flock(wanted, fcntl.LOCK_EX)
+        finally:
+            os.close(wanted)  # closing releases it
+
     def _slot(self):
         """One of count slot locks: the first free one, else wait for one (shared runs of every
         process on this machine)."""
@@ -109,15 +120,21 @@ class Gate:
             yield 0.0
             return
         if alone:
-            gpu = self._through_turnstile(fcntl.LOCK_EX)
-            _this_thread.alone = True
+            wanted = self._open("alone")  # held shared by every run that waits to be alone or is alone
             try:
-                yield time.monotonic() - started
+                fcntl.flock(wanted, fcntl.LOCK_SH)
+                gpu = self._through_turnstile(fcntl.LOCK_EX)
+                _this_thread.alone = True
+                try:
+                    yield time.monotonic() - started
+                finally:
+                    _this_thread.alone = False
+                    os.close(gpu)
             finally:
-                _this_thread.alone = False
-                os.close(gpu)
+                os.close(wanted)
             return
         with self._in_process:
+            self._until_no_run_wants_to_be_alone()
             slot = self._slot()
             try:
                 gpu = self._through_turnstile(fcntl.LOCK_SH)
