@@ -72,7 +72,9 @@ def _union_s(spans):
 
 def runs_summary(lines):
     """The harness runs of KIT_RUN_LOG's lines (JSON text, one run each), summed up. Of the runs alone:
-    the hangs (a run that hit the time limit), and the other runs' process start, context and exit."""
+    how long they held the GPU, the hangs (a run that hit the time limit), and the other runs' process
+    start, context and exit while they held it (a run started before its hold made its context first:
+    only its exit counts)."""
     runs = [json.loads(line) for line in lines if line.strip()]
     contexts, per_program = [], {}
     alone = {"runs": 0, "held_s": 0.0, "start_context_exit_s": 0.0, "timeouts": 0, "timeouts_s": 0.0}
@@ -84,14 +86,15 @@ def runs_summary(lines):
             contexts.append((begin, begin + first["context_s"]))
         if not run["alone"]:
             continue
+        held = run.get("held_s", run["seconds"])
         alone["runs"] += 1
-        alone["held_s"] += run["seconds"]
+        alone["held_s"] += held
         if run.get("verdict") == process.TIMEOUT:  # a hang: the whole time limit, the GPU held alone
             alone["timeouts"] += 1
-            alone["timeouts_s"] += run["seconds"]
+            alone["timeouts_s"] += held
         else:
-            alone["start_context_exit_s"] += sum(c.get(k, 0) for c in run["costs"]
-                                                 for k in ("start_s", "context_s", "exit_s"))
+            phases = ("exit_s",) if run.get("started_before") else ("start_s", "context_s", "exit_s")
+            alone["start_context_exit_s"] += sum(c.get(k, 0) for c in run["costs"] for k in phases)
     span = [(run["spawned_s"], run["spawned_s"] + run["seconds"]) for run in runs]
     return {"harness_runs": len(runs), "contexts_made": len(contexts),
             "span_s": round(max(e for _, e in span) - min(b for b, _ in span), 1) if span else 0.0,

@@ -11,8 +11,10 @@
  *
  * The grader runs a harness with
  *   --json fd:W --nonce-fd R --cases-fd C
- * C is a pipe holding one line per case: the case's options ("--K 2 --M 32"). The channel W then holds
- *   kit-nonce NONCE                    (written before any case runs; see kit_result.h)
+ * C is a pipe holding one line per case: the case's options ("--K 2 --M 32"), read until it is closed.
+ * The channel W then holds
+ *   kit-nonce NONCE                    (written once the CUDA context is made, before any case runs; a
+ *                                       grader may hold the cases back until it comes: see kit_result.h)
  *   {the document of case 0}
  *   kit-case 0 BEGIN END               (CLOCK_MONOTONIC ns; written once the case's work is done and checked)
  *   {the document of case 1}

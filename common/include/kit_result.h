@@ -16,7 +16,7 @@
  *   --json fd:W --nonce-fd R
  * where W is the write end of a pipe only the grader reads and R a pipe holding one line, a nonce
  * drawn fresh for this run. main calls kit_result_take_nonce(argc, argv) first, before any student
- * code runs; it writes "kit-nonce NONCE" as the channel's first line. A printed pass line or a result
+ * code runs; once the CUDA context is made, it writes "kit-nonce NONCE" as the channel's first line. A printed pass line or a result
  * file written by student code carries no valid nonce on the channel, and the grader ignores it; a
  * document replayed from another run carries another run's nonce.
  *
@@ -88,8 +88,8 @@ static inline long kit_channel_fd(const char *path)
 }
 
 /* --nonce-fd R: read the grader's one-line nonce from R and close it; with --json fd:W, open the
- * channel and write the nonce line; then make the CUDA context (its cost is the grader's to see apart
- * from the cases'). Call first in main (kit_harness_main does). */
+ * channel; make the CUDA context (its cost is the grader's to see apart from the cases'); then write
+ * the nonce line. Call first in main (kit_harness_main does). */
 static inline void kit_result_take_nonce(int argc, char **argv)
 {
     kit_clock_main_ns = kit_clock_now_ns();
@@ -121,11 +121,15 @@ static inline void kit_result_take_nonce(int argc, char **argv)
         if (kit_channel == NULL)
             kit_json_die("cannot open the grader's channel");
         strcpy(kit_channel_path, json);
-        fprintf(kit_channel, "kit-nonce %s\n", kit_result_nonce);
-        fflush(kit_channel);
     }
     KIT_CHECK(cudaFree(0));
     kit_clock_ready_ns = kit_clock_now_ns();
+    /* The nonce line says the context is made: a grader that runs the cases with the GPU to itself
+     * hands them over only now, so that the hold is not spent making the context. */
+    if (kit_channel != NULL) {
+        fprintf(kit_channel, "kit-nonce %s\n", kit_result_nonce);
+        fflush(kit_channel);
+    }
 }
 
 static inline void kit_json_open(kit_json_t *j, const char *path)

@@ -253,7 +253,13 @@ def barrier_reached(ctx, kernel, why):
 SKIPPED_AFTER_HANG = "not run: an earlier case hit the time limit"
 
 
-def _run_in_turn(ctx, ks, lab_problem, alone, runs, hang):
+def _groups(ctx, ks):
+    """Cases ks in processes: as many to a process as the lab's contract allows (kit_harness.h)."""
+    per_process = 1 if ctx.lab.harness.one_case_per_process else max(1, len(ks))
+    return [ks[i:i + per_process] for i in range(0, len(ks), per_process)]
+
+
+def _run_in_turn(ctx, ks, lab_problem, alone, runs, hang, started=None):
     """Run cases ks (indexes of ctx.cases) into runs: as many to a process as the lab's contract
     allows (kit_harness.h), the GPU shared or held alone. A case the harness deferred (it needs other
     process-wide settings) or one the process never reached (an earlier case of it crashed) runs again
@@ -261,8 +267,8 @@ def _run_in_turn(ctx, ks, lab_problem, alone, runs, hang):
     harness left out for want of free memory (harness.NOT_RUN; other runs held that memory), and one
     that hit the time limit, with every case not yet run after it (other runs had the GPU meanwhile: a
     hang counts only alone). One hang is evidence enough: once a run alone hits the time limit (hang),
-    a case not yet run is not run."""
-    per_process = 1 if ctx.lab.harness.one_case_per_process else len(ks)
+    a case not yet run is not run. started: [(group, harness.StartedRun or None)] in _groups' order,
+    each taken (popped) when its group comes."""
     queue = list(ks)
     lonely = []
     while queue:
@@ -270,9 +276,11 @@ def _run_in_turn(ctx, ks, lab_problem, alone, runs, hang):
             for k in queue:
                 runs[k] = CaseRun(ctx.cases[k], hang[0].result, None, SKIPPED_AFTER_HANG, failures.TIMEOUT)
             break
-        group, queue = queue[:per_process], queue[per_process:]
+        group = _groups(ctx, queue)[0]
+        queue = queue[len(group):]
+        process_ready = started.pop(0)[1] if started and started[0][0] == group else None
         outcomes = harness.run_cases(ctx.lab, ctx.program, [ctx.cases[k] for k in group], ctx.timeout,
-                                     ctx.work_dir, ctx.sandboxed, alone)
+                                     ctx.work_dir, ctx.sandboxed, alone, process_ready)
         again = []
         shared_hang = False
         for k, outcome in zip(group, outcomes):
@@ -304,15 +312,25 @@ def _case_run(params, outcome, lab_problem, alone):
 def _run_all(ctx, lab_problem):
     """Every case's run, in the cases' order: first those that share the GPU, then, with the GPU held
     alone once for all of them, those that run alone (Lab.runs_alone) and those a shared run sent there
-    (_run_in_turn), each kind as few processes as the lab allows."""
+    (_run_in_turn), each kind as few processes as the lab allows. The processes of the runs alone are
+    started before the hold, and make their CUDA contexts while the GPU is shared (harness.start_runs):
+    the hold is spent on the cases."""
     runs = [None] * len(ctx.cases)
     hang = []  # the first run alone that hit the time limit
     alone = [ctx.lab.runs_alone(params) for params in ctx.cases]
     lonely = _run_in_turn(ctx, [k for k in range(len(ctx.cases)) if not alone[k]], lab_problem, False, runs, hang)
     lonely = sorted(lonely + [k for k in range(len(ctx.cases)) if alone[k]])
     if lonely:
-        with gpushare.gate().held(True) as waited:
-            _run_in_turn(ctx, lonely, lab_problem, True, runs, hang)
+        groups = _groups(ctx, lonely)
+        started = list(zip(groups, harness.start_runs(ctx.lab, ctx.program, [[ctx.cases[k] for k in g] for g in groups],
+                                                      ctx.timeout, ctx.work_dir, ctx.sandboxed)))
+        try:
+            with gpushare.gate().held(True) as waited:
+                _run_in_turn(ctx, lonely, lab_problem, True, runs, hang, started)
+        finally:
+            for _, left in started:  # after a hang, the runs not handed their cases
+                if left is not None:
+                    left.discard()
         first = runs[lonely[0]].result
         if first.costs:  # the wait for the GPU alone, taken once for these runs
             first.costs["wait_s"] = round(first.costs.get("wait_s", 0) + waited, 4)

@@ -202,28 +202,32 @@ def _case_output(output, k):
     return output[begin:] if end < 0 else output[begin:end]
 
 
-def run_costs(cases, clock, spawned_ns, ended_ns, waited_s, count):
+def run_costs(cases, clock, spawned_ns, ended_ns, waited_s, count, handed_ns=None):
     """What each of count cases cost, in seconds: [{phase: s}], one per case ({} for a case that did not
     run). The first case carries the run's wait for the GPU (gpushare), its start (process, sandbox,
     loader: until main) and its context (making the CUDA context); each case its own span (case_s,
     from the end of the case before, or from the context); the last case, the exit (tearing down) when
     every case was done, else the case the run ended on, the rest of the run. total_s: a case's phases
-    but the wait. Where the channel's stamps do not fit inside the run, the first case carries the
-    whole run. Diagnostics only: a run can forge its stamps."""
+    but the wait. handed_ns: when a started run (start_runs) was handed its cases: the time it waited
+    for them, with its context made, counts as wait. Where the channel's stamps do not fit inside the
+    run, the first case carries the whole run. Diagnostics only: a run can forge its stamps."""
     costs = [{} for _ in range(count)]
     if not count:
         return costs
     ends = [c.end_ns for c in cases if c.done][:count]
-    marks = [spawned_ns] + (clock[:2] if clock else []) + ends + [ended_ns]
+    ready = clock[1] if clock else None
+    idle_ns = max(0, handed_ns - ready) if clock and handed_ns is not None else 0
+    marks = [spawned_ns] + (clock[:2] if clock else []) + [e - idle_ns for e in ends] + [ended_ns - idle_ns]
     if not clock or any(b < a for a, b in zip(marks, marks[1:])):
-        costs[0] = {"wait_s": round(waited_s, 4), "total_s": round((ended_ns - spawned_ns) / 1e9, 4)}
+        costs[0] = {"wait_s": round(waited_s + idle_ns / 1e9, 4),
+                    "total_s": round((ended_ns - spawned_ns - idle_ns) / 1e9, 4)}
         return costs
 
     def span(a, b):
         return round((b - a) / 1e9, 4)
 
     costs[0] = {"start_s": span(spawned_ns, clock[0]), "context_s": span(clock[0], clock[1])}
-    previous = clock[1]
+    previous = ready + idle_ns
     for k, end in enumerate(ends):
         costs[k]["case_s"] = span(previous, end)
         previous = end
@@ -234,7 +238,7 @@ def run_costs(cases, clock, spawned_ns, ended_ns, waited_s, count):
     for c in costs:
         if c:
             c["total_s"] = round(sum(c.values()), 4)
-    costs[0]["wait_s"] = round(waited_s, 4)
+    costs[0]["wait_s"] = round(waited_s + idle_ns / 1e9, 4)
     return costs
 
 
@@ -255,55 +259,116 @@ def run_policy(program):
 RUN_LOG_ENV = "KIT_RUN_LOG"  # a file: one JSON line per harness run (when, alone or not, what it cost)
 
 
-def _log_run(program, alone, spawned_ns, result, cases, costs):
+def _log_run(program, alone, started_before, spawned_ns, held_ns, result, cases, costs):
     """Append the run to $KIT_RUN_LOG, where set: a timeline of every run of every grader on a machine
-    (the kit's GPU suite reads it to see where the time goes): its cases and what each cost."""
+    (the kit's GPU suite reads it to see where the time goes): its cases, what each cost, and how long
+    it held the GPU (held_s: for a run started before its hold (start_runs), from its cases on; else
+    the whole run)."""
     path = os.environ.get(RUN_LOG_ENV)
     if not path:
         return
     line = json.dumps({"pid": os.getpid(), "program": os.path.basename(program), "alone": alone,
-                       "spawned_s": spawned_ns / 1e9, "seconds": round(result.seconds, 4),
+                       "started_before": started_before, "spawned_s": spawned_ns / 1e9,
+                       "seconds": round(result.seconds, 4), "held_s": round(min(result.seconds, held_ns / 1e9), 4),
                        "verdict": result.verdict, "cases": cases, "costs": costs}) + "\n"
     with open(path, "a") as f:
         f.write(line)
 
 
-def run_cases(lab, program, cases, timeout, cwd=None, sandboxed=False, alone=True):
+class StartedRun:
+    """A harness process of run_cases: its pipes, its nonce, its cases' lines. Made by _spawn; run by
+    run_cases, or first started with its cases held back (start_runs)."""
+
+    def __init__(self, lab, program, cases, timeout, cwd, sandboxed, hold_cases):
+        lines = "".join(" ".join(lab.harness_args(params)) + "\n" for params in cases).encode("ascii")
+        if len(lines) > 60000:  # a pipe holds 64 KiB: the lines are written before the harness reads them
+            raise ValueError("%d cases are too many for one run" % len(cases))
+        self.bounded = None
+        self.lines = lines
+        self.sandboxed = sandboxed
+        self.nonce = secrets.token_hex(16)
+        nonce_read, nonce_write = os.pipe()
+        os.write(nonce_write, self.nonce.encode("ascii") + b"\n")
+        os.close(nonce_write)
+        cases_read, self.cases_write = os.pipe()
+        if not hold_cases:
+            self.hand_cases()
+        self.channel_read, channel_write = os.pipe()
+        argv = [program, "--json", "fd:%d" % channel_write, "--nonce-fd", str(nonce_read), "--cases-fd",
+                str(cases_read)]
+        if sandboxed:
+            argv = sandbox.wrap(run_policy(program), argv)
+        self.spawned_ns = time.monotonic_ns()
+        self.handed_ns = None if hold_cases else self.spawned_ns
+        self.bounded = process.BoundedRun(argv, timeout, cwd=cwd, pass_fds=(channel_write, nonce_read, cases_read),
+                                          channel_fd=self.channel_read, restart_marker=b"\n" + CASE_LINE)
+
+    def hand_cases(self):
+        """Write the cases' lines and close the pipe; the time limit starts again (a started run)."""
+        os.write(self.cases_write, self.lines)
+        os.close(self.cases_write)
+        self.cases_write = None
+        if self.bounded is not None:
+            self.handed_ns = time.monotonic_ns()
+            self.bounded.restart_clock()
+
+    def finish(self):
+        """The run to its end: its RunResult, the pipes closed."""
+        try:
+            return self.bounded.finish()
+        finally:
+            os.close(self.channel_read)
+            if self.cases_write is not None:
+                os.close(self.cases_write)
+                self.cases_write = None
+
+    def discard(self):
+        """A started run not used: stopped, its pipes closed."""
+        self.bounded.verdict = self.bounded.verdict or process.TIMEOUT
+        self.finish()
+
+
+def start_runs(lab, program, groups, timeout, cwd=None, sandboxed=False):
+    """Start a harness process for each group of cases, with its cases held back: [StartedRun or None].
+    Each makes its CUDA context with the GPU shared (its first line on the channel says it is made) and
+    then waits, doing nothing on the GPU, for run_cases to hand it its cases, so that a grader that
+    holds the GPU alone does not spend the hold on process start and context. None for a process that
+    did not get that far (it ended, hung or flooded): run_cases starts it afresh."""
+    started = []
+    with gpushare.gate().held(False):
+        for cases in groups:
+            started.append(StartedRun(lab, program, cases, timeout, cwd, sandboxed, hold_cases=True))
+        for k, run in enumerate(started):
+            if not run.bounded.until(b"\n"):
+                run.discard()
+                started[k] = None
+    return started
+
+
+def run_cases(lab, program, cases, timeout, cwd=None, sandboxed=False, alone=True, started=None):
     """Run a lab's built harness on several cases in one process (kit_harness.h): [CaseOutcome], one
     per case, in order. Each case's options go through the lab's contract.
 
     The documents travel on a pipe the grader creates for this run, never through a file, and count
     only with this run's nonce: printing a pass line or writing a results file does not count. Each
-    case has timeout seconds from the end of the case before it (the first, from the process's start),
-    and its own share of output before it counts as a flood. sandboxed: in gradelib.sandbox, with
-    run_policy (cwd is then the sandbox's /tmp). alone: hold the GPU alone for the run, else share it
-    (gpushare)."""
-    lines = "".join(" ".join(lab.harness_args(params)) + "\n" for params in cases).encode("ascii")
-    if len(lines) > 60000:  # a pipe holds 64 KiB: the lines are written before the harness starts
-        raise ValueError("%d cases are too many for one run" % len(cases))
-    nonce = secrets.token_hex(16)
-    nonce_read, nonce_write = os.pipe()
-    os.write(nonce_write, nonce.encode("ascii") + b"\n")
-    os.close(nonce_write)
-    cases_read, cases_write = os.pipe()
-    os.write(cases_write, lines)
-    os.close(cases_write)
-    channel_read, channel_write = os.pipe()
-    argv = [program, "--json", "fd:%d" % channel_write, "--nonce-fd", str(nonce_read), "--cases-fd", str(cases_read)]
-    if sandboxed:
-        argv = sandbox.wrap(run_policy(program), argv)
-    try:
-        with gpushare.gate().held(alone) as waited:
-            spawned = time.monotonic_ns()
-            result = process.run_bounded(argv, timeout, cwd=cwd, pass_fds=(channel_write, nonce_read, cases_read),
-                                         channel_fd=channel_read, restart_marker=b"\n" + CASE_LINE)
-            ended = time.monotonic_ns()
-    finally:
-        os.close(channel_read)
+    case has timeout seconds from the end of the case before it (the first, from the process's start,
+    or for a started run, from when it is handed its cases), and its own share of output before it
+    counts as a flood. sandboxed: in gradelib.sandbox, with run_policy (cwd is then the sandbox's /tmp).
+    alone: hold the GPU alone for the run, else share it (gpushare). started: the StartedRun of these
+    cases (start_runs), else a process is started here."""
+    with gpushare.gate().held(alone) as waited:
+        if started is None:
+            run = StartedRun(lab, program, cases, timeout, cwd, sandboxed, hold_cases=False)
+        else:
+            run = started
+            run.hand_cases()
+        result = run.finish()
+        ended = time.monotonic_ns()
     if sandboxed:
         sandbox.check_made(result, "a harness run")
-    found, clock, why = read_channel(result.channel, nonce)
-    costs = run_costs(found, clock, spawned, ended, waited, len(cases))
+    found, clock, why = read_channel(result.channel, run.nonce)
+    costs = run_costs(found, clock, run.spawned_ns, ended, waited, len(cases),
+                      run.handed_ns if started is not None else None)
     outcomes = []
     ended_on = None  # the case the process ended on: the first not done, else the last
     for k in range(len(cases)):
@@ -329,7 +394,7 @@ def run_cases(lab, program, cases, timeout, cwd=None, sandboxed=False, alone=Tru
     for outcome, cost in zip(outcomes, costs):
         if outcome.result is not None:
             outcome.result.costs = cost
-    _log_run(program, alone, spawned, result, len(cases), costs)
+    _log_run(program, alone, started is not None, run.spawned_ns, ended - run.handed_ns, result, len(cases), costs)
     return outcomes
 
 

@@ -86,9 +86,10 @@ def _kill_group(proc):
         pass
 
 
-def run_bounded(argv, timeout, cwd=None, env=None, flood_limit=FLOOD_LIMIT, pass_fds=(), channel_fd=None,
-                restart_marker=None):
-    """Run argv with stdout and stderr merged; return a RunResult.
+class BoundedRun:
+    """A command started in its own process group and read until it ends (finish), or first until its
+    channel shows a marker (until): run_bounded in two steps, for a harness run that makes its CUDA
+    context before the grader hands it its cases (gradelib.harness.start_run).
 
     pass_fds: descriptors the command inherits (closed here once it has started).
     channel_fd: the read end of a pipe whose write end is in pass_fds: read alongside the output,
@@ -96,34 +97,61 @@ def run_bounded(argv, timeout, cwd=None, env=None, flood_limit=FLOOD_LIMIT, pass
     restart_marker: bytes that mark, on the channel, the end of one piece of work of several (a case
     of a harness run): each time one comes, the time limit and the flood limit start again.
     """
-    start = time.monotonic()
-    try:
-        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                start_new_session=True, pass_fds=tuple(pass_fds))
-    except OSError as err:
-        return RunResult(NOT_FOUND, None, "%s: %s" % (argv[0], err.strerror), 0.0, 0)
-    finally:
-        for passed in pass_fds:  # the command has its copies; ours would keep the pipes open
-            os.close(passed)
 
-    keeper = _OutputKeeper()
-    channel = bytearray()
-    channel_dropped = False
-    verdict = None
-    deadline = start + timeout
-    output_before = 0  # the output the pieces of work before this one printed (restart_marker)
-    fd = proc.stdout.fileno()
-    with selectors.DefaultSelector() as sel:
-        sel.register(fd, selectors.EVENT_READ)
+    def __init__(self, argv, timeout, cwd=None, env=None, flood_limit=FLOOD_LIMIT, pass_fds=(), channel_fd=None,
+                 restart_marker=None):
+        self.timeout = timeout
+        self.flood_limit = flood_limit
+        self.channel_fd = channel_fd
+        self.restart_marker = restart_marker
+        self.start = time.monotonic()
+        self.keeper = _OutputKeeper()
+        self.channel = bytearray()
+        self.channel_dropped = False
+        self.verdict = None
+        self.deadline = self.start + timeout
+        self.output_before = 0  # the output the pieces of work before this one printed (restart_marker)
+        self.ended = False  # the output and the channel are read to their end, or the run was stopped
+        self.proc = None
+        try:
+            self.proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                         start_new_session=True, pass_fds=tuple(pass_fds))
+        except OSError as err:
+            self.not_found = "%s: %s" % (argv[0], err.strerror)
+        finally:
+            for passed in pass_fds:  # the command has its copies; ours would keep the pipes open
+                os.close(passed)
+        if self.proc is None:
+            return
+        self.selector = selectors.DefaultSelector()
+        self.selector.register(self.proc.stdout.fileno(), selectors.EVENT_READ)
         if channel_fd is not None:
-            sel.register(channel_fd, selectors.EVENT_READ)
-        while sel.get_map():
-            remaining = deadline - time.monotonic()
+            self.selector.register(channel_fd, selectors.EVENT_READ)
+
+    def restart_clock(self):
+        """The time limit starts again from now (the command was kept waiting, by the grader, not by
+        itself)."""
+        self.deadline = time.monotonic() + self.timeout
+
+    def until(self, marker):
+        """Read until the channel holds marker: True, or False once the run ended, was stopped (its time
+        limit, its flood limit) or cannot say so any more."""
+        if self.proc is None:
+            return False
+        return self._pump(marker)
+
+    def _pump(self, marker=None):
+        sel = self.selector
+        fd = self.proc.stdout.fileno()
+        while sel.get_map() and self.verdict is None:
+            if marker is not None and marker in self.channel:
+                return True
+            remaining = self.deadline - time.monotonic()
             if remaining <= 0:
-                verdict = TIMEOUT
+                self.verdict = TIMEOUT
                 break
-            exited = proc.poll() is not None
+            exited = self.proc.poll() is not None
             # Once the command has exited, take what is already written and stop: a process it left
             # behind may hold the pipes open forever.
             ready = sel.select(0 if exited else min(remaining, 0.5))
@@ -136,39 +164,58 @@ def run_bounded(argv, timeout, cwd=None, env=None, flood_limit=FLOOD_LIMIT, pass
                 if not chunk:
                     sel.unregister(key.fd)
                 elif key.fd == fd:
-                    keeper.add(chunk)
-                elif len(channel) + len(chunk) <= CHANNEL_LIMIT:
-                    seen = len(channel)
-                    channel += chunk
-                    if restart_marker and restart_marker in channel[max(0, seen - len(restart_marker) + 1):]:
-                        deadline = time.monotonic() + timeout
-                        output_before = keeper.total
+                    self.keeper.add(chunk)
+                elif len(self.channel) + len(chunk) <= CHANNEL_LIMIT:
+                    seen = len(self.channel)
+                    self.channel += chunk
+                    marked = self.restart_marker
+                    if marked and marked in self.channel[max(0, seen - len(marked) + 1):]:
+                        self.restart_clock()
+                        self.output_before = self.keeper.total
                 else:
-                    channel_dropped = True
-            if keeper.total - output_before > flood_limit:
-                verdict = FLOOD
-                break
-    if verdict is None:
-        try:
-            proc.wait(max(0.0, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            verdict = TIMEOUT
-    _kill_group(proc)  # also ends anything the command left behind
-    proc.wait()
-    proc.stdout.close()
-    seconds = time.monotonic() - start
+                    self.channel_dropped = True
+            if self.keeper.total - self.output_before > self.flood_limit:
+                self.verdict = FLOOD
+        self.ended = True
+        return marker is not None and marker in self.channel
 
-    signal_name = None
-    if verdict is None:
-        if proc.returncode == 0:
-            verdict = OK
-        elif proc.returncode < 0:
-            verdict = CRASHED
+    def finish(self):
+        """Read the run to its end, or stop it at its limits: its RunResult."""
+        if self.proc is None:
+            return RunResult(NOT_FOUND, None, self.not_found, 0.0, 0)
+        if not self.ended:
+            self._pump()
+        self.selector.close()
+        proc = self.proc
+        if self.verdict is None:
             try:
-                signal_name = signal.Signals(-proc.returncode).name
-            except ValueError:
-                signal_name = "signal %d" % -proc.returncode
-        else:
-            verdict = EXITED
-    kept_channel = None if channel_fd is None or channel_dropped else bytes(channel)
-    return RunResult(verdict, proc.returncode, keeper.text(), seconds, keeper.total, signal_name, kept_channel)
+                proc.wait(max(0.0, self.deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                self.verdict = TIMEOUT
+        _kill_group(proc)  # also ends anything the command left behind
+        proc.wait()
+        proc.stdout.close()
+        seconds = time.monotonic() - self.start
+
+        signal_name = None
+        verdict = self.verdict
+        if verdict is None:
+            if proc.returncode == 0:
+                verdict = OK
+            elif proc.returncode < 0:
+                verdict = CRASHED
+                try:
+                    signal_name = signal.Signals(-proc.returncode).name
+                except ValueError:
+                    signal_name = "signal %d" % -proc.returncode
+            else:
+                verdict = EXITED
+        kept_channel = None if self.channel_fd is None or self.channel_dropped else bytes(self.channel)
+        return RunResult(verdict, proc.returncode, self.keeper.text(), seconds, self.keeper.total, signal_name,
+                         kept_channel)
+
+
+def run_bounded(argv, timeout, cwd=None, env=None, flood_limit=FLOOD_LIMIT, pass_fds=(), channel_fd=None,
+                restart_marker=None):
+    """Run argv with stdout and stderr merged; return a RunResult (BoundedRun says what the options do)."""
+    return BoundedRun(argv, timeout, cwd, env, flood_limit, pass_fds, channel_fd, restart_marker).finish()

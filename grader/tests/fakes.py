@@ -4,8 +4,9 @@ the one way the tests run grade.py and make as a user does, on a machine without
 import os
 import subprocess
 import sys
+from unittest import mock
 
-from gradelib import build, grading, paths
+from gradelib import build, gpushare, grading, paths
 from gradelib.grading import CaseRun
 
 GRADE = os.path.join(paths.KIT_ROOT, "grader", "grade.py")
@@ -16,6 +17,13 @@ def run_grade(args, env_extra=None, timeout=None):
     env = dict(os.environ, KIT_NO_GPU="1", **(env_extra or {}))
     return subprocess.run([sys.executable, GRADE] + list(args), env=env, stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, universal_newlines=True, timeout=timeout)
+
+
+def private_gate(folder):
+    """Patches that give a test's graders a GPU gate of their own, in folder: the graders of a GPU suite
+    running on this machine meanwhile neither hold up the test's fake runs nor wait for them."""
+    return [mock.patch.object(gpushare, "gate_dir", lambda: os.path.join(folder, "gate")),
+            mock.patch.dict(gpushare._gates, clear=True)]
 
 
 def run_make(*args):

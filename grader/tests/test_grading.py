@@ -4,28 +4,36 @@ import os
 import sys
 import tempfile
 import textwrap
+import time
 import unittest
 from unittest import mock
 
 from gradelib import checks as chk
-from gradelib import failures, gpushare, grading, harness, sandbox
+from gradelib import failures, gpushare, grading, harness, process, sandbox
 from gradelib.grading import RUNS_CLEANLY
 from gradelib.harness import Contract, Option
 from gradelib.registry import Lab
+from tests.fakes import private_gate
 
 # A fake harness speaks the kit's channel protocol (kit_result.h, kit_harness.h): the nonce from
-# --nonce-fd, the cases from --cases-fd, one line each; on the descriptor named by --json fd:N,
-# "kit-nonce NONCE", then each case's document and its kit-case line, then the kit-clock line. BODY
-# runs once per case, with arg() reading the case's options; emit() writes its document.
+# --nonce-fd; on the descriptor named by --json fd:N, "kit-nonce NONCE" (its "context" made); the
+# cases from --cases-fd, one line each; then each case's document and its kit-case line, then the
+# kit-clock line. BODY runs once per case, with arg() reading the case's options; emit() writes its
+# document. FIRST_LINE: the channel's first line, written before the cases are read (None: written
+# with the first document, by emit_raw, as a fake that forges it does).
+NONCE_FIRST = "'kit-nonce ' + nonce"
 HEADER = """#!{python}
 import json, os, sys, time, signal
 def process_arg(name): return sys.argv[sys.argv.index(name) + 1]
 main_ns = time.monotonic_ns()
 nonce = os.read(int(process_arg('--nonce-fd')), 100).decode().strip()
 channel = os.fdopen(int(process_arg('--json')[len('fd:'):]), 'w')
-cases = os.fdopen(int(process_arg('--cases-fd'))).read().splitlines()
 ready_ns = time.monotonic_ns()
-opened = False
+opened = {first_line} is not None
+if opened:
+    channel.write({first_line} + '\\n')
+    channel.flush()
+cases = os.fdopen(int(process_arg('--cases-fd'))).read().splitlines()
 def emit_raw(text, first_line=None):
     global opened
     if not opened:
@@ -68,6 +76,8 @@ FAKE_HARNESSES = {
     "wrong-nonce": "emit_raw(json.dumps({'value': 42, 'launch_log': {'failed': 0}}), 'kit-nonce 0123456789abcdef')\n",
     "no-nonce-line": "emit_raw(json.dumps({'value': 42, 'launch_log': {'failed': 0}}), '{}')\n",
 }
+# The fakes whose channel has no nonce line of this run before their cases (emit_raw writes theirs).
+NO_NONCE_FIRST = ("no-result", "pass-line-and-file", "wrong-nonce", "no-nonce-line")
 
 
 def value_check(ctx):
@@ -82,12 +92,12 @@ def fake_lab():
                        chk.Check("value", 1, chk.RUNTIME, value_check, parent=RUNS_CLEANLY)])
 
 
-def write_fake(folder, body, python=sys.executable):
+def write_fake(folder, body, python=sys.executable, first_line=NONCE_FIRST):
     """folder/harness: a fake harness with the channel protocol and body."""
     os.chmod(folder, 0o755)  # a sandbox of a root grader runs it as nobody
     program = os.path.join(folder, "harness")
     with open(program, "w") as f:
-        f.write(HEADER.format(python=python, body=textwrap.indent(body, "    ")))
+        f.write(HEADER.format(python=python, body=textwrap.indent(body, "    "), first_line=first_line))
     os.chmod(program, 0o755)
     return program
 
@@ -99,15 +109,18 @@ class FakeHarnessBase(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory()
         self.lab = fake_lab()
+        for patch in private_gate(self.tmp.name):
+            patch.start()
+            self.addCleanup(patch.stop)
 
     def tearDown(self):
         self.tmp.cleanup()
 
-    def write_program(self, folder, body):
-        return write_fake(folder, body, self.PYTHON)
+    def write_program(self, folder, body, first_line=NONCE_FIRST):
+        return write_fake(folder, body, self.PYTHON, first_line)
 
-    def grade_with(self, body, timeout=5):
-        program = self.write_program(self.tmp.name, body)
+    def grade_with(self, body, timeout=5, first_line=NONCE_FIRST):
+        program = self.write_program(self.tmp.name, body, first_line)
         ctx = grading.Context(self.lab, self.tmp.name, self.tmp.name, seed=1, timeout=timeout,
                               sandboxed=self.SANDBOXED)
         ctx.program = program
@@ -116,7 +129,7 @@ class FakeHarnessBase(unittest.TestCase):
         return chk.run_checks(checks, ctx)
 
     def assert_not_clean(self, name, expected_words, failure, timeout=5):
-        runs, value = self.grade_with(FAKE_HARNESSES[name], timeout)
+        runs, value = self.grade_with(FAKE_HARNESSES[name], timeout, "None" if name in NO_NONCE_FIRST else NONCE_FIRST)
         self.assertEqual(runs.status, chk.FAILED, name)
         self.assertEqual(runs.failure, failure, name)
         for word in expected_words:
@@ -240,10 +253,8 @@ class SharedCasesTest(unittest.TestCase):
         """One grade for every test of the class (each takes seconds of sleeping fakes)."""
         cls.tmp = tempfile.TemporaryDirectory()
         cls.log = os.path.join(cls.tmp.name, "spans")
-        # a gate of its own: graders running on this machine meanwhile (a GPU test suite) do not hold it
-        patches = [mock.patch.dict(os.environ, {gpushare.SHARERS_ENV: "4", "FAKE_SPAN_LOG": cls.log}),
-                   mock.patch.object(gpushare, "gate_dir", lambda: os.path.join(cls.tmp.name, "gate")),
-                   mock.patch.dict(gpushare._gates, clear=True)]
+        patches = [mock.patch.dict(os.environ, {gpushare.SHARERS_ENV: "4", "FAKE_SPAN_LOG": cls.log})]
+        patches += private_gate(cls.tmp.name)
         for p in patches:
             p.start()
         try:
@@ -386,6 +397,55 @@ class CaseLimitsTest(FakeHarnessBase):
         self.assertEqual((runs.status, runs.failure), (chk.FAILED, failures.NO_RESULT))
         self.assertIn("deferred the first case of its process", runs.message)
         self.assertIn("3 of 3 runs", runs.message)
+
+
+class StartedRunTest(FakeHarnessBase):
+    """A run alone is started before the GPU is held (harness.start_runs): its process makes its
+    context with the GPU shared, then waits for its cases; they run, and its time limit counts, from
+    when they are handed over. A process that does not get that far is not used."""
+
+    def start(self, body, timeout, first_line=NONCE_FIRST):
+        program = self.write_program(self.tmp.name, body, first_line)
+        return program, harness.start_runs(self.lab, program, [[{"case": 1}, {"case": 2}]], timeout, self.tmp.name)[0]
+
+    def test_the_cases_wait_until_they_are_handed_over(self):
+        ran = os.path.join(self.tmp.name, "ran")
+        program, started = self.start("open(%r, 'a').write('ran')\n" % ran + WRITE_CLEAN, timeout=1)
+        self.assertIsNotNone(started)
+        time.sleep(1.5)  # longer than the time limit: the wait is not the run's
+        self.assertFalse(os.path.exists(ran), "a case ran before its run was handed its cases")
+        with gpushare.gate().held(True):
+            outcomes = harness.run_cases(self.lab, program, [{"case": 1}, {"case": 2}], 1, self.tmp.name,
+                                         alone=True, started=started)
+        self.assertEqual([(o.state, o.doc["value"], o.why) for o in outcomes], [(harness.DONE, 42, None)] * 2)
+        with open(ran) as f:
+            self.assertEqual(f.read(), "ranran")
+        costs = outcomes[0].result.costs
+        self.assertGreater(costs["wait_s"], 1.4, costs)
+        self.assertLess(costs["case_s"], 1, costs)
+
+    def test_a_process_that_never_says_it_is_ready_is_not_used(self):
+        program, started = self.start(WRITE_CLEAN, timeout=1, first_line="None")
+        self.assertIsNone(started)
+
+    def test_a_hang_after_the_cases_are_handed_over_is_a_hang(self):
+        program, started = self.start("time.sleep(60)\n", timeout=1)
+        self.assertIsNotNone(started)
+        outcomes = harness.run_cases(self.lab, program, [{"case": 1}, {"case": 2}], 1, self.tmp.name, started=started)
+        self.assertEqual(outcomes[0].result.verdict, process.TIMEOUT)
+        self.assertEqual(outcomes[1].state, harness.NOT_STARTED)
+
+    def test_a_grader_starts_its_runs_alone_before_it_holds_the_gpu(self):
+        """The timing case's process made its context (its first line) before the hold, which the lab's
+        grade spends on the case: its wait_s holds the time it stood ready."""
+        self.lab = fake_lab()
+        self.lab.harness.case_keys = ["timing"]
+        self.lab.make_cases = lambda rng: [{"case": 1}, {"case": 2, "timing": 1}]
+        with mock.patch.object(harness, "start_runs", wraps=harness.start_runs) as start_runs:
+            runs, value = self.grade_with(WRITE_CLEAN)
+        self.assertEqual((runs.status, value.status), (chk.PASSED, chk.PASSED), runs.message)
+        self.assertEqual(start_runs.call_count, 1)
+        self.assertEqual(start_runs.call_args[0][2], [[{"case": 2, "timing": 1}]])
 
 
 class LeftOutCasesTest(unittest.TestCase):

@@ -245,6 +245,18 @@ class SuiteRunsSummary(unittest.TestCase):
         self.assertEqual(got["alone_start_context_exit_s"], 0.5)  # of the run that did not hang
 
 
+    def test_a_run_started_before_its_hold_counts_from_its_cases(self):
+        """harness.start_runs: the process made its context before the hold; held_s is the hold, and only
+        its exit counts among start, context and exit."""
+        lines = [json.dumps({"program": "a", "spawned_s": 1.0, "alone": True, "started_before": True, "seconds": 9.0,
+                             "held_s": 2.0, "verdict": "ok",
+                             "costs": [{"start_s": 0.1, "context_s": 0.2, "case_s": 1.5, "exit_s": 0.25,
+                                        "wait_s": 7.0}]})]
+        got = suite_summary.runs_summary(lines)
+        self.assertEqual((got["alone_runs"], got["alone_s"]), (1, 2.0))
+        self.assertEqual(got["alone_start_context_exit_s"], 0.2)  # 0.25, rounded to 0.1 s
+        self.assertEqual(got["contexts_made"], 1)
+
 class Wording(unittest.TestCase):
     def test_no_article_after_no_in_the_graders_messages(self):
         """'has no %s' % 'an atomic add' reads "has no an atomic add": the nouns such a message joins
