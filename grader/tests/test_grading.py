@@ -4,6 +4,7 @@ import os
 import sys
 import tempfile
 import textwrap
+import threading
 import time
 import unittest
 from unittest import mock
@@ -121,12 +122,12 @@ class FakeHarnessBase(unittest.TestCase):
 
     def grade_with(self, body, timeout=5, first_line=NONCE_FIRST):
         program = self.write_program(self.tmp.name, body, first_line)
-        ctx = grading.Context(self.lab, self.tmp.name, self.tmp.name, seed=1, timeout=timeout,
-                              sandboxed=self.SANDBOXED)
-        ctx.program = program
+        self.ctx = grading.Context(self.lab, self.tmp.name, self.tmp.name, seed=1, timeout=timeout,
+                                   sandboxed=self.SANDBOXED)
+        self.ctx.program = program
         checks = [chk.Check(c.name, c.points, c.kind, c.func, hint=c.hint) for c in self.lab.checks[1:]]
         checks[1].parent = checks[0].name  # the real build skipped
-        return chk.run_checks(checks, ctx)
+        return chk.run_checks(checks, self.ctx)
 
     def assert_not_clean(self, name, expected_words, failure, timeout=5):
         runs, value = self.grade_with(FAKE_HARNESSES[name], timeout, "None" if name in NO_NONCE_FIRST else NONCE_FIRST)
@@ -446,6 +447,50 @@ class StartedRunTest(FakeHarnessBase):
         self.assertEqual((runs.status, value.status), (chk.PASSED, chk.PASSED), runs.message)
         self.assertEqual(start_runs.call_count, 1)
         self.assertEqual(start_runs.call_args[0][2], [[{"case": 2, "timing": 1}]])
+
+
+class YieldTest(FakeHarnessBase):
+    """A shared case that runs past gpushare.YIELD_AFTER_S while a run waits to be alone stops, and runs
+    again alone, the cases after it shared: the run alone waits seconds, not a whole time limit. No
+    other case yields."""
+
+    SLOW_ONCE = ("if arg('--case') == '1' and not os.path.exists(%(marker)r):\n"
+                 "    open(%(marker)r, 'w').close()\n"
+                 "    time.sleep(%(seconds)r)\n"
+                 "open(%(starts)r, 'a').write('%%s ' %% arg('--case'))\n" + WRITE_CLEAN)
+
+    def slow_once(self, seconds):
+        self.starts = os.path.join(self.tmp.name, "cases-done")
+        return self.SLOW_ONCE % {"marker": os.path.join(self.tmp.name, "slow-once"), "seconds": seconds,
+                                 "starts": self.starts}
+
+    def cases_done(self):
+        with open(self.starts) as f:
+            return f.read().split()
+
+    def test_a_long_shared_case_yields_to_a_run_waiting_to_be_alone(self):
+        held_at = []
+
+        def wants_the_gpu_alone():
+            time.sleep(0.5)
+            asked = time.monotonic()
+            with gpushare.gate().held(True):
+                held_at.append(time.monotonic() - asked)
+        waiter = threading.Thread(target=wants_the_gpu_alone)
+        began = time.monotonic()
+        waiter.start()
+        runs, value = self.grade_with(self.slow_once(20), timeout=30)
+        waiter.join()
+        self.assertEqual((runs.status, value.status), (chk.PASSED, chk.PASSED), runs.message)
+        self.assertLess(held_at[0], gpushare.YIELD_AFTER_S + 1.5, "the run alone waited for the slow case")
+        self.assertLess(time.monotonic() - began, 10)
+        self.assertEqual(sorted(self.cases_done()), ["1", "2"], "each case done once")
+
+    def test_without_a_run_waiting_to_be_alone_a_long_case_runs_on(self):
+        runs, value = self.grade_with(self.slow_once(gpushare.YIELD_AFTER_S + 1), timeout=30)
+        self.assertEqual((runs.status, value.status), (chk.PASSED, chk.PASSED), runs.message)
+        self.assertEqual(self.cases_done(), ["1", "2"])
+        self.assertTrue(all(not r.alone for r in self.ctx.runs))
 
 
 class LeftOutCasesTest(unittest.TestCase):
