@@ -304,14 +304,16 @@ class StartedRun:
                                           channel_fd=self.channel_read, restart_marker=b"\n" + CASE_LINE,
                                           yield_when=yield_when)
 
-    def hand_cases(self):
-        """Write the cases' lines and close the pipe; the time limit starts again (a started run)."""
+    def hand_cases(self, timeout=None):
+        """Write the cases' lines and close the pipe; a started run's time limit starts again, timeout
+        seconds per case from now on."""
+        if self.bounded is not None:  # taken before the lines go: the harness may start at once
+            self.handed_ns = time.monotonic_ns()
+            self.bounded.timeout = timeout or self.bounded.timeout
+            self.bounded.restart_clock()
         os.write(self.cases_write, self.lines)
         os.close(self.cases_write)
         self.cases_write = None
-        if self.bounded is not None:
-            self.handed_ns = time.monotonic_ns()
-            self.bounded.restart_clock()
 
     def finish(self):
         """The run to its end: its RunResult, the pipes closed."""
@@ -329,16 +331,23 @@ class StartedRun:
         self.finish()
 
 
+# Seconds a started run may take to make its context (no student code runs before): on the H100, with
+# the kit's suite starting a few hundred processes side by side, the driver took up to 5.4 s for one.
+START_LIMIT = 30
+
+
 def start_runs(lab, program, groups, timeout, cwd=None, sandboxed=False):
     """Start a harness process for each group of cases, with its cases held back: [StartedRun or None].
     Each makes its CUDA context with the GPU shared (its first line on the channel says it is made) and
     then waits, doing nothing on the GPU, for run_cases to hand it its cases, so that a grader that
     holds the GPU alone does not spend the hold on process start and context. None for a process that
-    did not get that far (it ended, hung or flooded): run_cases starts it afresh."""
+    did not get that far within START_LIMIT or timeout, the longer (it ended, hung or flooded):
+    run_cases starts it afresh."""
     started = []
     with gpushare.gate().held(False):
         for cases in groups:
-            started.append(StartedRun(lab, program, cases, timeout, cwd, sandboxed, hold_cases=True))
+            started.append(StartedRun(lab, program, cases, max(timeout, START_LIMIT), cwd, sandboxed,
+                                      hold_cases=True))
         for k, run in enumerate(started):
             if not run.bounded.until(b"\n"):
                 run.discard()
@@ -361,11 +370,13 @@ def run_cases(lab, program, cases, timeout, cwd=None, sandboxed=False, alone=Tru
     gate = gpushare.gate()
     with gate.held(alone) as waited:
         if started is None:
+            # a shared case yields once it has used half its time limit: it would likely hit the limit,
+            # then run again alone, while the runs waiting to be alone waited for it
             run = StartedRun(lab, program, cases, timeout, cwd, sandboxed, hold_cases=False,
-                             yield_when=None if alone else gate.yield_when())
+                             yield_when=None if alone else gate.yield_when(max(gpushare.YIELD_AFTER_S, timeout / 2)))
         else:
             run = started
-            run.hand_cases()
+            run.hand_cases(timeout)
         result = run.finish()
         ended = time.monotonic_ns()
     if sandboxed:
