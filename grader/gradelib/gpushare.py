@@ -11,17 +11,9 @@ Every harness run the grader starts (harness.run_cases) passes through the gate,
           measures is its own work.
 
 A run that waits to be alone stops new shared runs from starting (a turnstile), so a busy class
-does not starve it; and no shared run starts while any run waits to be alone or is alone, so that
-the runs alone follow one another, and the GPU drains of shared runs once for all of them, not once
-each (a drain leaves the GPU to the last few shared runs). The gate is made of flock(2) locks on
-files in a folder of the user's own (gate_dir()): a grader that dies releases what it held, and two
-kit checkouts on one machine share one gate. Within one process, a semaphore keeps to the same
-number of shared runs.
-
-A shared run whose case has run for half its time limit (at least YIELD_AFTER_S) while a run waits
-to be alone stops (yields), and the grader runs that case again alone (gradelib.grading): the GPU
-drains of shared runs in half a time limit, not a whole one (a hang or runaway work that a shared run
-meets). A case's verdict is never taken from a run that yielded, and a run alone is never stopped.
+does not starve it. The gate is made of flock(2) locks on files in a folder of the user's own
+(gate_dir()): a grader that dies releases what it held, and two kit checkouts on one machine share
+one gate. Within one process, a semaphore keeps to the same number of shared runs.
 
 KIT_GPU_SHARERS=N sets how many shared runs may hold the GPU at once (1: every run has it alone,
 one at a time, as on a GPU that other people use too).
@@ -38,11 +30,6 @@ from . import gpu
 SHARERS_ENV = "KIT_GPU_SHARERS"
 MAX_SHARERS = 16           # more contexts than this gain nothing: each run's start is CPU work
 BYTES_PER_SHARER = 2 << 30  # every shared run may use 2 GiB of GPU memory (a lab's shared cases use less)
-# A shared case yields to a run waiting to be alone after half its time limit, and never sooner than
-# this. On an H100 with 16 runs sharing it, every shared case of Labs 01, 02 and 06 took under 3 s;
-# with 2 s for every lab, 219 cases of the kit's suite yielded and ran again alone, and the suite took
-# 36 s longer.
-YIELD_AFTER_S = 2.0
 
 
 def sharers(device=None, cpus=None):
@@ -94,44 +81,6 @@ class Gate:
             os.close(turnstile)  # closing releases it
         return gpu
 
-    def alone_wanted(self):
-        """Whether a run waits to be alone (or is alone): the "alone" lock is held shared. A shared run
-        passing _until_no_run_wants_to_be_alone holds it for an instant: asked twice, a few
-        milliseconds apart, both must say so."""
-        wanted = self._open("alone")
-        try:
-            for attempt in range(2):
-                try:
-                    fcntl.flock(wanted, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    return False
-                except BlockingIOError:
-                    if attempt == 0:
-                        time.sleep(0.005)
-            return True
-        finally:
-            os.close(wanted)
-
-    def yield_when(self, after_s=YIELD_AFTER_S):
-        """For process.BoundedRun: a shared run's case yields once it has run after_s seconds while a run
-        waits to be alone (asked of the gate at most four times a second)."""
-        asked = [0.0]
-
-        def should_yield(case_s):
-            now = time.monotonic()
-            if case_s < after_s or now - asked[0] < 0.25:
-                return False
-            asked[0] = now
-            return self.alone_wanted()
-        return should_yield
-
-    def _until_no_run_wants_to_be_alone(self):
-        """Wait while any run waits to be alone or is alone (they hold the "alone" lock shared)."""
-        wanted = self._open("alone")
-        try:
-            fcntl.flock(wanted, fcntl.LOCK_EX)
-        finally:
-            os.close(wanted)  # closing releases it
-
     def _slot(self):
         """One of count slot locks: the first free one, else wait for one (shared runs of every
         process on this machine)."""
@@ -160,21 +109,15 @@ class Gate:
             yield 0.0
             return
         if alone:
-            wanted = self._open("alone")  # held shared by every run that waits to be alone or is alone
+            gpu = self._through_turnstile(fcntl.LOCK_EX)
+            _this_thread.alone = True
             try:
-                fcntl.flock(wanted, fcntl.LOCK_SH)
-                gpu = self._through_turnstile(fcntl.LOCK_EX)
-                _this_thread.alone = True
-                try:
-                    yield time.monotonic() - started
-                finally:
-                    _this_thread.alone = False
-                    os.close(gpu)
+                yield time.monotonic() - started
             finally:
-                os.close(wanted)
+                _this_thread.alone = False
+                os.close(gpu)
             return
         with self._in_process:
-            self._until_no_run_wants_to_be_alone()
             slot = self._slot()
             try:
                 gpu = self._through_turnstile(fcntl.LOCK_SH)

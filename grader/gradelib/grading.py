@@ -266,10 +266,9 @@ def _run_in_turn(ctx, ks, lab_problem, alone, runs, hang, started=None):
     in a fresh process. Returns the shared cases that must run again alone, not counted here: one the
     harness left out for want of free memory (harness.NOT_RUN; other runs held that memory), and one
     that hit the time limit, with every case not yet run after it (other runs had the GPU meanwhile: a
-    hang counts only alone); and one that yielded to a run waiting to be alone (gpushare), the cases
-    after it running again shared. One hang is evidence enough: once a run alone hits the time limit
-    (hang), a case not yet run is not run. started: [(group, harness.StartedRun or None)] in _groups'
-    order, each taken (popped) when its group comes."""
+    hang counts only alone). One hang is evidence enough: once a run alone hits the time limit (hang),
+    a case not yet run is not run. started: [(group, harness.StartedRun or None)] in _groups' order,
+    each taken (popped) when its group comes."""
     queue = list(ks)
     lonely = []
     while queue:
@@ -288,8 +287,6 @@ def _run_in_turn(ctx, ks, lab_problem, alone, runs, hang, started=None):
             timed_out = outcome.state == harness.DONE and outcome.result.verdict == process.TIMEOUT
             if outcome.state != harness.DONE:
                 again.append(k)
-            elif outcome.result.verdict == process.YIELDED:
-                lonely.append(k)
             elif not alone and (timed_out or harness.NOT_RUN in (outcome.doc or {})):
                 lonely.append(k)
                 shared_hang = shared_hang or timed_out

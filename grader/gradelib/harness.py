@@ -279,7 +279,7 @@ class StartedRun:
     """A harness process of run_cases: its pipes, its nonce, its cases' lines. Made by _spawn; run by
     run_cases, or first started with its cases held back (start_runs)."""
 
-    def __init__(self, lab, program, cases, timeout, cwd, sandboxed, hold_cases, yield_when=None):
+    def __init__(self, lab, program, cases, timeout, cwd, sandboxed, hold_cases):
         lines = "".join(" ".join(lab.harness_args(params)) + "\n" for params in cases).encode("ascii")
         if len(lines) > 60000:  # a pipe holds 64 KiB: the lines are written before the harness reads them
             raise ValueError("%d cases are too many for one run" % len(cases))
@@ -301,8 +301,7 @@ class StartedRun:
         self.spawned_ns = time.monotonic_ns()
         self.handed_ns = None if hold_cases else self.spawned_ns
         self.bounded = process.BoundedRun(argv, timeout, cwd=cwd, pass_fds=(channel_write, nonce_read, cases_read),
-                                          channel_fd=self.channel_read, restart_marker=b"\n" + CASE_LINE,
-                                          yield_when=yield_when)
+                                          channel_fd=self.channel_read, restart_marker=b"\n" + CASE_LINE)
 
     def hand_cases(self, timeout=None):
         """Write the cases' lines and close the pipe; a started run's time limit starts again, timeout
@@ -364,16 +363,11 @@ def run_cases(lab, program, cases, timeout, cwd=None, sandboxed=False, alone=Tru
     case has timeout seconds from the end of the case before it (the first, from the process's start,
     or for a started run, from when it is handed its cases), and its own share of output before it
     counts as a flood. sandboxed: in gradelib.sandbox, with run_policy (cwd is then the sandbox's /tmp).
-    alone: hold the GPU alone for the run, else share it (gpushare; a shared case may yield to a run
-    waiting to be alone: its result's verdict is then process.YIELDED, and the cases after it are not
-    started). started: the StartedRun of these cases (start_runs), else a process is started here."""
-    gate = gpushare.gate()
-    with gate.held(alone) as waited:
+    alone: hold the GPU alone for the run, else share it (gpushare). started: the StartedRun of these
+    cases (start_runs), else a process is started here."""
+    with gpushare.gate().held(alone) as waited:
         if started is None:
-            # a shared case yields once it has used half its time limit: it would likely hit the limit,
-            # then run again alone, while the runs waiting to be alone waited for it
-            run = StartedRun(lab, program, cases, timeout, cwd, sandboxed, hold_cases=False,
-                             yield_when=None if alone else gate.yield_when(max(gpushare.YIELD_AFTER_S, timeout / 2)))
+            run = StartedRun(lab, program, cases, timeout, cwd, sandboxed, hold_cases=False)
         else:
             run = started
             run.hand_cases(timeout)

@@ -20,7 +20,6 @@ EXITED = "exited"    # exited with a non-zero status
 TIMEOUT = "timeout"  # killed at the time limit
 FLOOD = "flood"      # killed for printing more than the flood limit
 CRASHED = "crashed"  # killed by a signal it did not get from us
-YIELDED = "yielded"  # stopped by the grader, to run again (BoundedRun's yield_when)
 NOT_FOUND = "not-found"  # the program could not be started
 
 
@@ -50,8 +49,6 @@ class RunResult:
                 "did not finish within the time limit: a hang or runaway work"
         if self.verdict == FLOOD:
             return "printed more than %d MiB of output and was stopped" % (FLOOD_LIMIT // (1024 * 1024))
-        if self.verdict == YIELDED:
-            return "was stopped by the grader, to run again"
         if self.verdict == CRASHED:
             return "crashed (%s)" % self.signal_name
         return "could not be started: %s" % self.output.strip()
@@ -99,14 +96,11 @@ class BoundedRun:
     into RunResult.channel, so a large result document never blocks the command.
     restart_marker: bytes that mark, on the channel, the end of one piece of work of several (a case
     of a harness run): each time one comes, the time limit and the flood limit start again.
-    yield_when: called about twice a second with the seconds the piece of work has run so far; when it
-    says so, the run is stopped with the verdict YIELDED (the grader runs that piece again elsewhere).
     """
 
     def __init__(self, argv, timeout, cwd=None, env=None, flood_limit=FLOOD_LIMIT, pass_fds=(), channel_fd=None,
-                 restart_marker=None, yield_when=None):
+                 restart_marker=None):
         self.timeout = timeout
-        self.yield_when = yield_when
         self.flood_limit = flood_limit
         self.channel_fd = channel_fd
         self.restart_marker = restart_marker
@@ -160,9 +154,6 @@ class BoundedRun:
             exited = self.proc.poll() is not None
             # Once the command has exited, take what is already written and stop: a process it left
             # behind may hold the pipes open forever.
-            if not exited and self.yield_when is not None and self.yield_when(self.timeout - remaining):
-                self.verdict = YIELDED
-                break
             ready = sel.select(0 if exited else min(remaining, 0.5))
             if not ready:
                 if exited:
@@ -225,7 +216,6 @@ class BoundedRun:
 
 
 def run_bounded(argv, timeout, cwd=None, env=None, flood_limit=FLOOD_LIMIT, pass_fds=(), channel_fd=None,
-                restart_marker=None, yield_when=None):
+                restart_marker=None):
     """Run argv with stdout and stderr merged; return a RunResult (BoundedRun says what the options do)."""
-    return BoundedRun(argv, timeout, cwd, env, flood_limit, pass_fds, channel_fd, restart_marker,
-                      yield_when).finish()
+    return BoundedRun(argv, timeout, cwd, env, flood_limit, pass_fds, channel_fd, restart_marker).finish()

@@ -4,7 +4,6 @@ import os
 import sys
 import tempfile
 import textwrap
-import threading
 import time
 import unittest
 from unittest import mock
@@ -447,54 +446,6 @@ class StartedRunTest(FakeHarnessBase):
         self.assertEqual((runs.status, value.status), (chk.PASSED, chk.PASSED), runs.message)
         self.assertEqual(start_runs.call_count, 1)
         self.assertEqual(start_runs.call_args[0][2], [[{"case": 2, "timing": 1}]])
-
-
-class YieldTest(FakeHarnessBase):
-    """A shared case that has used half its time limit (at least gpushare.YIELD_AFTER_S) while a run
-    waits to be alone stops, and runs again alone, the cases after it shared: the run alone waits half
-    a time limit, not a whole one. No other case yields."""
-
-    SLOW_ONCE = ("if arg('--case') == '1' and not os.path.exists(%(marker)r):\n"
-                 "    open(%(marker)r, 'w').close()\n"
-                 "    time.sleep(%(seconds)r)\n"
-                 "open(%(done)r, 'a').write('%%s ' %% arg('--case'))\n" + WRITE_CLEAN)
-
-    def grade_slow_once(self, seconds, timeout, waiter=False):
-        """Grade case 1 slow the first time; with waiter, a run asks to be alone meanwhile: how long it
-        waited for the GPU, or None."""
-        self.done = os.path.join(self.tmp.name, "cases-done")
-        body = self.SLOW_ONCE % {"marker": os.path.join(self.tmp.name, "slow-once"), "seconds": seconds,
-                                 "done": self.done}
-        waited = []
-
-        def wants_the_gpu_alone():
-            time.sleep(0.5)
-            asked = time.monotonic()
-            with gpushare.gate().held(True):
-                waited.append(time.monotonic() - asked)
-        thread = threading.Thread(target=wants_the_gpu_alone)
-        if waiter:
-            thread.start()
-        runs, value = self.grade_with(body, timeout=timeout)
-        if waiter:
-            thread.join()
-        self.assertEqual((runs.status, value.status), (chk.PASSED, chk.PASSED), runs.message)
-        with open(self.done) as f:
-            self.assertEqual(sorted(f.read().split()), ["1", "2"], "each case done once")
-        return waited[0] if waited else None
-
-    def test_a_shared_case_past_half_its_limit_yields_to_a_run_waiting_to_be_alone(self):
-        waited = self.grade_slow_once(20, timeout=6, waiter=True)
-        self.assertLess(waited, 3 + 1.5, "the run alone waited for the slow case's whole limit")
-        self.assertEqual([r.alone for r in self.ctx.runs], [True, False])
-
-    def test_a_shared_case_under_half_its_limit_runs_on(self):
-        self.grade_slow_once(gpushare.YIELD_AFTER_S + 0.5, timeout=10, waiter=True)
-        self.assertEqual([r.alone for r in self.ctx.runs], [False, False])
-
-    def test_without_a_run_waiting_to_be_alone_a_long_case_runs_on(self):
-        self.grade_slow_once(4, timeout=6)
-        self.assertEqual([r.alone for r in self.ctx.runs], [False, False])
 
 
 class LeftOutCasesTest(unittest.TestCase):
