@@ -425,7 +425,8 @@ class StartedRunTest(FakeHarnessBase):
         self.assertLess(costs["case_s"], 1, costs)
 
     def test_a_process_that_never_says_it_is_ready_is_not_used(self):
-        program, started = self.start(WRITE_CLEAN, timeout=1, first_line="None")
+        with mock.patch.object(harness, "START_LIMIT", 1):  # the run's 1 s limit, not 30 s
+            program, started = self.start(WRITE_CLEAN, timeout=1, first_line="None")
         self.assertIsNone(started)
 
     def test_a_hang_after_the_cases_are_handed_over_is_a_hang(self):
