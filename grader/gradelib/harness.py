@@ -208,8 +208,8 @@ def run_costs(cases, clock, spawned_ns, ended_ns, waited_s, count, handed_ns=Non
     loader: until main) and its context (making the CUDA context); each case its own span (case_s,
     from the end of the case before, or from the context); the last case, the exit (tearing down) when
     every case was done, else the case the run ended on, the rest of the run. total_s: a case's phases
-    but the wait. handed_ns: when a started run (start_runs) was handed its cases: the time it waited
-    for them, with its context made, counts as wait. Where the channel's stamps do not fit inside the
+    but the wait. handed_ns: when the run was handed its cases (a started run, start_runs; else when it
+    was spawned): the time it waited for them, with its context made, counts as wait. Where the channel's stamps do not fit inside the
     run, the first case carries the whole run. Diagnostics only: a run can forge its stamps."""
     costs = [{} for _ in range(count)]
     if not count:
@@ -276,48 +276,47 @@ def _log_run(program, alone, started_before, spawned_ns, held_ns, result, cases,
 
 
 class StartedRun:
-    """A harness process of run_cases: its pipes, its nonce, its cases' lines. Made by _spawn; run by
-    run_cases, or first started with its cases held back (start_runs)."""
+    """A harness process of run_cases: its pipes, its nonce, its cases' lines. Run by run_cases, or
+    first started with its cases held back (start_runs) and handed them later (hand_cases)."""
 
     def __init__(self, lab, program, cases, timeout, cwd, sandboxed, hold_cases):
         lines = "".join(" ".join(lab.harness_args(params)) + "\n" for params in cases).encode("ascii")
         if len(lines) > 60000:  # a pipe holds 64 KiB: the lines are written before the harness reads them
             raise ValueError("%d cases are too many for one run" % len(cases))
-        self.bounded = None
         self.lines = lines
-        self.sandboxed = sandboxed
         self.nonce = secrets.token_hex(16)
         nonce_read, nonce_write = os.pipe()
         os.write(nonce_write, self.nonce.encode("ascii") + b"\n")
         os.close(nonce_write)
         cases_read, self.cases_write = os.pipe()
         if not hold_cases:
-            self.hand_cases()
+            self._write_cases()
         self.channel_read, channel_write = os.pipe()
         argv = [program, "--json", "fd:%d" % channel_write, "--nonce-fd", str(nonce_read), "--cases-fd",
                 str(cases_read)]
         if sandboxed:
             argv = sandbox.wrap(run_policy(program), argv)
-        self.spawned_ns = time.monotonic_ns()
-        self.handed_ns = None if hold_cases else self.spawned_ns
+        self.spawned_ns = self.handed_ns = time.monotonic_ns()
         self.bounded = process.BoundedRun(argv, timeout, cwd=cwd, pass_fds=(channel_write, nonce_read, cases_read),
                                           channel_fd=self.channel_read, restart_marker=b"\n" + CASE_LINE)
 
-    def hand_cases(self, timeout=None):
-        """Write the cases' lines and close the pipe; a started run's time limit starts again, timeout
-        seconds per case from now on."""
-        if self.bounded is not None:  # taken before the lines go: the harness may start at once
-            self.handed_ns = time.monotonic_ns()
-            self.bounded.timeout = timeout or self.bounded.timeout
-            self.bounded.restart_clock()
+    def _write_cases(self):
         os.write(self.cases_write, self.lines)
         os.close(self.cases_write)
         self.cases_write = None
 
-    def finish(self):
-        """The run to its end: its RunResult, the pipes closed."""
+    def hand_cases(self, timeout):
+        """A started run's cases, handed over now: its time limit starts again, timeout seconds per
+        case (stamped before the lines go: the harness may start at once)."""
+        self.handed_ns = time.monotonic_ns()
+        self.bounded.timeout = timeout
+        self.bounded.restart_clock()
+        self._write_cases()
+
+    def finish(self, stop=False):
+        """The run to its end, or stopped now (stop): its RunResult, the pipes closed."""
         try:
-            return self.bounded.finish()
+            return self.bounded.stop() if stop else self.bounded.finish()
         finally:
             os.close(self.channel_read)
             if self.cases_write is not None:
@@ -326,8 +325,7 @@ class StartedRun:
 
     def discard(self):
         """A started run not used: stopped, its pipes closed."""
-        self.bounded.verdict = self.bounded.verdict or process.TIMEOUT
-        self.finish()
+        self.finish(stop=True)
 
 
 # Seconds a started run may take to make its context (no student code runs before): on the H100, with
@@ -376,8 +374,7 @@ def run_cases(lab, program, cases, timeout, cwd=None, sandboxed=False, alone=Tru
     if sandboxed:
         sandbox.check_made(result, "a harness run")
     found, clock, why = read_channel(result.channel, run.nonce)
-    costs = run_costs(found, clock, run.spawned_ns, ended, waited, len(cases),
-                      run.handed_ns if started is not None else None)
+    costs = run_costs(found, clock, run.spawned_ns, ended, waited, len(cases), run.handed_ns)
     outcomes = []
     ended_on = None  # the case the process ended on: the first not done, else the last
     for k in range(len(cases)):

@@ -179,6 +179,11 @@ class BoundedRun:
         self.ended = True
         return marker is not None and marker in self.channel
 
+    def stop(self):
+        """Stop the run now, as at its time limit: its RunResult."""
+        self.verdict = self.verdict or TIMEOUT
+        return self.finish()
+
     def finish(self):
         """Read the run to its end, or stop it at its limits: its RunResult."""
         if self.proc is None:
