@@ -529,7 +529,7 @@ def without_timing(lab):
     """The lab with neither its timing cases nor its timing checks: a quick first pass."""
     return Lab(lab.name, lab.title, lab.handout, lab.harness,
                lambda rng: [c for c in lab.make_cases(rng) if not c.get("timing")], lab.recorded_case,
-               [c for c in lab.checks if not c.timing], lab.starter_must_fail, lab.runs_alone)
+               [c for c in lab.checks if not c.timing], lab.starter_must_fail, lab.gpu_bytes)
 
 
 def _lost(rep):

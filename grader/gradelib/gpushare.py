@@ -6,7 +6,9 @@ Every harness run the grader starts (harness.run_cases) passes through the gate,
   shared  up to sharers() runs at once, on this machine, from every grader process of this user (a
           class batch, a test suite running several tests at once, a second terminal). Each is a
           process with its own CUDA context; the GPU time-slices between them, which no check that
-          takes no timing can see.
+          takes no timing can see. Each shared run takes one slot, of BYTES_PER_SHARER of GPU memory;
+          a run that needs more takes as many slots as its memory fills (slots_for), so that the
+          shared runs together keep to the memory they would have one slot each.
   alone   waits until no other run (shared or alone) holds the GPU, and holds it alone: what it
           measures is its own work.
 
@@ -47,6 +49,11 @@ def sharers(device=None, cpus=None):
     return max(1, min(MAX_SHARERS, cpus, by_memory))
 
 
+def slots_for(gpu_bytes):
+    """The shared slots a run that may take gpu_bytes of GPU memory holds (None: one, within its share)."""
+    return max(1, -(-gpu_bytes // BYTES_PER_SHARER)) if gpu_bytes else 1
+
+
 def gate_dir():
     """The gate's lock files: one folder per user and machine, outside any kit checkout."""
     return os.path.join(tempfile.gettempdir(), "cdp-kit-gpu-gate-%d" % os.getuid())
@@ -61,7 +68,9 @@ class Gate:
     def __init__(self, count, folder=None):
         self.count = count
         self.folder = folder or gate_dir()
-        self._in_process = threading.BoundedSemaphore(count)
+        self._free_in_process = count  # slots no thread of this process holds
+        self._waiting_for_several = 0  # threads of this process waiting for more than one slot
+        self._slots_changed = threading.Condition()
 
     def _open(self, name):
         os.makedirs(self.folder, mode=0o700, exist_ok=True)
@@ -81,34 +90,63 @@ class Gate:
             os.close(turnstile)  # closing releases it
         return gpu
 
-    def _slot(self):
-        """One of count slot locks: the first free one, else wait for one (shared runs of every
-        process on this machine)."""
+    def _slots(self, slots):
+        """slots of the count slot locks, shared by every process on this machine. One: the first free,
+        from the top, else wait for one. More: the lowest ones, taken in order, waiting for each (no two
+        runs can wait for each other, as each waits only for locks above those it holds)."""
         fds = [self._open("slot-%d" % k) for k in range(self.count)]
+        taken = []
         try:
-            for k, fd in enumerate(fds):
+            if slots > 1:
+                for k in range(slots):
+                    fcntl.flock(fds[k], fcntl.LOCK_EX)
+                    taken.append(fds[k])
+                return taken
+            for fd in reversed(fds):
                 try:
                     fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    return fds.pop(k)
+                    taken.append(fd)
+                    return taken
                 except BlockingIOError:
                     continue
-            fd = fds.pop(os.getpid() % self.count)
+            fd = fds[os.getpid() % self.count]
             fcntl.flock(fd, fcntl.LOCK_EX)
-            return fd
+            taken.append(fd)
+            return taken
         finally:
             for fd in fds:
-                os.close(fd)
+                if fd not in taken:
+                    os.close(fd)
 
     @contextlib.contextmanager
-    def held(self, alone):
-        """Hold the GPU, alone or shared, for the body; yields the seconds spent waiting. Within a body
-        that holds it alone, the same thread holds it already: a grader takes it once for all of a
-        submission's runs alone, so that shared runs drain once for them, not once each."""
+    def _in_process(self, slots):
+        """slots of this process's count, taken together: a run that needs several does not hold some
+        while it waits for the rest, and while it waits, runs of one slot do not take the slots it waits
+        for."""
+        with self._slots_changed:
+            self._waiting_for_several += slots > 1
+            self._slots_changed.wait_for(lambda: self._free_in_process >= slots
+                                         and (slots > 1 or not self._waiting_for_several))
+            self._waiting_for_several -= slots > 1
+            self._free_in_process -= slots
+        try:
+            yield
+        finally:
+            with self._slots_changed:
+                self._free_in_process += slots
+                self._slots_changed.notify_all()
+
+    @contextlib.contextmanager
+    def held(self, alone, slots=1):
+        """Hold the GPU, alone or shared (slots of it: slots_for), for the body; yields the seconds spent
+        waiting. A run that needs more slots than there are holds it alone. Within a body that holds it
+        alone, the same thread holds it already: a grader takes it once for all of a submission's runs
+        alone, so that shared runs drain once for them, not once each."""
         started = time.monotonic()
         if getattr(_this_thread, "alone", False):
             yield 0.0
             return
-        if alone:
+        if alone or slots > self.count:
             gpu = self._through_turnstile(fcntl.LOCK_EX)
             _this_thread.alone = True
             try:
@@ -117,8 +155,8 @@ class Gate:
                 _this_thread.alone = False
                 os.close(gpu)
             return
-        with self._in_process:
-            slot = self._slot()
+        with self._in_process(slots):
+            taken = self._slots(slots)
             try:
                 gpu = self._through_turnstile(fcntl.LOCK_SH)
                 try:
@@ -126,7 +164,8 @@ class Gate:
                 finally:
                     os.close(gpu)
             finally:
-                os.close(slot)
+                for fd in taken:
+                    os.close(fd)
 
 
 _gates = {}

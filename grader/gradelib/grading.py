@@ -8,6 +8,7 @@ import tempfile
 
 from . import build, exits, failures, gpushare, harness, paths, ptx, process, sandbox
 from . import checks as chk
+from .registry import times_something
 
 DEFAULT_TIMEOUT = 60  # seconds per harness run
 EXIT_CUDA_ERROR = 3   # KIT_EXIT_CUDA_ERROR in common/include/kit_check.h
@@ -259,7 +260,7 @@ def _groups(ctx, ks):
     return [ks[i:i + per_process] for i in range(0, len(ks), per_process)]
 
 
-def _run_in_turn(ctx, ks, lab_problem, alone, runs, hang, started=None):
+def _run_in_turn(ctx, ks, lab_problem, alone, runs, hang, started=None, slots=1):
     """Run cases ks (indexes of ctx.cases) into runs: as many to a process as the lab's contract
     allows (kit_harness.h), the GPU shared or held alone. A case the harness deferred (it needs other
     process-wide settings) or one the process never reached (an earlier case of it crashed) runs again
@@ -268,7 +269,7 @@ def _run_in_turn(ctx, ks, lab_problem, alone, runs, hang, started=None):
     that hit the time limit, with every case not yet run after it (other runs had the GPU meanwhile: a
     hang counts only alone). One hang is evidence enough: once a run alone hits the time limit (hang),
     a case not yet run is not run. started: [(group, harness.StartedRun or None)] in _groups' order,
-    each taken (popped) when its group comes."""
+    each taken (popped) when its group comes. slots: the shared slots each run holds (gpushare)."""
     queue = list(ks)
     lonely = []
     while queue:
@@ -280,7 +281,7 @@ def _run_in_turn(ctx, ks, lab_problem, alone, runs, hang, started=None):
         queue = queue[len(group):]
         process_ready = started.pop(0)[1] if started and started[0][0] == group else None
         outcomes = harness.run_cases(ctx.lab, ctx.program, [ctx.cases[k] for k in group], ctx.timeout,
-                                     ctx.work_dir, ctx.sandboxed, alone, process_ready)
+                                     ctx.work_dir, ctx.sandboxed, alone, process_ready, slots)
         again = []
         shared_hang = False
         for k, outcome in zip(group, outcomes):
@@ -310,15 +311,20 @@ def _case_run(params, outcome, lab_problem, alone):
 
 
 def _run_all(ctx, lab_problem):
-    """Every case's run, in the cases' order: first those that share the GPU, then, with the GPU held
-    alone once for all of them, those that run alone (Lab.runs_alone) and those a shared run sent there
-    (_run_in_turn), each kind as few processes as the lab allows. The processes of the runs alone are
-    started before the hold, and make their CUDA contexts while the GPU is shared (harness.start_runs):
-    the hold is spent on the cases."""
+    """Every case's run, in the cases' order: first those that share the GPU, the cases that need more
+    memory than one shared run's share apart, each holding the slots it needs (Lab.gpu_bytes); then,
+    with the GPU held alone once for all of them, those that run alone (timing cases, and a case that
+    needs more than every slot) and those a shared run sent there (_run_in_turn), each kind as few
+    processes as the lab allows. The processes of the runs alone are started before the hold, and make
+    their CUDA contexts while the GPU is shared (harness.start_runs): the hold is spent on the cases."""
     runs = [None] * len(ctx.cases)
     hang = []  # the first run alone that hit the time limit
-    alone = [ctx.lab.runs_alone(params) for params in ctx.cases]
-    lonely = _run_in_turn(ctx, [k for k in range(len(ctx.cases)) if not alone[k]], lab_problem, False, runs, hang)
+    slots = [gpushare.slots_for(ctx.lab.gpu_bytes(params)) for params in ctx.cases]
+    alone = [times_something(params) or slots[k] > gpushare.gate().count for k, params in enumerate(ctx.cases)]
+    lonely = []
+    for weight in sorted(set(slots[k] for k in range(len(ctx.cases)) if not alone[k])):
+        lonely += _run_in_turn(ctx, [k for k in range(len(ctx.cases)) if not alone[k] and slots[k] == weight],
+                               lab_problem, False, runs, hang, slots=weight)
     lonely = sorted(lonely + [k for k in range(len(ctx.cases)) if alone[k]])
     if lonely:
         groups = _groups(ctx, lonely)

@@ -259,16 +259,16 @@ def run_policy(program):
 RUN_LOG_ENV = "KIT_RUN_LOG"  # a file: one JSON line per harness run (when, alone or not, what it cost)
 
 
-def _log_run(program, alone, started_before, spawned_ns, held_ns, result, cases, costs):
+def _log_run(program, alone, slots, started_before, spawned_ns, held_ns, result, cases, costs):
     """Append the run to $KIT_RUN_LOG, where set: a timeline of every run of every grader on a machine
     (the kit's GPU suite reads it to see where the time goes): its cases, what each cost, and how long
     it held the GPU (held_s: for a run started before its hold (start_runs), from its cases on; else
-    the whole run)."""
+    the whole run), and the shared slots it held (slots, for a shared run)."""
     path = os.environ.get(RUN_LOG_ENV)
     if not path:
         return
     line = json.dumps({"pid": os.getpid(), "program": os.path.basename(program), "alone": alone,
-                       "started_before": started_before, "spawned_s": spawned_ns / 1e9,
+                       "slots": 0 if alone else slots, "started_before": started_before, "spawned_s": spawned_ns / 1e9,
                        "seconds": round(result.seconds, 4), "held_s": round(min(result.seconds, held_ns / 1e9), 4),
                        "verdict": result.verdict, "cases": cases, "costs": costs}) + "\n"
     with open(path, "a") as f:
@@ -352,7 +352,7 @@ def start_runs(lab, program, groups, timeout, cwd=None, sandboxed=False):
     return started
 
 
-def run_cases(lab, program, cases, timeout, cwd=None, sandboxed=False, alone=True, started=None):
+def run_cases(lab, program, cases, timeout, cwd=None, sandboxed=False, alone=True, started=None, slots=1):
     """Run a lab's built harness on several cases in one process (kit_harness.h): [CaseOutcome], one
     per case, in order. Each case's options go through the lab's contract.
 
@@ -361,9 +361,9 @@ def run_cases(lab, program, cases, timeout, cwd=None, sandboxed=False, alone=Tru
     case has timeout seconds from the end of the case before it (the first, from the process's start,
     or for a started run, from when it is handed its cases), and its own share of output before it
     counts as a flood. sandboxed: in gradelib.sandbox, with run_policy (cwd is then the sandbox's /tmp).
-    alone: hold the GPU alone for the run, else share it (gpushare). started: the StartedRun of these
-    cases (start_runs), else a process is started here."""
-    with gpushare.gate().held(alone) as waited:
+    alone: hold the GPU alone for the run, else share it (gpushare), holding slots of it. started: the
+    StartedRun of these cases (start_runs), else a process is started here."""
+    with gpushare.gate().held(alone, slots) as waited:
         if started is None:
             run = StartedRun(lab, program, cases, timeout, cwd, sandboxed, hold_cases=False)
         else:
@@ -400,7 +400,7 @@ def run_cases(lab, program, cases, timeout, cwd=None, sandboxed=False, alone=Tru
     for outcome, cost in zip(outcomes, costs):
         if outcome.result is not None:
             outcome.result.costs = cost
-    _log_run(program, alone, started is not None, run.spawned_ns, ended - run.handed_ns, result, len(cases), costs)
+    _log_run(program, alone, slots, started is not None, run.spawned_ns, ended - run.handed_ns, result, len(cases), costs)
     return outcomes
 
 

@@ -18,10 +18,12 @@ class Lab:
     checks          the whole rubric, in order: grading.compiles(...), grading.runs_cleanly(...), then
                     the lab's own checks
     starter_must_fail  names of static checks the starter must fail (the kit's own tests use it)
-    runs_alone      params -> whether the case's run must have the GPU to itself (gradelib.gpushare): a
-                    case that times something, or needs more than gpushare.BYTES_PER_SHARER of GPU
-                    memory. Default: the cases whose parameters set "timing". Every other case shares
-                    the GPU with other runs, which no check that takes no timing can tell.
+    gpu_bytes       params -> the GPU memory, in bytes, a case's run may take (None: no more than one
+                    shared run's share, gpushare.BYTES_PER_SHARER). A case that needs more holds as
+                    many shared slots as its memory fills (gpushare.slots_for); one that needs more
+                    than all of them has the GPU alone. The cases whose parameters set "timing" always
+                    have it alone (times_something); every other case shares the GPU with other runs,
+                    which no check that takes no timing can tell.
     test_time_limit seconds per case that the kit's own tests (grader/selftest.py) grade with: ample for
                     every case of the solution and the alternatives run alone, short because each
                     deliberate hang in those tests (hostile classes, known-wrong submissions) holds the
@@ -32,7 +34,7 @@ class Lab:
     """
 
     def __init__(self, name, title, handout, harness, make_cases, recorded_case, checks, starter_must_fail=(),
-                 runs_alone=None, test_time_limit=6):
+                 gpu_bytes=None, test_time_limit=6):
         self.name = name
         self.title = title
         self.handout = handout
@@ -41,7 +43,7 @@ class Lab:
         self.recorded_case = dict(recorded_case)
         self.checks = list(checks)
         self.starter_must_fail = tuple(starter_must_fail)
-        self.runs_alone = runs_alone or times_something
+        self.gpu_bytes = gpu_bytes or (lambda params: None)
         self.test_time_limit = test_time_limit
 
     @property
@@ -64,7 +66,7 @@ class Lab:
 
 
 def times_something(params):
-    """The default of Lab.runs_alone: the case's parameters set "timing"."""
+    """Whether a case has the GPU to itself for what it times: its parameters set "timing"."""
     return bool(params.get("timing"))
 
 

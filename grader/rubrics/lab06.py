@@ -17,9 +17,8 @@ from gradelib import checks as chk
 from gradelib import ptx
 from gradelib.bezier_lines import first_wrong_vertex
 from gradelib.grading import COMPILES, RUNS_CLEANLY, compiles, launch_log_problem, left_out_note, per_case, runs_cleanly
-from gradelib.gpushare import BYTES_PER_SHARER
 from gradelib.harness import Contract, Option
-from gradelib.registry import Lab, hint, times_something
+from gradelib.registry import Lab, hint
 
 HANDOUT = "handouts/06-parallel-allocator.md"
 TIMING_REPEATS = 5
@@ -444,10 +443,18 @@ def check_aggregation_speed(ctx):
 UNIQUE = "unique slots within capacity"
 
 
-def runs_alone(params):
-    """The timing case, and a case whose slot array would take more than half of a shared run's memory
-    (the slot arrays past 4 GiB)."""
-    return times_something(params) or params["capacity"] * params["slot_bytes"] > BYTES_PER_SHARER // 2
+# The GPU memory a case's run leaves free beside its uniqueness arrays (MEMORY_MARGIN in the harness).
+HARNESS_MEMORY_MARGIN = 512 << 20
+RECORD_BYTES = 12  # KIT_RECORD_BYTES in the harness: one record per slot, one answer (4 bytes) per request
+
+
+def gpu_bytes(params):
+    """What the harness asks to be free before a case's uniqueness run
+    (common/harness/06-parallel-allocator/harness.cu): the slot array, an answer per request, a record
+    per slot and its margin. The slot arrays past 4 GiB take several shared slots."""
+    return (params["capacity"] * (params["slot_bytes"] + RECORD_BYTES) + 4 * params["requests"]
+            + HARNESS_MEMORY_MARGIN)
+
 
 LAB = Lab(
     name="06-parallel-allocator",
@@ -457,7 +464,7 @@ LAB = Lab(
     make_cases=make_cases,
     recorded_case={},
     starter_must_fail=("counter_take aggregates the warp", "collect_vertices launches a child grid"),
-    runs_alone=runs_alone,
+    gpu_bytes=gpu_bytes,
     checks=[
         compiles(1, hint=hint(HANDOUT, "3 (the lab, step by step)")),
         runs_cleanly(1, hint=hint(HANDOUT, "3 (the lab, step by step)")),

@@ -47,8 +47,8 @@ class Timeline:
         self.lock = threading.Lock()
         self.spans = {}
 
-    def hold(self, gate, name, alone, seconds=HOLD, entered=None):
-        with gate.held(alone):
+    def hold(self, gate, name, alone, seconds=HOLD, entered=None, slots=1):
+        with gate.held(alone, slots):
             start = time.monotonic()
             if entered is not None:
                 entered.set()
@@ -117,6 +117,52 @@ class GateTest(unittest.TestCase):
             t.join()
         self.assertEqual(self.line.most_at_once(), 1)
 
+    def test_a_run_of_several_slots_leaves_only_the_rest_to_others(self):
+        gate = self.gate(4)
+        entered = threading.Event()
+        heavy = self.start(gate, "three slots", False, entered=entered, slots=3)
+        entered.wait()
+        singles = [self.start(gate, k, False, seconds=0.1) for k in range(3)]
+        for t in [heavy] + singles:
+            t.join()
+        beside = [k for k in range(3) if self.line.overlap("three slots", k)]
+        self.assertTrue(beside, "no run of one slot shared the GPU with the run of three")
+        for a in beside:
+            for b in beside:
+                if a != b:
+                    self.assertFalse(self.line.overlap(a, b), "two runs of one slot beside a run of three of four")
+
+    def test_a_run_of_more_slots_than_there_are_holds_the_gpu_alone(self):
+        gate = self.gate(2)
+        entered = threading.Event()
+        heavy = self.start(gate, "heavy", False, entered=entered, slots=3)
+        entered.wait()
+        other = self.start(gate, "shared", False, seconds=0.05)
+        for t in (heavy, other):
+            t.join()
+        self.assertFalse(self.line.overlap("heavy", "shared"))
+
+    def test_runs_of_one_slot_wait_behind_a_run_waiting_for_several(self):
+        """A run that waits for several slots is not starved: a run of one slot asked for meanwhile
+        takes none of the slots it waits for."""
+        gate = self.gate(2)
+        entered = threading.Event()
+        first = self.start(gate, "first", False, entered=entered)
+        entered.wait()
+        heavy = self.start(gate, "two slots", False, slots=2, seconds=0.1)
+        time.sleep(0.05)
+        later = self.start(gate, "later", False, seconds=0.05)
+        for t in (first, heavy, later):
+            t.join()
+        self.assertGreaterEqual(self.line.spans["two slots"][0], self.line.spans["first"][1])
+        self.assertGreaterEqual(self.line.spans["later"][0], self.line.spans["two slots"][1])
+
+    def test_slots_for_a_run_by_its_memory(self):
+        self.assertEqual(gpushare.slots_for(None), 1)
+        self.assertEqual(gpushare.slots_for(gpushare.BYTES_PER_SHARER), 1)
+        self.assertEqual(gpushare.slots_for(gpushare.BYTES_PER_SHARER + 1), 2)
+        self.assertEqual(gpushare.slots_for(9 * GIB), 5)
+
     def test_a_thread_holding_the_gpu_alone_holds_it_for_its_runs_within(self):
         """A grader takes the GPU alone once for a submission's runs alone: those runs, from the same
         thread, do not wait for it again (they would wait for themselves), and no other run overlaps."""
@@ -146,6 +192,24 @@ class GateTest(unittest.TestCase):
             with self.gate(4).held(False) as waited:
                 self.assertGreater(time.monotonic() - started, 2 * HOLD)
                 self.assertGreater(waited, 2 * HOLD)
+        finally:
+            other.wait()
+            other.stdout.close()
+
+    def test_another_process_with_three_slots_of_four_leaves_this_one_one(self):
+        script = ("import sys, time; sys.path.insert(0, %r)\n"
+                  "from gradelib import gpushare\n"
+                  "with gpushare.Gate(4, folder=%r).held(False, 3):\n"
+                  "    print('holding', flush=True); time.sleep(%r)\n"
+                  % (os.path.dirname(os.path.dirname(gpushare.__file__)), self.tmp.name, 3 * HOLD))
+        other = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, universal_newlines=True)
+        try:
+            self.assertEqual(other.stdout.readline().strip(), "holding")
+            gate = self.gate(4)
+            threads = [self.start(gate, k, False, seconds=0.1) for k in range(2)]
+            for t in threads:
+                t.join()
+            self.assertFalse(self.line.overlap(0, 1), "two runs of one slot beside another process's three of four")
         finally:
             other.wait()
             other.stdout.close()

@@ -449,6 +449,33 @@ class StartedRunTest(FakeHarnessBase):
         self.assertEqual(start_runs.call_args[0][2], [[{"case": 2, "timing": 1}]])
 
 
+class MemorySlotsTest(FakeHarnessBase):
+    """A case that needs more GPU memory than one shared run's share (Lab.gpu_bytes) shares the GPU in a
+    process apart, holding the slots its memory fills; one that needs more than every slot has it alone."""
+
+    def test_each_case_holds_the_slots_its_memory_fills(self):
+        share = gpushare.BYTES_PER_SHARER
+        self.lab.make_cases = lambda rng: [{"case": 1}, {"case": 2}, {"case": 1}]
+        self.lab.gpu_bytes = lambda params: {1: None, 2: 3 * share}[params["case"]]
+        with mock.patch.dict(os.environ, {gpushare.SHARERS_ENV: "4"}), \
+                mock.patch.object(harness, "run_cases", wraps=harness.run_cases) as run_cases:
+            runs, value = self.grade_with(WRITE_CLEAN)
+        self.assertEqual((runs.status, value.status), (chk.PASSED, chk.PASSED), runs.message)
+        held = [([c["case"] for c in call[0][2]], call[0][6], call[0][8]) for call in run_cases.call_args_list]
+        self.assertEqual(held, [([1, 1], False, 1), ([2], False, 3)])
+
+    def test_a_case_that_needs_more_than_every_slot_runs_alone(self):
+        self.lab.make_cases = lambda rng: [{"case": 1}, {"case": 2}]
+        self.lab.gpu_bytes = lambda params: {1: None, 2: 5 * gpushare.BYTES_PER_SHARER}[params["case"]]
+        with mock.patch.dict(os.environ, {gpushare.SHARERS_ENV: "4"}), \
+                mock.patch.object(harness, "run_cases", wraps=harness.run_cases) as run_cases:
+            runs, value = self.grade_with(WRITE_CLEAN)
+        self.assertEqual((runs.status, value.status), (chk.PASSED, chk.PASSED), runs.message)
+        held = [([c["case"] for c in call[0][2]], call[0][6]) for call in run_cases.call_args_list]
+        self.assertEqual(held, [([1], False), ([2], True)])
+        self.assertTrue(self.ctx.runs[1].alone)
+
+
 class LeftOutCasesTest(unittest.TestCase):
     """A case the harness leaves out for want of GPU memory (its document says "not_run") is not
     counted by any check, and the check's message says so."""

@@ -5,7 +5,7 @@ import re
 import unittest
 
 from gradelib import checks as chk
-from gradelib import paths
+from gradelib import gpushare, paths
 from rubrics import lab04
 from tests.fakes import FakeContext
 
@@ -139,6 +139,18 @@ class Lab04Test(unittest.TestCase):
             self.assertEqual(len(past_4gib), 1, "a worst case past 4 GiB")
             self.assertLess(past_4gib[0]["lines"] * (past_4gib[0]["max"] * 8 + overhead) % (1 << 32), 8 << 20,
                             "computed in 32 bits, the need wraps to a few MiB")
+
+    def test_the_4_gib_edge_shares_the_gpu_with_the_slots_its_memory_fills(self):
+        """Memory the harness asks to be free: what gpu_bytes counts (its source says it)."""
+        with open(os.path.join(paths.KIT_ROOT, "common", "harness", "04-bezier-streams", "harness.cu")) as f:
+            self.assertIn("2.0 * (double)heap_need + (1 << 30) > (double)free_bytes", f.read())
+        for seed in range(20):
+            for c in lab04.make_cases(random.Random(seed)):
+                slots = gpushare.slots_for(lab04.gpu_bytes(c))
+                if c["lines"] * c["max"] * 8 >= 1 << 32:
+                    self.assertTrue(4 < slots <= gpushare.MAX_SHARERS, (c, slots))
+                elif not c.get("timing"):
+                    self.assertEqual(slots, 1, c)
 
     def ctx(self, mutate=None, timing=None):
         runs = []

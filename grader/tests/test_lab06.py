@@ -5,6 +5,7 @@ import random
 import unittest
 
 from gradelib import checks as chk
+from gradelib import gpushare, paths
 from rubrics import lab06
 from tests.fakes import FakeContext
 
@@ -140,6 +141,20 @@ class Lab06CasesTest(unittest.TestCase):
                                       "--take-rounds", "--repeats", "--seed"])
         self.assertNotIn("--part", args)
         self.assertNotIn("--timing", lab06.LAB.harness_args(lab06.make_cases(random.Random(1))[-1]))
+
+    def test_the_slot_arrays_past_4_gib_share_the_gpu_with_the_slots_their_memory_fills(self):
+        """Memory the harness asks to be free: what gpu_bytes counts (its constants are the harness's)."""
+        with open(os.path.join(paths.KIT_ROOT, "common", "harness", "06-parallel-allocator", "harness.cu")) as f:
+            source = f.read()
+        self.assertIn("#define MEMORY_MARGIN ((size_t)%d << 20)" % (lab06.HARNESS_MEMORY_MARGIN >> 20), source)
+        self.assertIn("#define KIT_RECORD_BYTES %d " % lab06.RECORD_BYTES, source)
+        for seed in range(20):
+            for c in lab06.make_cases(random.Random(seed)):
+                slots = gpushare.slots_for(lab06.gpu_bytes(c))
+                if c["capacity"] * c["slot_bytes"] > 1 << 32:
+                    self.assertTrue(2 < slots <= gpushare.MAX_SHARERS, (c, slots))
+                elif not c.get("timing"):
+                    self.assertEqual(slots, 1, c)
 
 
 # Keys the recorded run (data/recorded/lab06-solution.json, the harness at its defaults) predates: the
