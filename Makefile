@@ -1,5 +1,6 @@
 # CUDA dynamic parallelism labs. Quick start (README.md):
-#   make grade          grade your labs in labs/ (LAB=01 for one); pages in build/feedback/
+#   make grade          grade your labs in labs/ (LAB=01 for one; CHECK="name" with it for one check);
+#                       pages in build/feedback/
 #                       (NO_SANDBOX=1 where no sandbox can be made: README, "Trust the result")
 # Also:
 #   make run LAB=01 [ARGS="--K 8 --M 4 --N 1000"]   build your lab and run its harness
@@ -33,7 +34,7 @@ all:
 	@set -e; for mk in $(LAB_MAKEFILES); do $(MAKE) --no-print-directory -f $$mk all; done
 
 grade:
-	$(PYTHON) grader/grade.py --html build/feedback $(if $(LAB),--lab $(LAB)) $(if $(NO_SANDBOX),--no-sandbox) $(GRADE_ARGS)
+	$(PYTHON) grader/grade.py --html build/feedback $(if $(LAB),--lab $(LAB)) $(if $(CHECK),--check "$(CHECK)") $(if $(NO_SANDBOX),--no-sandbox) $(GRADE_ARGS)
 
 # What needs the kit's own tests or the reference solutions says so in the student kit.
 KIT_ONLY = @test -d solutions || { echo "make $@: not part of the student kit (course staff have it)"; exit 2; }

@@ -8,7 +8,8 @@
   selftest.py alternative LAB CASE             an alternative solution scores full marks (GPU)
   (with KIT_SOLUTION_SEEDS=N in the environment, both grade seeds 1..N)
   selftest.py not-full-marks LAB               the starter runs on the GPU and scores less (GPU)
-  selftest.py caught LAB CASE                  the check named in the case's note.txt fails
+  selftest.py caught LAB CASE                  the check named in the case's note.txt fails (graded with
+                                               grade.py --check: that check, what it depends on, its cases)
   selftest.py hostile LAB                      batch-grade solutions/hostile/LAB and every attack of
                                                solutions/hostile/attacks under a salt, with a bystander: every
                                                verdict as its note.txt says, and no breach of the sandbox's
@@ -48,15 +49,17 @@ SEEDS_ENV = "KIT_SOLUTION_SEEDS"
 GRADE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "grade.py")
 
 
-def grade(lab, submission, seed=1, no_gpu=False):
-    """Run grade.py; return (exit status, {check name: check dict}, document)."""
+def grade(lab, submission, seed=1, no_gpu=False, check=None):
+    """Run grade.py (with check: grade.py --check, that check and what it depends on); return (exit
+    status, {check name: check dict}, document)."""
     env = dict(os.environ)
     if no_gpu:
         env["KIT_NO_GPU"] = "1"
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "grade.json")
         proc = subprocess.run([sys.executable, GRADE, "--lab", lab.name, "--submission", submission,
-                               "--seed", str(seed), "--timeout", str(lab.test_time_limit), "--json", out] + sandbox.trusted_code_option(),
+                               "--seed", str(seed), "--timeout", str(lab.test_time_limit), "--json", out]
+                              + (["--check", check] if check else []) + sandbox.trusted_code_option(),
                               env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
         print(proc.stdout)
@@ -130,7 +133,9 @@ def caught(lab, case):
     check = lab.check_named(name)
     if check is None:
         return fail("note.txt names no check of %s: %r" % (lab.name, name))
-    status, checks, _ = grade(lab, case_dir, no_gpu=(check.kind != chk.RUNTIME))
+    # The check and what it depends on, on the cases it reads (grade.py --check): a whole grade would
+    # run the rest of the rubric too, which this test does not look at.
+    status, checks, _ = grade(lab, case_dir, no_gpu=(check.kind != chk.RUNTIME), check=name)
     result = checks[name]
     if result["skipped_no_gpu"]:
         return NOT_RUN

@@ -43,7 +43,7 @@ from gradelib import checks as chk  # noqa: E402
 from gradelib import gpu as gpu_mod  # noqa: E402
 from gradelib import registry  # noqa: E402
 from gradelib.grading import grade_lab  # noqa: E402
-from gradelib.registry import Lab  # noqa: E402
+from gradelib.registry import times_something  # noqa: E402
 
 EQUIVALENT_DIR = os.path.join(paths.SOLUTIONS_DIR, "equivalent-mutants")
 MUTANT_TIMEOUT = 30
@@ -527,9 +527,8 @@ def equivalent_list_problems(lab, mutants=None):
 
 def without_timing(lab):
     """The lab with neither its timing cases nor its timing checks: a quick first pass."""
-    return Lab(lab.name, lab.title, lab.handout, lab.harness,
-               lambda rng: [c for c in lab.make_cases(rng) if not c.get("timing")], lab.recorded_case,
-               [c for c in lab.checks if not c.timing], lab.starter_must_fail, lab.gpu_bytes)
+    return lab.restricted([c for c in lab.checks if not c.timing], lambda params: not times_something(params),
+                          lab.title)
 
 
 def _lost(rep):

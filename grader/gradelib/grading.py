@@ -108,6 +108,28 @@ COMPILES = "compiles"
 RUNS_CLEANLY = "runs cleanly"
 
 
+def one_check(lab, name):
+    """The lab as grade.py --check grades it: the check named, the checks it depends on (its parents,
+    and for a runtime check "runs cleanly", which runs the cases), and only the cases they read: a
+    timing check the timing cases, another runtime check the others, "runs cleanly" every case.
+    Raises KeyError with the lab's check names when it has no such check."""
+    check = lab.check_named(name)
+    if check is None:
+        raise KeyError("%s has no check %r; its checks are: %s"
+                       % (lab.name, name, "; ".join(c.name for c in lab.checks)))
+    needed = set()
+    for start in [check] + ([lab.check_named(RUNS_CLEANLY)] if check.kind == chk.RUNTIME else []):
+        while start is not None:
+            needed.add(start.name)
+            start = lab.check_named(start.parent) if start.parent else None
+    checks = [c for c in lab.checks if c.name in needed]
+    readers = [c for c in checks if c.kind == chk.RUNTIME and c.name != RUNS_CLEANLY]
+    timing = any(c.timing for c in readers) or name == RUNS_CLEANLY
+    other = any(not c.timing for c in readers) or name == RUNS_CLEANLY
+    return lab.restricted(checks, lambda params: timing if times_something(params) else other,
+                          "%s, only '%s'" % (lab.title, name))
+
+
 def compiles(points, hint):
     """The check every rubric starts with: the lab's files staged next to the kit's and built."""
     return chk.Check(COMPILES, points, chk.BUILD, _compiles, hint=hint)

@@ -58,6 +58,13 @@ class Lab:
         """The harness's arguments for one case (through the contract)."""
         return self.harness.argv(params)
 
+    def restricted(self, checks, keep_case, title):
+        """This lab with only checks (its own, in order) and the cases keep_case(params) keeps, under
+        title: those cases as a whole grade with the same seed has them."""
+        return Lab(self.name, title, self.handout, self.harness,
+                   lambda rng: [c for c in self.make_cases(rng) if keep_case(c)], self.recorded_case, checks,
+                   self.starter_must_fail, self.gpu_bytes, self.test_time_limit)
+
     def check_named(self, name):
         for c in self.checks:
             if c.name == name:

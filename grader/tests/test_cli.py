@@ -110,6 +110,12 @@ class GradeCliTest(unittest.TestCase):
         self.assertEqual(grade("--lab", "42").returncode, 2)
         self.assertEqual(grade("--submission", os.path.join(self.tmp.name, "nope")).returncode, 2)
         self.assertEqual(grade("--timeout", "0").returncode, 2)
+        for args in (("--check", "heap freed"), ("--lab", "4", "--lab", "6", "--check", "heap freed"),
+                     ("--lab", "4", "--check", "heap freed", "--gradescope", os.path.join(self.tmp.name, "r.json"))):
+            self.assertEqual(grade(*args).returncode, 2, args)
+        proc = grade("--lab", "4", "--check", "heap fred")
+        self.assertEqual(proc.returncode, 2)
+        self.assertIn("has no check 'heap fred'; its checks are: compiles; runs cleanly;", proc.stdout)
 
 
 class SubcommandCliTest(unittest.TestCase):

@@ -7,7 +7,7 @@ import re
 import sys
 import unittest
 
-from gradelib import build, paths, registry
+from gradelib import build, grading, paths, registry
 from gradelib import checks as chk
 from gradelib.grading import COMPILES, RUNS_CLEANLY
 
@@ -106,6 +106,47 @@ def c_options(lab_name):
 def recorded_documents(lab):
     """{file name: document} of the lab's recorded documents, read as the figures read them."""
     return {"lab%s-%s.json" % key: doc for key, doc in draw_figures.load_docs(RECORDED).items() if key[0] == lab.number}
+
+
+class OneCheckTest(unittest.TestCase):
+    """grade.py --check: the check named, what it depends on, and only the cases they read, as a whole
+    grade with the same seed has them."""
+
+    def graded(self, lab_number, name, seed=3):
+        lab = registry.resolve(lab_number)
+        one = grading.one_check(lab, name)
+        cases = lab.make_cases(grading.case_rng(seed, lab.name, salt=""))
+        return [c.name for c in one.checks], one.make_cases(grading.case_rng(seed, lab.name, salt="")), cases
+
+    def test_a_runtime_check_runs_the_cases_it_reads(self):
+        names, kept, cases = self.graded("04", "heap freed")
+        self.assertEqual(names, [COMPILES, RUNS_CLEANLY, "heap freed"])
+        self.assertEqual(kept, [c for c in cases if not c.get("timing")])
+        names, kept, cases = self.graded("04", "a block's children run concurrently")
+        self.assertEqual(names, [COMPILES, RUNS_CLEANLY, "a block's children run concurrently"])
+        self.assertEqual(kept, [c for c in cases if c.get("timing")])
+
+    def test_a_timing_check_under_a_check_that_reads_the_rest_runs_every_case(self):
+        names, kept, cases = self.graded("06", "warp aggregation beats one atomic per thread")
+        self.assertEqual(names, [COMPILES, RUNS_CLEANLY, "unique slots within capacity",
+                                 "warp aggregation beats one atomic per thread"])
+        self.assertEqual(kept, cases)
+
+    def test_runs_cleanly_named_runs_every_case(self):
+        names, kept, cases = self.graded("04", RUNS_CLEANLY)
+        self.assertEqual(names, [COMPILES, RUNS_CLEANLY])
+        self.assertEqual(kept, cases)
+
+    def test_a_static_check_needs_no_run(self):
+        names, _, _ = self.graded("01", "launch errors checked")
+        self.assertNotIn(RUNS_CLEANLY, names)
+        self.assertEqual(names[0], COMPILES)
+        self.assertEqual(names[-1], "launch errors checked")
+
+    def test_an_unknown_check_lists_the_labs_checks(self):
+        with self.assertRaises(KeyError) as caught:
+            grading.one_check(registry.resolve("04"), "heap fred")
+        self.assertIn("its checks are: compiles; runs cleanly;", caught.exception.args[0])
 
 
 class ContractTest(unittest.TestCase):
