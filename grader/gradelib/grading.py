@@ -282,7 +282,7 @@ def _groups(ctx, ks):
     return [ks[i:i + per_process] for i in range(0, len(ks), per_process)]
 
 
-def _run_in_turn(ctx, ks, lab_problem, alone, runs, hang, started=None, slots=1):
+def _run_in_turn(ctx, ks, lab_problem, alone, runs, hang, started=None, slots=1, shared_hangs=None):
     """Run cases ks (indexes of ctx.cases) into runs: as many to a process as the lab's contract
     allows (kit_harness.h), the GPU shared or held alone. A case the harness deferred (it needs other
     process-wide settings) or one the process never reached (an earlier case of it crashed) runs again
@@ -291,7 +291,8 @@ def _run_in_turn(ctx, ks, lab_problem, alone, runs, hang, started=None, slots=1)
     that hit the time limit, with every case not yet run after it (other runs had the GPU meanwhile: a
     hang counts only alone). One hang is evidence enough: once a run alone hits the time limit (hang),
     a case not yet run is not run. started: [(group, harness.StartedRun or None)] in _groups' order,
-    each taken (popped) when its group comes. slots: the shared slots each run holds (gpushare)."""
+    each taken (popped) when its group comes. slots: the shared slots each run holds (gpushare);
+    shared_hangs: a list that gains the outcome of a shared case that hit the time limit."""
     queue = list(ks)
     lonely = []
     while queue:
@@ -313,6 +314,8 @@ def _run_in_turn(ctx, ks, lab_problem, alone, runs, hang, started=None, slots=1)
             elif not alone and (timed_out or harness.NOT_RUN in (outcome.doc or {})):
                 lonely.append(k)
                 shared_hang = shared_hang or timed_out
+                if timed_out and shared_hangs is not None:
+                    shared_hangs.append(outcome)
             else:
                 runs[k] = _case_run(ctx.cases[k], outcome, lab_problem, alone)
                 if timed_out:
@@ -334,7 +337,8 @@ def _case_run(params, outcome, lab_problem, alone):
 
 def _run_all(ctx, lab_problem):
     """Every case's run, in the cases' order: first those that share the GPU, the cases that need more
-    memory than one shared run's share apart, each holding the slots it needs (Lab.gpu_bytes); then,
+    memory than one shared run's share apart, each holding the slots it needs (Lab.gpu_bytes), unless a
+    shared case before them hit the time limit; then,
     with the GPU held alone once for all of them, those that run alone (timing cases, and a case that
     needs more than every slot) and those a shared run sent there (_run_in_turn), each kind as few
     processes as the lab allows. The processes of the runs alone are started before the hold, and make
@@ -344,9 +348,12 @@ def _run_all(ctx, lab_problem):
     slots = [gpushare.slots_for(ctx.lab.gpu_bytes(params)) for params in ctx.cases]
     alone = [times_something(params) or slots[k] > gpushare.gate().count for k, params in enumerate(ctx.cases)]
     lonely = []
+    shared_hangs = []  # the shared runs that hit the time limit
     for weight in sorted(set(slots[k] for k in range(len(ctx.cases)) if not alone[k])):
-        lonely += _run_in_turn(ctx, [k for k in range(len(ctx.cases)) if not alone[k] and slots[k] == weight],
-                               lab_problem, False, runs, hang, slots=weight)
+        ks = [k for k in range(len(ctx.cases)) if not alone[k] and slots[k] == weight]
+        # after a shared case hit the time limit, the rest waits for the run alone too
+        lonely += ks if shared_hangs else _run_in_turn(ctx, ks, lab_problem, False, runs, hang, slots=weight,
+                                                        shared_hangs=shared_hangs)
     lonely = sorted(lonely + [k for k in range(len(ctx.cases)) if alone[k]])
     if lonely:
         groups = _groups(ctx, lonely)

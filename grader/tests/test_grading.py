@@ -464,6 +464,19 @@ class MemorySlotsTest(FakeHarnessBase):
         held = [([c["case"] for c in call[0][2]], call[0][6], call[0][8]) for call in run_cases.call_args_list]
         self.assertEqual(held, [([1, 1], False, 1), ([2], False, 3)])
 
+    def test_after_a_shared_hang_the_cases_of_more_slots_wait_for_the_run_alone(self):
+        """A submission that hung in a shared case does not hang again, holding more slots, in the
+        cases of more memory: they go to the run alone, which the first hang there ends."""
+        self.lab.make_cases = lambda rng: [{"case": 1}, {"case": 2}]
+        self.lab.gpu_bytes = lambda params: {1: None, 2: 3 * gpushare.BYTES_PER_SHARER}[params["case"]]
+        with mock.patch.dict(os.environ, {gpushare.SHARERS_ENV: "4"}), \
+                mock.patch.object(harness, "run_cases", wraps=harness.run_cases) as run_cases:
+            runs, _ = self.grade_with(FAKE_HARNESSES["hang"], timeout=1)
+        self.assertEqual(runs.failure, failures.TIMEOUT)
+        held = [([c["case"] for c in call[0][2]], call[0][6]) for call in run_cases.call_args_list]
+        self.assertEqual(held, [([1], False), ([1, 2], True)])
+        self.assertEqual(self.ctx.runs[1].problem, grading.SKIPPED_AFTER_HANG)
+
     def test_a_case_that_needs_more_than_every_slot_runs_alone(self):
         self.lab.make_cases = lambda rng: [{"case": 1}, {"case": 2}]
         self.lab.gpu_bytes = lambda params: {1: None, 2: 5 * gpushare.BYTES_PER_SHARER}[params["case"]]
