@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """How long a class takes, where the time goes, and whether every verdict holds at that scale.
 
-  python3 tools/batch_throughput.py OUT_DIR [COUNT] [--lab NN]     (default: 200 submissions of Lab 01)
+  python3 tools/batch_throughput.py OUT_DIR [COUNT] [--lab NN] [--limit SEC]   (default: 200 of Lab 01)
   python3 tools/batch_throughput.py OUT_DIR COUNT --sandbox-cost ROUNDS
 
 A class of COUNT submissions: the lab's reference solution and each of its known-wrong submissions in
@@ -25,6 +25,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -79,14 +80,32 @@ def make_class(lab, folder, count):
     return members
 
 
-def grade_class(lab, subs, graded, extra=()):
-    """(seconds, the finished batch process) for one batch of the class in subs, into graded."""
+def grade_class(lab, subs, graded, extra=(), limit=None):
+    """(seconds, the batch process, finished) for one batch of the class in subs, into graded; with limit,
+    the batch is stopped (SIGTERM, then SIGKILL) after limit seconds, and finished is False: the
+    submissions graded by then have their records."""
     shutil.rmtree(graded, ignore_errors=True)
     started = time.monotonic()
-    proc = subprocess.run([sys.executable, os.path.join(KIT_ROOT, "grader", "grade.py"), "batch", subs,
-                           "--lab", lab.name, "--out", graded, "--seed", "2026"] + list(extra),
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
-    return time.monotonic() - started, proc
+    proc = subprocess.Popen([sys.executable, os.path.join(KIT_ROOT, "grader", "grade.py"), "batch", subs,
+                             "--lab", lab.name, "--out", graded, "--seed", "2026"] + list(extra),
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
+                            start_new_session=True)
+    try:
+        proc.stdout_text = proc.communicate(timeout=limit)[0]
+        return time.monotonic() - started, proc, True
+    except subprocess.TimeoutExpired:
+        seconds = time.monotonic() - started
+        for sig, wait in ((signal.SIGTERM, 15), (signal.SIGKILL, None)):
+            try:
+                os.killpg(proc.pid, sig)
+                proc.stdout_text = proc.communicate(timeout=wait)[0]
+                break
+            except subprocess.TimeoutExpired:
+                continue
+            except ProcessLookupError:
+                proc.stdout_text = proc.communicate()[0]
+                break
+        return seconds, proc, False
 
 
 def wrong_verdict(record, kind, check):
@@ -124,9 +143,9 @@ def sandbox_cost(lab, out, subs, count, rounds):
     times = {"sandbox": [], "no_sandbox": []}
     for _ in range(rounds):
         for key, extra in (("sandbox", ()), ("no_sandbox", ("--no-sandbox",))):
-            seconds, proc = grade_class(lab, subs, os.path.join(out, "throughput", "graded-" + key), extra)
+            seconds, proc, _ = grade_class(lab, subs, os.path.join(out, "throughput", "graded-" + key), extra)
             if proc.returncode != 0:
-                print(proc.stdout)
+                print(proc.stdout_text)
                 return proc.returncode
             times[key].append(round(seconds, 2))
             print("%s: %.1f s" % (key, seconds), flush=True)
@@ -141,12 +160,15 @@ def sandbox_cost(lab, out, subs, count, rounds):
     return 0
 
 
-def report(lab, out, members, seconds, proc, records):
-    """Write throughput-LAB.json and costs-LAB.tsv; print the table; the exit status."""
+def report(lab, out, members, seconds, proc, records, finished=True):
+    """Write throughput-LAB.json and costs-LAB.tsv; print the table; the exit status. A batch stopped at
+    its limit (not finished) is reported on the submissions it graded, and its status is 1."""
     wrong = {}
     rows = []
     for sub_id, (kind, check) in sorted(members.items()):
         record = records.get(sub_id)
+        if record is None and not finished:
+            continue
         problem = wrong_verdict(record, kind, check)
         if problem:
             wrong[sub_id] = problem
@@ -165,17 +187,21 @@ def report(lab, out, members, seconds, proc, records):
         for sub_id, kind, verdict, total, row, case_seconds in rows:
             f.write("\t".join([sub_id, kind, verdict, "%.2f" % total] + ["%.3f" % row[k] for k in PHASES] +
                               ["%.3f" % s for s in case_seconds]) + "\n")
+    graded = len(members) if finished else len(rows)
     result = {"lab": lab.name, "submissions": len(members), "mix": mix, "jobs": os.cpu_count(),
               "sharers": gpushare.sharers(gpu.detect().device), "wall_s": round(seconds, 1),
-              "per_submission_s": round(seconds / len(members), 3), "exit_status": proc.returncode,
-              "verdicts_as_expected": len(members) - len(wrong), "wrong_verdicts": wrong,
+              "finished": finished, "graded": graded,
+              "per_submission_s": round(seconds / max(1, graded), 3), "exit_status": proc.returncode,
+              "verdicts_as_expected": graded - len(wrong), "wrong_verdicts": wrong,
               "phases": phases, "cases": cases}
     with open(os.path.join(out, "throughput-%s.json" % lab.number), "w") as f:
         json.dump(result, f, indent=2)
     print("%s: %d submissions (%s), %d jobs, GPU shared by up to %d runs: %.1f s wall, %.2f s per submission"
           % (lab.title, len(members), ", ".join("%s %d" % kv for kv in sorted(mix.items())), os.cpu_count(),
-             result["sharers"], seconds, seconds / len(members)))
-    print("verdicts as expected: %d of %d" % (result["verdicts_as_expected"], len(members)))
+             result["sharers"], seconds, result["per_submission_s"]))
+    if not finished:
+        print("STOPPED at the limit, %.0f s: %d of %d submissions graded by then" % (seconds, graded, len(members)))
+    print("verdicts as expected: %d of %d graded" % (result["verdicts_as_expected"], graded))
     for sub_id, problem in sorted(wrong.items())[:10]:
         print("  WRONG %s: %s" % (sub_id, problem))
     print("cost of one submission, seconds (median / 90th percentile; a submission's runs summed):")
@@ -183,7 +209,7 @@ def report(lab, out, members, seconds, proc, records):
         print("  %-10s %8s / %s" % (key[:-2], phases[key]["median"], phases[key]["p90"]))
     for k, c in enumerate(cases):
         print("  case %-5d %8s / %s" % (k, c["median"], c["p90"]))
-    return 0 if proc.returncode == 0 and not wrong else 1
+    return 0 if finished and proc.returncode == 0 and not wrong else 1
 
 
 def main(argv):
@@ -192,6 +218,8 @@ def main(argv):
     p.add_argument("count", metavar="COUNT", type=int, nargs="?", default=200)
     p.add_argument("--lab", default="01", metavar="NN")
     p.add_argument("--sandbox-cost", type=int, metavar="ROUNDS")
+    p.add_argument("--limit", type=float, metavar="SEC",
+                   help="stop the batch after SEC seconds and report on the submissions graded by then")
     args = p.parse_args(argv)
     lab = registry.resolve(args.lab)
     out = os.path.abspath(args.out)
@@ -203,17 +231,21 @@ def main(argv):
     if args.sandbox_cost:
         return sandbox_cost(lab, out, subs, args.count, args.sandbox_cost)
     graded = os.path.join(work, "graded")
-    seconds, proc = grade_class(lab, subs, graded)
+    seconds, proc, finished = grade_class(lab, subs, graded, limit=args.limit)
     with open(os.path.join(work, "batch.log"), "w") as f:
-        f.write(proc.stdout)
+        f.write(proc.stdout_text)
     records = {}
-    for name in os.listdir(os.path.join(graded, "records")):
-        with open(os.path.join(graded, "records", name)) as f:
-            record = json.load(f)
+    folder = os.path.join(graded, "records")
+    for name in os.listdir(folder) if os.path.isdir(folder) else []:
+        try:
+            with open(os.path.join(folder, name)) as f:
+                record = json.load(f)
+        except ValueError:  # one being written when the batch was stopped
+            continue
         records[record["id"]] = record
-    status = report(lab, out, members, seconds, proc, records)
-    if proc.returncode != 0:
-        print(proc.stdout[-3000:])
+    status = report(lab, out, members, seconds, proc, records, finished)
+    if finished and proc.returncode != 0:
+        print(proc.stdout_text[-3000:])
     return status
 
 
