@@ -14,7 +14,8 @@ known-wrong timing submission, graded beside the rest of the class.
 
 Writes OUT_DIR/throughput-LAB.json (wall time, the mix, the verdicts, the median and 90th percentile
 of each phase of a submission's cost) and OUT_DIR/costs-LAB.tsv (each submission's cost, broken
-down: build, static checks, waiting for the GPU, process start, CUDA context, each case, exit), and
+down: build, static checks, waiting for the GPU, process start, CUDA context, each case, exit, and the
+shared runs whose case ran again alone), and
 prints a table. Exit status 0 when the batch graded everything and every verdict is as expected.
 
 With --sandbox-cost, grades the same class ROUNDS times with the sandbox and ROUNDS times without
@@ -37,7 +38,9 @@ sys.path.insert(0, os.path.join(KIT_ROOT, "grader"))
 from gradelib import build, gpu, gpushare, registry  # noqa: E402
 from gradelib.sheets import FULL_MARKS  # noqa: E402
 
-PHASES = ("build_s", "static_s", "runtime_s", "wait_s", "start_s", "context_s", "case_s", "exit_s")
+# retried: runs shared whose case ran again alone (it needed more memory than was free, or hit the time
+# limit), their wait included
+PHASES = ("build_s", "static_s", "runtime_s", "wait_s", "start_s", "context_s", "case_s", "exit_s", "retried_s")
 SOLUTION = "solution"
 
 
@@ -126,7 +129,7 @@ def submission_costs(record):
     costs = record.get("costs") or {}
     row = {k: costs.get(k, 0.0) for k in ("build_s", "static_s", "runtime_s")}
     runs = costs.get("runs", [])
-    for key in ("wait_s", "start_s", "context_s", "case_s", "exit_s"):
+    for key in ("wait_s", "start_s", "context_s", "case_s", "exit_s", "retried_s"):
         row[key] = round(sum(r.get(key, 0.0) for r in runs), 4)
     return row, [r.get("total_s", 0.0) for r in runs]
 

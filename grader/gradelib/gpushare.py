@@ -91,28 +91,30 @@ class Gate:
         return gpu
 
     def _slots(self, slots):
-        """slots of the count slot locks, shared by every process on this machine. One: the first free,
-        from the top, else wait for one. More: the lowest ones, taken in order, waiting for each (no two
-        runs can wait for each other, as each waits only for locks above those it holds)."""
+        """slots of the count slot locks, shared by every process on this machine: any that are free, from
+        the top; where fewer are free, none is kept while the run waits for one of them (pid % count)
+        to be let go, and it looks again (no two runs can wait for each other)."""
         fds = [self._open("slot-%d" % k) for k in range(self.count)]
         taken = []
         try:
-            if slots > 1:
-                for k in range(slots):
-                    fcntl.flock(fds[k], fcntl.LOCK_EX)
-                    taken.append(fds[k])
-                return taken
-            for fd in reversed(fds):
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            while True:
+                for fd in reversed(fds):
+                    try:
+                        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    except BlockingIOError:
+                        continue
                     taken.append(fd)
+                    if len(taken) == slots:
+                        return taken
+                for fd in taken:
+                    fcntl.flock(fd, fcntl.LOCK_UN)
+                taken = []
+                waited = fds[os.getpid() % self.count]
+                fcntl.flock(waited, fcntl.LOCK_EX)
+                if slots == 1:
+                    taken.append(waited)
                     return taken
-                except BlockingIOError:
-                    continue
-            fd = fds[os.getpid() % self.count]
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            taken.append(fd)
-            return taken
+                fcntl.flock(waited, fcntl.LOCK_UN)
         finally:
             for fd in fds:
                 if fd not in taken:

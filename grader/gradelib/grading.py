@@ -282,7 +282,7 @@ def _groups(ctx, ks):
     return [ks[i:i + per_process] for i in range(0, len(ks), per_process)]
 
 
-def _run_in_turn(ctx, ks, lab_problem, alone, runs, hang, started=None, slots=1, shared_hangs=None):
+def _run_in_turn(ctx, ks, lab_problem, alone, runs, hang, started=None, slots=1, sent_alone=None):
     """Run cases ks (indexes of ctx.cases) into runs: as many to a process as the lab's contract
     allows (kit_harness.h), the GPU shared or held alone. A case the harness deferred (it needs other
     process-wide settings) or one the process never reached (an earlier case of it crashed) runs again
@@ -292,7 +292,7 @@ def _run_in_turn(ctx, ks, lab_problem, alone, runs, hang, started=None, slots=1,
     hang counts only alone). One hang is evidence enough: once a run alone hits the time limit (hang),
     a case not yet run is not run. started: [(group, harness.StartedRun or None)] in _groups' order,
     each taken (popped) when its group comes. slots: the shared slots each run holds (gpushare);
-    shared_hangs: a list that gains the outcome of a shared case that hit the time limit."""
+    sent_alone: a dict that gains {case: its shared outcome} for each case run shared and sent alone."""
     queue = list(ks)
     lonely = []
     while queue:
@@ -314,8 +314,8 @@ def _run_in_turn(ctx, ks, lab_problem, alone, runs, hang, started=None, slots=1,
             elif not alone and (timed_out or harness.NOT_RUN in (outcome.doc or {})):
                 lonely.append(k)
                 shared_hang = shared_hang or timed_out
-                if timed_out and shared_hangs is not None:
-                    shared_hangs.append(outcome)
+                if sent_alone is not None:
+                    sent_alone[k] = outcome
             else:
                 runs[k] = _case_run(ctx.cases[k], outcome, lab_problem, alone)
                 if timed_out:
@@ -348,12 +348,13 @@ def _run_all(ctx, lab_problem):
     slots = [gpushare.slots_for(ctx.lab.gpu_bytes(params)) for params in ctx.cases]
     alone = [times_something(params) or slots[k] > gpushare.gate().count for k, params in enumerate(ctx.cases)]
     lonely = []
-    shared_hangs = []  # the shared runs that hit the time limit
+    sent_alone = {}  # case: the outcome of its shared run, which sent it to the run alone
     for weight in sorted(set(slots[k] for k in range(len(ctx.cases)) if not alone[k])):
         ks = [k for k in range(len(ctx.cases)) if not alone[k] and slots[k] == weight]
         # after a shared case hit the time limit, the rest waits for the run alone too
-        lonely += ks if shared_hangs else _run_in_turn(ctx, ks, lab_problem, False, runs, hang, slots=weight,
-                                                        shared_hangs=shared_hangs)
+        shared_hang = any(o.result.verdict == process.TIMEOUT for o in sent_alone.values())
+        lonely += ks if shared_hang else _run_in_turn(ctx, ks, lab_problem, False, runs, hang, slots=weight,
+                                                       sent_alone=sent_alone)
     lonely = sorted(lonely + [k for k in range(len(ctx.cases)) if alone[k]])
     if lonely:
         groups = _groups(ctx, lonely)
@@ -369,6 +370,10 @@ def _run_all(ctx, lab_problem):
         first = runs[lonely[0]].result
         if first.costs:  # the wait for the GPU alone, taken once for these runs
             first.costs["wait_s"] = round(first.costs.get("wait_s", 0) + waited, 4)
+    for k, outcome in sent_alone.items():  # what the shared run of a case run again alone cost
+        spent = outcome.result.costs or {}
+        if runs[k].result is not None and runs[k].problem != SKIPPED_AFTER_HANG:
+            runs[k].result.costs["retried_s"] = round(spent.get("wait_s", 0) + spent.get("total_s", 0), 4)
     return runs
 
 

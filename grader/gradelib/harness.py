@@ -297,6 +297,7 @@ class StartedRun:
         if sandboxed:
             argv = sandbox.wrap(run_policy(program), argv)
         self.spawned_ns = self.handed_ns = time.monotonic_ns()
+        self.waited_before_s = 0.0  # start_runs's wait for the GPU shared, carried by one of its runs
         self.bounded = process.BoundedRun(argv, timeout, cwd=cwd, pass_fds=(channel_write, nonce_read, cases_read),
                                           channel_fd=self.channel_read, restart_marker=b"\n" + CASE_LINE)
 
@@ -341,7 +342,7 @@ def start_runs(lab, program, groups, timeout, cwd=None, sandboxed=False):
     did not get that far within START_LIMIT or timeout, the longer (it ended, hung or flooded):
     run_cases starts it afresh."""
     started = []
-    with gpushare.gate().held(False):
+    with gpushare.gate().held(False) as waited:
         for cases in groups:
             started.append(StartedRun(lab, program, cases, max(timeout, START_LIMIT), cwd, sandboxed,
                                       hold_cases=True))
@@ -349,6 +350,10 @@ def start_runs(lab, program, groups, timeout, cwd=None, sandboxed=False):
             if not run.bounded.until(b"\n"):
                 run.discard()
                 started[k] = None
+    for run in started:  # the wait for the shared hold counts once
+        if run is not None:
+            run.waited_before_s = waited
+            break
     return started
 
 
@@ -374,7 +379,7 @@ def run_cases(lab, program, cases, timeout, cwd=None, sandboxed=False, alone=Tru
     if sandboxed:
         sandbox.check_made(result, "a harness run")
     found, clock, why = read_channel(result.channel, run.nonce)
-    costs = run_costs(found, clock, run.spawned_ns, ended, waited, len(cases), run.handed_ns)
+    costs = run_costs(found, clock, run.spawned_ns, ended, waited + run.waited_before_s, len(cases), run.handed_ns)
     outcomes = []
     ended_on = None  # the case the process ended on: the first not done, else the last
     for k in range(len(cases)):

@@ -132,6 +132,13 @@ class GateTest(unittest.TestCase):
                 if a != b:
                     self.assertFalse(self.line.overlap(a, b), "two runs of one slot beside a run of three of four")
 
+    def test_two_runs_of_two_slots_share_a_gate_of_four(self):
+        gate = self.gate(4)
+        threads = [self.start(gate, k, False, slots=2) for k in range(2)]
+        for t in threads:
+            t.join()
+        self.assertTrue(self.line.overlap(0, 1), "two runs of two slots took turns on four slots")
+
     def test_a_run_of_more_slots_than_there_are_holds_the_gpu_alone(self):
         gate = self.gate(2)
         entered = threading.Event()

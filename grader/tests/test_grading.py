@@ -4,6 +4,7 @@ import os
 import sys
 import tempfile
 import textwrap
+import threading
 import time
 import unittest
 from unittest import mock
@@ -324,6 +325,9 @@ class SharedCasesTest(unittest.TestCase):
         self.assertEqual(fourth.doc["value"], 42)
         self.assertEqual(len(self.spans()[4]), 2)
         self.assertFalse(ctx.runs[0].alone)
+        # what its shared run cost counts too: at least the 0.2 s the fake takes
+        self.assertGreaterEqual(fourth.result.costs["retried_s"], 0.2)
+        self.assertEqual([k for k, r in enumerate(ctx.runs) if "retried_s" in r.result.costs], [3])
 
     def test_every_run_says_what_it_cost(self):
         (runs, _), ctx = self.graded
@@ -423,6 +427,23 @@ class StartedRunTest(FakeHarnessBase):
         costs = outcomes[0].result.costs
         self.assertGreater(costs["wait_s"], 1.4, costs)
         self.assertLess(costs["case_s"], 1, costs)
+
+    def test_the_wait_to_start_counts_as_wait(self):
+        """start_runs waits for the GPU shared (here, held alone by another run for 0.5 s): that wait is
+        the first run's wait too."""
+        holding = threading.Event()
+
+        def hold_alone():
+            with gpushare.gate().held(True):
+                holding.set()
+                time.sleep(0.5)
+        other = threading.Thread(target=hold_alone)
+        other.start()
+        holding.wait()
+        program, started = self.start(WRITE_CLEAN, timeout=5)
+        other.join()
+        outcomes = harness.run_cases(self.lab, program, [{"case": 1}, {"case": 2}], 5, self.tmp.name, started=started)
+        self.assertGreater(outcomes[0].result.costs["wait_s"], 0.4, outcomes[0].result.costs)
 
     def test_a_process_that_never_says_it_is_ready_is_not_used(self):
         with mock.patch.object(harness, "START_LIMIT", 1):  # the run's 1 s limit, not 30 s
