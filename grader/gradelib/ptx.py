@@ -17,6 +17,8 @@ DEVICE_STREAM_CREATE = "__cudaCDP2StreamCreateWithFlags"
 NULL_STREAM = 0
 TAIL_LAUNCH_STREAM = 3       # cudaStreamTailLaunch
 FIRE_AND_FORGET_STREAM = 4   # cudaStreamFireAndForget
+UNREAD_STREAM = -1           # a launch whose stream operand the grader could not read: no check accepts it
+UNREAD_STREAM_NAME = "a stream the grader could not read from the PTX (a grader problem: please report it)"
 
 # call.uni (retval0), name, (args);   the parts may be split across lines.
 _CALL = re.compile(r"\bcall(?:\.uni)?\s+(?:\([^)]*\)\s*,\s*)?([A-Za-z_$%][\w$]*)")
@@ -33,7 +35,9 @@ def count_calls(ptx_text, name):
 
 # One call sequence: "{ // callseq N ... } // callseq N".
 _CALLSEQ = re.compile(r"\{\s*//\s*callseq\s+(\d+).*?\}\s*//\s*callseq\s+\1\b", re.S)
-_STREAM_PARAM = re.compile(r"st\.param\.b64\s+\[param1\+0\],\s*([^;]+);")
+# The launch's second parameter, its stream: "[param1+0]", or "[param1]" where a toolkit writes no
+# offset (CUDA 13.0 for sm_100 and sm_120).
+_STREAM_PARAM = re.compile(r"st\.param\.b64\s+\[param1(?:\+0)?\],\s*([^;]+);")
 
 
 def launch_stream_operands(ptx_text):
@@ -51,8 +55,9 @@ def launch_stream_operands(ptx_text):
 def launch_streams(ptx_text):
     """The stream argument of every device-side launch, in order: an int for a constant stream
     (0 NULL, 3 tail launch, 4 fire-and-forget), None for a stream held in a register (a stream
-    the code created)."""
-    return [int(v) if v.isdigit() else None for v in launch_stream_operands(ptx_text)]
+    the code created), UNREAD_STREAM where the PTX shows neither."""
+    return [int(v) if v.isdigit() else None if v.startswith("%") else UNREAD_STREAM
+            for v in launch_stream_operands(ptx_text)]
 
 
 # ".visible .entry NAME(" ... up to the next entry or function.

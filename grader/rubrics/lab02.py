@@ -54,7 +54,7 @@ def _kernel_streams(ctx, kernel):
 
 def _stream_names(streams):
     names = {ptx.NULL_STREAM: "the NULL stream", ptx.TAIL_LAUNCH_STREAM: "cudaStreamTailLaunch",
-             ptx.FIRE_AND_FORGET_STREAM: "cudaStreamFireAndForget"}
+             ptx.FIRE_AND_FORGET_STREAM: "cudaStreamFireAndForget", ptx.UNREAD_STREAM: ptx.UNREAD_STREAM_NAME}
     return ", ".join(names.get(s, "a created stream" if s is None else "stream %s" % s) for s in streams) or "none"
 
 

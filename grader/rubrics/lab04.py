@@ -91,7 +91,7 @@ HARNESS = Contract(
 
 
 _CONSTANT_STREAMS = {ptx.NULL_STREAM: "the NULL stream (0)", ptx.TAIL_LAUNCH_STREAM: "cudaStreamTailLaunch",
-                     ptx.FIRE_AND_FORGET_STREAM: "cudaStreamFireAndForget"}
+                     ptx.FIRE_AND_FORGET_STREAM: "cudaStreamFireAndForget", ptx.UNREAD_STREAM: ptx.UNREAD_STREAM_NAME}
 
 
 def check_launch_and_streams(ctx):

@@ -155,7 +155,8 @@ def check_no_device_malloc(ctx):
 
 _STREAM_NAMES = {ptx.NULL_STREAM: "the NULL stream (the children of a block run one after another)",
                  ptx.TAIL_LAUNCH_STREAM: "cudaStreamTailLaunch (the children run one after another, after the "
-                                         "parent grid)"}
+                                         "parent grid)",
+                 ptx.UNREAD_STREAM: ptx.UNREAD_STREAM_NAME}
 
 
 # A 64-bit load from a __shared__ variable at a fixed address (a stream one per block, not one per

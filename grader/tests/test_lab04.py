@@ -342,6 +342,10 @@ class Lab04Test(unittest.TestCase):
         outcome = self.static(lab04.check_launch_and_streams, cdp_ptx(create=False))  # a stream never created
         self.assertIn("no cudaStreamCreateWithFlags", outcome.message)
         self.assertEqual(outcome.fraction, 0.5)
+        # a stream operand the grader cannot read (a toolkit's new PTX form) passes for no stream
+        outcome = self.static(lab04.check_launch_and_streams, cdp_ptx().replace("[param1+0]", "[param1+8]"))
+        self.assertEqual(outcome.status, chk.FAILED)
+        self.assertIn("could not read", outcome.message)
         outcome = self.static(lab04.check_launch_and_streams, cdp_ptx(create=False, launch=False))  # the starter
         self.assertIn("actual:   no device-side launch in the PTX", outcome.message)
         self.assertEqual(outcome.fraction, 0.0)

@@ -46,6 +46,18 @@ class CalledFunctionsTest(unittest.TestCase):
                 "call.uni (retval0), \n__cudaCDP2LaunchDeviceV2, \n(param0, param1);\n} // callseq 7\n")
         self.assertEqual(ptx.launch_streams(text), [None])
 
+    def test_stream_written_without_an_offset(self):
+        """CUDA 13.0 compiling for sm_100 and sm_120 writes "[param1]" where it writes "[param1+0]" for
+        sm_90: the stream is read either way."""
+        def launch(k, operand):
+            return ("{ // callseq %d, 0\n.param .b64 param0;\nst.param.b64 \t[param0], %%rd10;\n.param .b64 param1;\n"
+                    "st.param.b64 \t[param1], %s;\n.param .b32 retval0;\ncall.uni (retval0), \n"
+                    "__cudaCDP2LaunchDeviceV2, \n(param0, param1);\n} // callseq %d\n" % (k, operand, k))
+        text = launch(1, "0") + launch(5, "3") + launch(9, "%rd9")
+        self.assertEqual(ptx.launch_streams(text), [ptx.NULL_STREAM, ptx.TAIL_LAUNCH_STREAM, None])
+        # a form the grader cannot read is neither a constant nor a created stream: no check accepts it
+        self.assertEqual(ptx.launch_streams(launch(2, "4").replace("[param1]", "[param10]")), [ptx.UNREAD_STREAM])
+
     def test_extern_declaration_alone_is_not_a_call(self):
         text = ".extern .func  (.param .b32 func_retval0) __cudaCDP2LaunchDeviceV2\n(\n.param .b64 a\n);\n"
         self.assertNotIn(ptx.DEVICE_LAUNCH, ptx.called_functions(text))
