@@ -23,12 +23,14 @@
 #   make dist           the student kit: build/dist/cdp-labs-student.tar.gz (no solutions, no salt)
 #   make gradescope LAB=01   a Gradescope autograder zip for one lab, in build/dist/
 #   make mutants LAB=01      mutation testing of the grader on one lab (GPU; tools/mutants.py)
+#   make toolkits            every lab built and statically checked under each claimed CUDA toolkit
+#                            and GPU architecture (tools/toolkit_matrix.py; installs toolkits from PyPI)
 #   python3 grader/grade.py batch SUBMISSIONS_DIR --lab 01   grade a class (README, "For instructors")
 PYTHON ?= python3
 LAB    ?=
 LAB_MAKEFILES := $(wildcard labs/*/Makefile)
 
-.PHONY: all grade test run legacy bench costs handouts figures doctor starters clean dist gradescope mutants
+.PHONY: all grade test run legacy bench costs handouts figures doctor starters clean dist gradescope mutants toolkits
 
 all:
 	@set -e; for mk in $(LAB_MAKEFILES); do $(MAKE) --no-print-directory -f $$mk all; done
@@ -93,6 +95,12 @@ gradescope:
 	$(PYTHON) tools/dist.py gradescope $(LAB) build/dist
 
 # Mutation testing of the grader (GPU): every mutant of a lab's solution graded (tools/mutants.py).
+# Every lab built and statically checked under each claimed CUDA toolkit (from PyPI, cached outside the
+# checkout) and each GPU architecture: tools/toolkit_matrix.py (TOOLKITS="13.0,newest" ARCHS="75,90").
+toolkits:
+	$(KIT_ONLY)
+	$(PYTHON) tools/toolkit_matrix.py $(if $(TOOLKITS),--toolkits $(TOOLKITS)) $(if $(ARCHS),--archs $(ARCHS))
+
 mutants:
 	$(KIT_ONLY)
 	@test -n "$(LAB)" || { echo "usage: make mutants LAB=NN [MUTANT_ARGS='--jobs 8']"; exit 2; }

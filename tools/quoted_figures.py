@@ -13,7 +13,7 @@ after it (an HTML comment: Markdown viewers and pandoc show nothing):
 "from SOURCE: EXPR" is checked: EXPR is evaluated on SOURCE and must round to the number as written
 (as many decimals as written; an integer's trailing zeros mean it was rounded to that many tens).
 SOURCE is a recorded document the kit's own runs wrote:
-    NAME            handouts/figures/data/NAME.json (costs, bench-04, thresholds, suite)
+    NAME            handouts/figures/data/NAME.json (costs, bench-04, thresholds, suite, toolkits)
     recorded/NAME   grader/tests/data/recorded/NAME.json (a lab's result document, make figures)
     mutants/NAME    grader/tests/data/mutants/NAME.json (a mutation run, make mutants)
     rubric/labNN    the constants of grader/rubrics/labNN.py (thresholds, points)
@@ -394,6 +394,22 @@ def _machine(load):
     return rows
 
 
+def _toolkits_table(load):
+    """tools/toolkit_matrix.py's document: each toolkit and architecture, what was graded and whether it
+    held; each toolkit that could not be had, and why."""
+    doc = load("toolkits")
+    rows = ["| toolkit | architecture | submissions built and statically checked | result |",
+            "| --- | --- | --- | --- |"]
+    for r in doc["rows"]:
+        rows.append("| %s | sm_%s | %d | %s |" % (r["toolkit"], r["arch"], r["graded"],
+                                                "as expected" if not r["problems"] else
+                                                "%d problems" % len(r["problems"])))
+    for u in doc["not_available"]:
+        rows.append("| CUDA %s | %s | not available here | %s |" % (
+            u["toolkit"], "sm_%s" % u["arch"] if "arch" in u else "", u["why"].replace("|", "/")))
+    return rows
+
+
 def _suite_table(load):
     doc = load("suite")
     rows = ["%d of %d tests passed, %d failed, %d not run; %s. By label:" % (
@@ -495,5 +511,6 @@ RENDERERS = {
     "bench-04": _bench_table,
     "machines": _machine,
     "suite": _suite_table,
+    "toolkits": _toolkits_table,
     "mutants": _mutants_table,
 }
