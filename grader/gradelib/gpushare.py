@@ -96,6 +96,7 @@ class Gate:
         to be let go, and it looks again (no two runs can wait for each other)."""
         fds = [self._open("slot-%d" % k) for k in range(self.count)]
         taken = []
+        kept = []  # what is returned; on an exception, nothing (closing a lock file lets its lock go)
         try:
             while True:
                 for fd in reversed(fds):
@@ -105,19 +106,20 @@ class Gate:
                         continue
                     taken.append(fd)
                     if len(taken) == slots:
-                        return taken
+                        kept = taken
+                        return kept
                 for fd in taken:
                     fcntl.flock(fd, fcntl.LOCK_UN)
                 taken = []
                 waited = fds[os.getpid() % self.count]
                 fcntl.flock(waited, fcntl.LOCK_EX)
                 if slots == 1:
-                    taken.append(waited)
-                    return taken
+                    kept = [waited]
+                    return kept
                 fcntl.flock(waited, fcntl.LOCK_UN)
         finally:
             for fd in fds:
-                if fd not in taken:
+                if fd not in kept:
                     os.close(fd)
 
     @contextlib.contextmanager
