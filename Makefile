@@ -6,6 +6,7 @@
 #   make run LAB=01 [ARGS="--K 8 --M 4 --N 1000"]   build your lab and run its harness
 #   make legacy LAB=02  what today's nvcc says about the textbook's device-side synchronize
 #   make bench LAB=04   timing table of the Bezier lab's versions on this GPU
+#   make sanitize LAB=04 [ARGS="..."]   your lab's harness under compute-sanitizer's memcheck
 #   make costs [ARGS="--repeats 7 --quick 1"]   what dynamic parallelism costs on this GPU
 #                       (launches, chains, sibling streams, device malloc; build/costs/costs.json)
 #   make handouts       render handouts/*.md to HTML in build/handouts/ (needs pandoc; PDF too
@@ -30,7 +31,7 @@ PYTHON ?= python3
 LAB    ?=
 LAB_MAKEFILES := $(wildcard labs/*/Makefile)
 
-.PHONY: all grade test run legacy bench costs handouts figures doctor starters clean dist gradescope mutants toolkits
+.PHONY: all grade test run legacy bench sanitize costs handouts figures doctor starters clean dist gradescope mutants toolkits
 
 all:
 	@set -e; for mk in $(LAB_MAKEFILES); do $(MAKE) --no-print-directory -f $$mk all; done
@@ -54,9 +55,9 @@ test:
 	@cd build/tests && { ctest --output-on-failure -j$(TEST_JOBS) $(CTEST_ARGS); echo $$? > ctest.status; } 2>&1 | tee ctest.log; \
 	  status=$$(cat ctest.status); $(PYTHON) ../../tools/suite_summary.py --not-run ctest.log; exit $$status
 
-# run, legacy and bench go through grader/kit.py, which names the labs that have the command and says
-# "no usable GPU" (status 77) before running anything that needs one.
-run legacy bench:
+# run, legacy, bench and sanitize go through grader/kit.py, which names the labs that have the command
+# and says "no usable GPU" (status 77) before running anything that needs one.
+run legacy bench sanitize:
 	@$(PYTHON) grader/kit.py $@ "$(LAB)" $(ARGS)
 
 # What dynamic parallelism costs on this GPU (common/costs/launch_costs.cu). The program is run here,

@@ -5,6 +5,9 @@
                                 picture of a run, draw it next to the program)
   kit.py legacy LAB             the lab's legacy-API demonstration (make legacy LAB=02)
   kit.py bench LAB [ARGS...]    the lab's timing table on this GPU (make bench LAB=04)
+  kit.py sanitize LAB [ARGS...] build the student's lab and run its harness under compute-sanitizer's
+                                memcheck, the device heap checked too (make sanitize LAB=04); without
+                                ARGS, on the lab's small recorded case
   kit.py doctor                 toolkit, GPU, whether dynamic parallelism runs, what will be skipped
   kit.py starters [--check]     regenerate labs/ starters from solutions/ (--check: fail on drift)
 """
@@ -23,7 +26,10 @@ from gradelib import registry  # noqa: E402
 
 
 USAGE = {"run": "make run LAB=01 [ARGS='--K 8 --M 4 --N 1000']", "legacy": "make legacy LAB=NN",
-         "bench": "make bench LAB=NN [ARGS='--repeats 9']"}
+         "bench": "make bench LAB=NN [ARGS='--repeats 9']", "sanitize": "make sanitize LAB=NN [ARGS='...']"}
+# memcheck, with allocations on the device heap (malloc in a kernel) checked too; an error found makes
+# compute-sanitizer exit 1. racecheck, synccheck and initcheck do not support dynamic parallelism.
+SANITIZE = ["--tool", "memcheck", "--check-device-heap", "yes", "--error-exitcode", "1"]
 
 
 def resolve_or_exit(spec, command=None):
@@ -108,6 +114,35 @@ def cmd_run(args):
         return code
     print("\npicture of this run: %s" % paths.relative(picture))
     return code
+
+
+def compute_sanitizer():
+    """compute-sanitizer's path: on PATH, else beside nvcc (the toolkit's bin/), else None."""
+    found = shutil.which("compute-sanitizer")
+    nvcc = shutil.which("nvcc")
+    if found is None and nvcc is not None:
+        beside = os.path.join(os.path.dirname(os.path.realpath(nvcc)), "compute-sanitizer")
+        found = beside if os.access(beside, os.X_OK) else None
+    return found
+
+
+def cmd_sanitize(args):
+    lab = resolve_or_exit(args[0] if args else "", "sanitize")
+    sanitizer = compute_sanitizer()
+    if sanitizer is None:
+        print("make sanitize LAB=%s: not run: no compute-sanitizer here (it comes with the CUDA toolkit, in "
+              "its bin/ folder beside nvcc)" % lab.number)
+        return exits.NOT_RUN
+    made = _build_lab(lab)
+    if made != 0:
+        return made
+    no_gpu_exit("sanitize", lab)
+    program = os.path.join(paths.BUILD_ROOT, "labs", lab.name, "sm_" + build.cuda_arch(),
+                           build.lab_vars(lab.name)["program"])
+    harness_args = args[1:] or lab.harness_args(lab.recorded_case)
+    argv = [sanitizer] + SANITIZE + [program] + harness_args
+    print("$ %s" % " ".join(paths.relative(a) if a == program else a for a in argv), flush=True)
+    return subprocess.run(argv, env=build.make_env()).returncode
 
 
 def _lab_command(command, args, needs_gpu):
@@ -203,7 +238,7 @@ def cmd_starters(args):
     return 0
 
 
-COMMANDS = {"run": cmd_run, "legacy": cmd_legacy, "bench": cmd_bench, "doctor": cmd_doctor,
+COMMANDS = {"run": cmd_run, "legacy": cmd_legacy, "bench": cmd_bench, "sanitize": cmd_sanitize, "doctor": cmd_doctor,
             "starters": cmd_starters}
 
 if __name__ == "__main__":

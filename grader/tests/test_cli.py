@@ -7,8 +7,9 @@ import subprocess
 import sys
 import tempfile
 import unittest
+from unittest import mock
 
-from gradelib import build, paths, report
+from gradelib import build, paths, registry, report
 from tests.fakes import GRADE, run_grade, run_make
 
 SOLUTION = os.path.join(paths.SOLUTIONS_DIR, "01-divergent-counter")
@@ -178,6 +179,55 @@ class TopLevelMakeTest(unittest.TestCase):
         self.assertTrue(os.path.isfile(program), proc.stdout)  # built, though make() hides the GPU
         self.assertIn("make run LAB=01: not run: no usable GPU here", proc.stdout)
         self.assertIn("Error 77", proc.stdout)
+
+    def test_make_sanitize_says_what_it_lacks(self):
+        """No compute-sanitizer: said at once. One on PATH (a stand-in here) but no GPU: the lab is built,
+        then the GPU's absence is said. Either way status 77, never a pass."""
+        with tempfile.TemporaryDirectory() as tmp:
+            env = dict(os.environ, PATH=os.pathsep.join(
+                d for d in os.environ["PATH"].split(os.pathsep) if not os.path.exists(os.path.join(d, "compute-sanitizer"))))
+            with mock.patch.dict(os.environ, env):
+                proc = self.make("sanitize", "LAB=04")
+                self.assertIn("make sanitize LAB=04: not run: no compute-sanitizer here", proc.stdout)
+                self.assertIn("Error 77", proc.stdout)
+                fake = os.path.join(tmp, "compute-sanitizer")
+                with open(fake, "w") as f:
+                    f.write("#!/bin/sh\necho sanitizer ran \"$@\"\n")
+                os.chmod(fake, 0o755)
+                with mock.patch.dict(os.environ, {"PATH": tmp + os.pathsep + env["PATH"]}):
+                    proc = self.make("sanitize", "LAB=04")
+        self.assertIn("make sanitize LAB=04: not run: no usable GPU here", proc.stdout)
+        self.assertNotIn("sanitizer ran", proc.stdout)
+        self.assertIn("Error 77", proc.stdout)
+
+
+class SanitizeCommandTest(unittest.TestCase):
+    """What make sanitize runs where there is a GPU: the lab's harness under memcheck, the device heap
+    checked, on the lab's recorded case unless ARGS are given; compute-sanitizer's status is the command's."""
+
+    def test_the_harness_under_memcheck(self):
+        import kit
+        lab = registry.resolve("04")
+        ran = []
+
+        real_run = subprocess.run
+
+        def fake_run(argv, **kw):
+            if argv[0] != "/x/compute-sanitizer":
+                return real_run(argv, **kw)  # the kit's own make calls
+            ran.append(argv)
+            return subprocess.CompletedProcess(argv, 1)
+        with mock.patch.object(kit, "compute_sanitizer", lambda: "/x/compute-sanitizer"), \
+                mock.patch.object(kit, "_build_lab", lambda lab: 0), mock.patch.object(kit, "no_gpu_exit", lambda c, l: None), \
+                mock.patch.object(build, "cuda_arch", lambda: "90"), mock.patch.object(kit.subprocess, "run", fake_run), \
+                mock.patch("builtins.print"):
+            self.assertEqual(kit.cmd_sanitize(["4"]), 1)
+            self.assertEqual(kit.cmd_sanitize(["4", "--lines", "7"]), 1)
+        self.assertEqual(ran[0][:7], ["/x/compute-sanitizer", "--tool", "memcheck", "--check-device-heap", "yes",
+                                      "--error-exitcode", "1"])
+        self.assertTrue(ran[0][7].endswith(build.lab_vars(lab.name)["program"]))
+        self.assertEqual(ran[0][8:], lab.harness_args(lab.recorded_case))
+        self.assertEqual(ran[1][8:], ["--lines", "7"])
 
 
 if __name__ == "__main__":
