@@ -58,6 +58,14 @@ class CalledFunctionsTest(unittest.TestCase):
         # a form the grader cannot read is neither a constant nor a created stream: no check accepts it
         self.assertEqual(ptx.launch_streams(launch(2, "4").replace("[param1]", "[param10]")), [ptx.UNREAD_STREAM])
 
+    def test_streams_of_lab02s_solution_built_for_sm_100(self):
+        with open(os.path.join(DATA, "lab02-solution-sm100.ptx")) as f:
+            text = f.read()
+        self.assertIn("st.param.b64 \t[param1], 3;", text)
+        for kernel in ("race_parent", "consume_parent"):
+            self.assertEqual(ptx.launch_streams(ptx.kernel_text(text, kernel)),
+                             [ptx.NULL_STREAM, ptx.TAIL_LAUNCH_STREAM], kernel)
+
     def test_extern_declaration_alone_is_not_a_call(self):
         text = ".extern .func  (.param .b32 func_retval0) __cudaCDP2LaunchDeviceV2\n(\n.param .b64 a\n);\n"
         self.assertNotIn(ptx.DEVICE_LAUNCH, ptx.called_functions(text))
