@@ -202,6 +202,13 @@ class MakeTestLastLine(unittest.TestCase):
         self.assertIn("handouts-render", line)
         self.assertIn("did not pass", line)
 
+    def test_the_toolkit_matrix_says_how_to_run_it(self):
+        log = self.LOG.replace("\t  4 - handouts-render (Skipped)\n", "\t  4 - toolkit-matrix (Skipped)\n")
+        labels = dict(self.LABELS, **{"toolkit-matrix": ["cpu", "toolkits"]})
+        line = suite_summary.not_run_line(log, labels)
+        self.assertIn("toolkit-matrix (KIT_TOOLKIT_MATRIX=1 runs it", line)
+        self.assertNotIn("a tool it needs is missing", line)
+
     def test_nothing_when_every_test_ran(self):
         self.assertIsNone(suite_summary.not_run_line("100% tests passed, 0 tests failed out of 4\n", self.LABELS))
 
