@@ -80,13 +80,18 @@ def _build_lab(lab):
         return _lab_make(lab, ["all"])
 
 
+def _student_program(lab):
+    """The program _build_lab makes from the student's files in labs/."""
+    return os.path.join(paths.BUILD_ROOT, "labs", lab.name, "sm_" + build.cuda_arch(),
+                        build.lab_vars(lab.name)["program"])
+
+
 def cmd_run(args):
     lab = resolve_or_exit(args[0] if args else "", "run")
     made = _build_lab(lab)
     if made != 0:
         return made
-    program = os.path.join(paths.BUILD_ROOT, "labs", lab.name, "sm_" + build.cuda_arch(),
-                           build.lab_vars(lab.name)["program"])
+    program = _student_program(lab)
     no_gpu_exit("run", lab)
     harness_args = args[1:]
     print("$ %s %s" % (paths.relative(program), " ".join(harness_args)), flush=True)
@@ -137,8 +142,7 @@ def cmd_sanitize(args):
     if made != 0:
         return made
     no_gpu_exit("sanitize", lab)
-    program = os.path.join(paths.BUILD_ROOT, "labs", lab.name, "sm_" + build.cuda_arch(),
-                           build.lab_vars(lab.name)["program"])
+    program = _student_program(lab)
     harness_args = args[1:] or lab.harness_args(lab.recorded_case)
     argv = [sanitizer] + SANITIZE + [program] + harness_args
     print("$ %s" % " ".join(paths.relative(a) if a == program else a for a in argv), flush=True)

@@ -37,17 +37,12 @@ sys.path.insert(0, os.path.join(KIT_ROOT, "grader"))
 
 from gradelib import build, gpu, gpushare, registry  # noqa: E402
 from gradelib.sheets import FULL_MARKS  # noqa: E402
+from selftest import read_note  # noqa: E402
 
 # retried: runs shared whose case ran again alone (it needed more memory than was free, or hit the time
 # limit), their wait included
 PHASES = ("build_s", "static_s", "runtime_s", "wait_s", "start_s", "context_s", "case_s", "exit_s", "retried_s")
 SOLUTION = "solution"
-
-
-def note_of(folder):
-    with open(os.path.join(folder, "note.txt")) as f:
-        name, _, why = f.readline().partition(":")
-    return name.strip(), why.strip()
 
 
 def kinds_of(lab):
@@ -56,7 +51,7 @@ def kinds_of(lab):
     kinds = [(SOLUTION, os.path.join(KIT_ROOT, "solutions", lab.name), None)]
     incorrect = os.path.join(KIT_ROOT, "solutions", "incorrect", lab.name)
     for case in sorted(os.listdir(incorrect)) if os.path.isdir(incorrect) else []:
-        check, why = note_of(os.path.join(incorrect, case))
+        check, why = read_note(os.path.join(incorrect, case))
         if "time limit" not in why:
             kinds.append((case, os.path.join(incorrect, case), check))
     return kinds
@@ -84,8 +79,8 @@ def make_class(lab, folder, count):
 
 
 def grade_class(lab, subs, graded, extra=(), limit=None):
-    """(seconds, the batch process, finished) for one batch of the class in subs, into graded; with limit,
-    the batch is stopped (SIGTERM, then SIGKILL) after limit seconds, and finished is False: the
+    """(seconds, exit status, output, finished) of one batch of the class in subs, into graded; with
+    limit, the batch is stopped (SIGTERM, then SIGKILL) after limit seconds, and finished is False: the
     submissions graded by then have their records."""
     shutil.rmtree(graded, ignore_errors=True)
     started = time.monotonic()
@@ -94,21 +89,21 @@ def grade_class(lab, subs, graded, extra=(), limit=None):
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
                             start_new_session=True)
     try:
-        proc.stdout_text = proc.communicate(timeout=limit)[0]
-        return time.monotonic() - started, proc, True
+        output = proc.communicate(timeout=limit)[0]
+        return time.monotonic() - started, proc.returncode, output, True
     except subprocess.TimeoutExpired:
         seconds = time.monotonic() - started
-        for sig, wait in ((signal.SIGTERM, 15), (signal.SIGKILL, None)):
-            try:
-                os.killpg(proc.pid, sig)
-                proc.stdout_text = proc.communicate(timeout=wait)[0]
-                break
-            except subprocess.TimeoutExpired:
-                continue
-            except ProcessLookupError:
-                proc.stdout_text = proc.communicate()[0]
-                break
-        return seconds, proc, False
+    for sig, wait in ((signal.SIGTERM, 15), (signal.SIGKILL, None)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:  # gone already: what it wrote is still to be read
+            pass
+        try:
+            output = proc.communicate(timeout=wait)[0]
+            break
+        except subprocess.TimeoutExpired:
+            continue
+    return seconds, proc.returncode, output, False
 
 
 def wrong_verdict(record, kind, check):
@@ -146,10 +141,11 @@ def sandbox_cost(lab, out, subs, count, rounds):
     times = {"sandbox": [], "no_sandbox": []}
     for _ in range(rounds):
         for key, extra in (("sandbox", ()), ("no_sandbox", ("--no-sandbox",))):
-            seconds, proc, _ = grade_class(lab, subs, os.path.join(out, "throughput", "graded-" + key), extra)
-            if proc.returncode != 0:
-                print(proc.stdout_text)
-                return proc.returncode
+            seconds, status, output, _ = grade_class(lab, subs, os.path.join(out, "throughput", "graded-" + key),
+                                                     extra)
+            if status != 0:
+                print(output)
+                return status
             times[key].append(round(seconds, 2))
             print("%s: %.1f s" % (key, seconds), flush=True)
     medians = {k: statistics.median(v) for k, v in times.items()}
@@ -163,7 +159,7 @@ def sandbox_cost(lab, out, subs, count, rounds):
     return 0
 
 
-def report(lab, out, members, seconds, proc, records, finished=True):
+def report(lab, out, members, seconds, batch_status, records, finished=True):
     """Write throughput-LAB.json and costs-LAB.tsv; print the table; the exit status. A batch stopped at
     its limit (not finished) is reported on the submissions it graded, and its status is 1."""
     wrong = {}
@@ -194,7 +190,7 @@ def report(lab, out, members, seconds, proc, records, finished=True):
     result = {"lab": lab.name, "submissions": len(members), "mix": mix, "jobs": os.cpu_count(),
               "sharers": gpushare.sharers(gpu.detect().device), "wall_s": round(seconds, 1),
               "finished": finished, "graded": graded,
-              "per_submission_s": round(seconds / max(1, graded), 3), "exit_status": proc.returncode,
+              "per_submission_s": round(seconds / max(1, graded), 3), "exit_status": batch_status,
               "verdicts_as_expected": graded - len(wrong), "wrong_verdicts": wrong,
               "phases": phases, "cases": cases}
     with open(os.path.join(out, "throughput-%s.json" % lab.number), "w") as f:
@@ -212,7 +208,7 @@ def report(lab, out, members, seconds, proc, records, finished=True):
         print("  %-10s %8s / %s" % (key[:-2], phases[key]["median"], phases[key]["p90"]))
     for k, c in enumerate(cases):
         print("  case %-5d %8s / %s" % (k, c["median"], c["p90"]))
-    return 0 if finished and proc.returncode == 0 and not wrong else 1
+    return 0 if finished and batch_status == 0 and not wrong else 1
 
 
 def main(argv):
@@ -234,9 +230,9 @@ def main(argv):
     if args.sandbox_cost:
         return sandbox_cost(lab, out, subs, args.count, args.sandbox_cost)
     graded = os.path.join(work, "graded")
-    seconds, proc, finished = grade_class(lab, subs, graded, limit=args.limit)
+    seconds, batch_status, output, finished = grade_class(lab, subs, graded, limit=args.limit)
     with open(os.path.join(work, "batch.log"), "w") as f:
-        f.write(proc.stdout_text)
+        f.write(output)
     records = {}
     folder = os.path.join(graded, "records")
     for name in os.listdir(folder) if os.path.isdir(folder) else []:
@@ -246,9 +242,9 @@ def main(argv):
         except ValueError:  # one being written when the batch was stopped
             continue
         records[record["id"]] = record
-    status = report(lab, out, members, seconds, proc, records, finished)
-    if finished and proc.returncode != 0:
-        print(proc.stdout_text[-3000:])
+    status = report(lab, out, members, seconds, batch_status, records, finished)
+    if finished and batch_status != 0:
+        print(output[-3000:])
     return status
 
 

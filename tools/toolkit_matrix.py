@@ -47,6 +47,7 @@ sys.path.insert(0, os.path.join(KIT_ROOT, "grader"))
 
 from gradelib import checks as chk  # noqa: E402
 from gradelib import paths, registry  # noqa: E402
+from selftest import read_note  # noqa: E402
 
 CLAIMED = ("12.0", "12.4", "12.9", "13.0", "newest")
 DEFAULT_ARCHS = ("75", "80", "86", "89", "90", "100", "120")
@@ -115,24 +116,20 @@ def kit_copy(name):
     return top
 
 
-def submissions(kinds=("solution", "alternative", "starter", "incorrect")):
-    """[(lab, kind, folder relative to the kit, static check that must fail or None)]."""
+def submissions():
+    """[(lab, kind, folder relative to the kit, static check that must fail or None)]: each lab's solution,
+    alternatives, starter and known-wrong submissions."""
     found = []
     for lab in registry.all_labs().values():
-        if "solution" in kinds:
-            found.append((lab, "solution", os.path.join("solutions", lab.name), None))
-        if "alternative" in kinds:
-            for case in sorted(glob.glob(os.path.join(paths.ALTERNATIVE_DIR, lab.name, "*"))):
-                found.append((lab, "alternative", os.path.relpath(case, KIT_ROOT), None))
-        if "starter" in kinds:
-            found.append((lab, "starter", os.path.join("labs", lab.name), None))
-        if "incorrect" in kinds:
-            for case in sorted(glob.glob(os.path.join(paths.INCORRECT_DIR, lab.name, "*"))):
-                with open(os.path.join(case, "note.txt")) as f:
-                    name = f.readline().partition(":")[0].strip()
-                check = lab.check_named(name)
-                must_fail = name if check is not None and check.kind in STATIC_KINDS else None
-                found.append((lab, "incorrect", os.path.relpath(case, KIT_ROOT), must_fail))
+        found.append((lab, "solution", os.path.join("solutions", lab.name), None))
+        for case in sorted(glob.glob(os.path.join(paths.ALTERNATIVE_DIR, lab.name, "*"))):
+            found.append((lab, "alternative", os.path.relpath(case, KIT_ROOT), None))
+        found.append((lab, "starter", os.path.join("labs", lab.name), None))
+        for case in sorted(glob.glob(os.path.join(paths.INCORRECT_DIR, lab.name, "*"))):
+            name, _ = read_note(case)
+            check = lab.check_named(name)
+            must_fail = name if check is not None and check.kind in STATIC_KINDS else None
+            found.append((lab, "incorrect", os.path.relpath(case, KIT_ROOT), must_fail))
     return found
 
 
@@ -192,6 +189,12 @@ def run_row(name, kit, bin_dir, arch, items, jobs, reference=None):
             "seconds": round(time.monotonic() - started, 1), "statuses": statuses}
 
 
+def print_row(row):
+    print("%-24s sm_%-4s %3d graded, %s (%.0f s)" % (row["toolkit"], row["arch"], row["graded"],
+          "as expected" if not row["problems"] else "%d problems" % len(row["problems"]), row["seconds"]),
+          flush=True)
+
+
 def main(argv):
     p = argparse.ArgumentParser(prog="toolkit_matrix.py", description=__doc__.split("\n")[0])
     p.add_argument("--toolkits", default=",".join(CLAIMED),
@@ -214,9 +217,7 @@ def main(argv):
     reference_release = nvcc_release(system_bin)
     reference = run_row("reference %s" % reference_release, KIT_ROOT, None, default_arch, everything, args.jobs)
     rows.append(reference)
-    print("%-24s sm_%-4s %3d graded, %s (%.0f s)" % (reference["toolkit"], default_arch, reference["graded"],
-          "as expected" if not reference["problems"] else "%d problems" % len(reference["problems"]),
-          reference["seconds"]), flush=True)
+    print_row(reference)
 
     for version in [v.strip() for v in args.toolkits.split(",") if v.strip()]:
         wanted = newest_13() if version == "newest" else version
@@ -233,9 +234,7 @@ def main(argv):
         row = run_row("CUDA %s" % release, kit_copy("cuda-" + release), bin_dir, default_arch, everything, args.jobs,
                       reference["statuses"])
         rows.append(row)
-        print("%-24s sm_%-4s %3d graded, %s (%.0f s)" % (row["toolkit"], default_arch, row["graded"],
-              "as expected, as the reference" if not row["problems"] else "%d problems" % len(row["problems"]),
-              row["seconds"]), flush=True)
+        print_row(row)
 
     listed = gpu_archs(system_bin)
     archs = [] if args.archs == "none" else [a.strip() for a in args.archs.split(",") if a.strip()]
@@ -250,9 +249,7 @@ def main(argv):
             continue  # the first row
         row = run_row(reference["toolkit"], KIT_ROOT, None, arch, labs_only, args.jobs, reference["statuses"])
         rows.append(row)
-        print("%-24s sm_%-4s %3d graded, %s (%.0f s)" % (row["toolkit"], arch, row["graded"],
-              "as expected" if not row["problems"] else "%d problems" % len(row["problems"]), row["seconds"]),
-              flush=True)
+        print_row(row)
 
     for row in rows:
         for problem in row["problems"][:20]:

@@ -1,6 +1,7 @@
 """The GPU gate (gradelib.gpushare): how many runs share the GPU, shared runs side by side up to that
 count, a run alone excluding every other (in this process and in others), and a run waiting to be
 alone served before shared runs that come after it. And what a run cost (harness.run_costs)."""
+import contextlib
 import os
 import subprocess
 import sys
@@ -186,40 +187,37 @@ class GateTest(unittest.TestCase):
         with gate.held(True) as waited:  # released with the outer hold: taken afresh
             self.assertLess(waited, 1)
 
-    def test_another_process_alone_holds_this_one_off(self):
+    @contextlib.contextmanager
+    def another_process_holding(self, held_args):
+        """Another process holding a gate of 4 in this test's folder, held(*held_args), for 3 HOLDs:
+        the body runs once it holds it."""
         script = ("import sys, time; sys.path.insert(0, %r)\n"
                   "from gradelib import gpushare\n"
-                  "with gpushare.Gate(4, folder=%r).held(True):\n"
+                  "with gpushare.Gate(4, folder=%r).held(*%r):\n"
                   "    print('holding', flush=True); time.sleep(%r)\n"
-                  % (os.path.dirname(os.path.dirname(gpushare.__file__)), self.tmp.name, 3 * HOLD))
+                  % (os.path.dirname(os.path.dirname(gpushare.__file__)), self.tmp.name, held_args, 3 * HOLD))
         other = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, universal_newlines=True)
         try:
             self.assertEqual(other.stdout.readline().strip(), "holding")
-            started = time.monotonic()
-            with self.gate(4).held(False) as waited:
-                self.assertGreater(time.monotonic() - started, 2 * HOLD)
-                self.assertGreater(waited, 2 * HOLD)
+            yield
         finally:
             other.wait()
             other.stdout.close()
 
+    def test_another_process_alone_holds_this_one_off(self):
+        with self.another_process_holding((True,)):
+            started = time.monotonic()
+            with self.gate(4).held(False) as waited:
+                self.assertGreater(time.monotonic() - started, 2 * HOLD)
+                self.assertGreater(waited, 2 * HOLD)
+
     def test_another_process_with_three_slots_of_four_leaves_this_one_one(self):
-        script = ("import sys, time; sys.path.insert(0, %r)\n"
-                  "from gradelib import gpushare\n"
-                  "with gpushare.Gate(4, folder=%r).held(False, 3):\n"
-                  "    print('holding', flush=True); time.sleep(%r)\n"
-                  % (os.path.dirname(os.path.dirname(gpushare.__file__)), self.tmp.name, 3 * HOLD))
-        other = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, universal_newlines=True)
-        try:
-            self.assertEqual(other.stdout.readline().strip(), "holding")
+        with self.another_process_holding((False, 3)):
             gate = self.gate(4)
             threads = [self.start(gate, k, False, seconds=0.1) for k in range(2)]
             for t in threads:
                 t.join()
             self.assertFalse(self.line.overlap(0, 1), "two runs of one slot beside another process's three of four")
-        finally:
-            other.wait()
-            other.stdout.close()
 
     def test_a_holder_that_dies_releases_the_gpu(self):
         script = ("import os, sys; sys.path.insert(0, %r)\n"
