@@ -12,7 +12,8 @@
 
 Exit status: 0 full marks with every check run; 1 points lost; 2 bad usage, or no sandbox can be made
 here and --no-sandbox was not given;
-77 no points lost, but runtime checks were not run because no GPU could run them;
+77 no points lost, but checks were not run for what this machine lacks (a usable GPU, or compute-sanitizer
+for the memcheck check);
 141 the output was closed before the grader finished (e.g. `grade.py ... | head`): it stops quietly,
 as a command killed by SIGPIPE does (128 + 13).
 """
@@ -42,7 +43,7 @@ grade a class, or merge the shards of one (each has its own --help):
   grade.py batch SUBMISSIONS_DIR --lab NN [--out DIR] [--jobs J] [--timeout SEC] [--regrade] [--seed S] [--shard I/N] [--roster FILE] [--no-sandbox]
   grade.py merge SHARD_OUT_DIR... --out DIR [--roster FILE]
 
-exit status: 0 full marks; 1 points lost; 2 bad usage or no sandbox (see --no-sandbox); 77 no points lost but runtime checks not run (no GPU);
+exit status: 0 full marks; 1 points lost; 2 bad usage or no sandbox (see --no-sandbox); 77 no points lost but checks not run (no GPU, or no compute-sanitizer);
 141 output closed early (e.g. | head)"""
 
 
@@ -76,8 +77,8 @@ def parse_args(argv):
 
 
 # What each exit status means, said on the grader's last line: `make grade` shows only "Error 77".
-STATUS_WORDS = {exits.FAILED: "points lost", exits.NOT_RUN: "no points lost, but the runtime checks were not run "
-                "(no usable GPU); not a pass"}
+STATUS_WORDS = {exits.FAILED: "points lost", exits.NOT_RUN: "no points lost, but checks were not run for what "
+                "this machine lacks (no usable GPU, or no compute-sanitizer); not a pass"}
 
 
 def submission_folder(path, labs, scratch):
@@ -102,7 +103,7 @@ def exit_status(reports):
     results = [r for rep in reports for r in rep.results]
     if chk.points_lost(results):
         return exits.FAILED
-    if chk.not_run_for_lack_of_gpu(results):
+    if chk.lacked(results):
         return exits.NOT_RUN
     return exits.OK
 

@@ -7,7 +7,7 @@
   kit.py bench LAB [ARGS...]    the lab's timing table on this GPU (make bench LAB=04)
   kit.py sanitize LAB [ARGS...] build the student's lab and run its harness under compute-sanitizer's
                                 memcheck, the device heap checked too (make sanitize LAB=04); without
-                                ARGS, on the lab's small recorded case
+                                ARGS, on the case the memcheck check runs
   kit.py doctor                 toolkit, GPU, whether dynamic parallelism runs, what will be skipped
   kit.py starters [--check]     regenerate labs/ starters from solutions/ (--check: fail on drift)
 """
@@ -20,16 +20,13 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from gradelib import build, exits, feedback, paths, sandbox, starters  # noqa: E402
+from gradelib import build, exits, feedback, memcheck, paths, sandbox, starters  # noqa: E402
 from gradelib import gpu as gpu_mod  # noqa: E402
 from gradelib import registry  # noqa: E402
 
 
 USAGE = {"run": "make run LAB=01 [ARGS='--K 8 --M 4 --N 1000']", "legacy": "make legacy LAB=NN",
          "bench": "make bench LAB=NN [ARGS='--repeats 9']", "sanitize": "make sanitize LAB=NN [ARGS='...']"}
-# memcheck, with allocations on the device heap (malloc in a kernel) checked too; an error found makes
-# compute-sanitizer exit 1. racecheck, synccheck and initcheck do not support dynamic parallelism.
-SANITIZE = ["--tool", "memcheck", "--check-device-heap", "yes", "--error-exitcode", "1"]
 
 
 def resolve_or_exit(spec, command=None):
@@ -121,19 +118,9 @@ def cmd_run(args):
     return code
 
 
-def compute_sanitizer():
-    """compute-sanitizer's path: on PATH, else beside nvcc (the toolkit's bin/), else None."""
-    found = shutil.which("compute-sanitizer")
-    nvcc = shutil.which("nvcc")
-    if found is None and nvcc is not None:
-        beside = os.path.join(os.path.dirname(os.path.realpath(nvcc)), "compute-sanitizer")
-        found = beside if os.access(beside, os.X_OK) else None
-    return found
-
-
 def cmd_sanitize(args):
     lab = resolve_or_exit(args[0] if args else "", "sanitize")
-    sanitizer = compute_sanitizer()
+    sanitizer = memcheck.find()
     if sanitizer is None:
         print("make sanitize LAB=%s: not run: no compute-sanitizer here (it comes with the CUDA toolkit, in "
               "its bin/ folder beside nvcc)" % lab.number)
@@ -143,10 +130,13 @@ def cmd_sanitize(args):
         return made
     no_gpu_exit("sanitize", lab)
     program = _student_program(lab)
-    harness_args = args[1:] or lab.harness_args(lab.recorded_case)
-    argv = [sanitizer] + SANITIZE + [program] + harness_args
+    harness_args = args[1:] or lab.harness_args(lab.memcheck_case)
+    argv = memcheck.command(sanitizer) + [program] + harness_args
     print("$ %s" % " ".join(paths.relative(a) if a == program else a for a in argv), flush=True)
-    return subprocess.run(argv, env=build.make_env()).returncode
+    code = subprocess.run(argv, env=build.make_env()).returncode
+    if code == memcheck.ERRORS_EXIT:
+        print("make sanitize LAB=%s: memcheck found errors (above: what, and where in your file)" % lab.number)
+    return code
 
 
 def _lab_command(command, args, needs_gpu):

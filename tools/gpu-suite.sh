@@ -2,13 +2,16 @@
 # The kit on a machine with a GPU, in one call: build everything, run the whole test suite
 # (CPU and GPU tests), the timing figures, and print a short table last.
 #
-#   tools/gpu-suite.sh [all|tests|thresholds|figures|costs|throughput|hostile|sandbox|mutants]
+#   tools/gpu-suite.sh [all|tests|thresholds|figures|costs|memcheck|throughput|hostile|sandbox|mutants]
 #     tests:      make all, make doctor, make test (every CPU and GPU test; the JUnit file and the probe's
 #                 document are what tools/suite_summary.py sums up into handouts/figures/data/suite.json)
 #     thresholds: both sides of the grader's timing thresholds and the races (tools/measure_thresholds.py)
 #     figures:    the solutions graded, what a student sees, the recorded harness documents of every
 #                 submission and the handout figures drawn from them, the Lab 04 bench table (data/bench-04.json)
 #     costs:      make costs, what launches and device malloc cost here (data/costs.json); "all" runs it too
+#     memcheck:   what compute-sanitizer's memcheck costs on each lab's memcheck case, and its verdict on each
+#                 solution and memcheck known-wrong submission (tools/memcheck_costs.py, data/memcheck.json); "all"
+#                 runs it too
 #     feedback:   the feedback pages (grade.py --html) of each lab's solution and one known-wrong submission,
 #                 graded here; tools/browser_check.py looks at them in Chromium where there is one (this
 #                 machine may have none: the pages come back in the logs, and are kept in
@@ -36,7 +39,7 @@ mkdir -p "$LOGS/recorded" "$LOGS/data"
 export PYTHONUNBUFFERED=1
 build_status=- test_status=- thresholds_status=- grade_status=- run_status=- starter_grade_status=- throughput_status=-
 mutants_status=- draw_status=- costs_status=- bench_status=- feedback_status=- hostile_status=- breach_status=-
-cost_status=-
+cost_status=- memcheck_status=-
 
 { nvidia-smi --query-gpu=name,compute_cap,driver_version,memory.total --format=csv; nvcc --version | tail -n 2; } \
     > "$LOGS/machine.txt" 2>&1
@@ -84,6 +87,11 @@ fi
 if [ "$PHASE" = all ] || [ "$PHASE" = costs ]; then
 timeout 300 make costs > "$LOGS/costs.txt" 2>&1; costs_status=$?
 cp build/costs/costs.json "$LOGS/data/costs.json" 2>/dev/null
+fi
+
+if [ "$PHASE" = all ] || [ "$PHASE" = memcheck ]; then
+timeout 400 python3 tools/memcheck_costs.py "$LOGS/data" --repeats "${MEMCHECK_REPEATS:-3}" > "$LOGS/memcheck.log" 2>&1
+memcheck_status=$?
 fi
 
 if [ "$PHASE" = all ] || [ "$PHASE" = feedback ]; then
@@ -157,6 +165,7 @@ echo
 case $PHASE in
     all|thresholds) cat "$LOGS/data/thresholds.md" 2>/dev/null || tail -n 20 "$LOGS/thresholds.log" ;;
     costs) tail -n 20 "$LOGS/costs.txt" ;;
+    memcheck) tail -n 9 "$LOGS/memcheck.log" ;;
     figures) tail -n 12 "$LOGS/draw-figures.log" ;;
     feedback) grep -H -E '^TOTAL' "$LOGS"/feedback/*.txt; cat "$LOGS/feedback/browser-check.txt" ;;
     throughput) for f in "$LOGS"/throughput-*.log; do head -n 24 "$f"; done ;;
@@ -170,9 +179,10 @@ printf '%-30s %s\n' "make all" "$build_status" "make test" "$test_status" "thres
     "make grade LAB=01, starter (2)" "$starter_grade_status" "recorded documents, figures" "$draw_status" \
     "batch throughput" "$throughput_status" "mutants" "$mutants_status" "make costs" "$costs_status" \
     "make bench LAB=04" "$bench_status" "feedback pages" "$feedback_status" "hostile classes" "$hostile_status" \
-    "breaches without the sandbox" "$breach_status" "sandbox cost" "$cost_status"
+    "breaches without the sandbox" "$breach_status" "sandbox cost" "$cost_status" "memcheck" "$memcheck_status"
 [ -n "${OUT:-}" ] && tar -czf "$OUT/suite.tar.gz" -C build gpu-suite
 ok() { [ "$1" = 0 ] || [ "$1" = - ]; }
 ok "$build_status" && ok "$test_status" && ok "$thresholds_status" && ok "$grade_status" && ok "$draw_status" &&
     ok "$throughput_status" && ok "$mutants_status" && ok "$costs_status" && ok "$bench_status" &&
-    ok "$feedback_status" && ok "$hostile_status" && ok "$breach_status" && ok "$cost_status"
+    ok "$feedback_status" && ok "$hostile_status" && ok "$breach_status" && ok "$cost_status" &&
+    ok "$memcheck_status"

@@ -57,7 +57,7 @@ from . import gpu as gpu_mod
 from . import registry
 from .archives import BadArchive, scan_class
 from .grading import DEFAULT_TIMEOUT, grade_lab, sandbox_choice
-from .sheets import BAD_ARCHIVE, FULL_MARKS, GRADER_ERROR, NOT_RUN_NO_GPU, POINTS_LOST
+from .sheets import BAD_ARCHIVE, FULL_MARKS, GRADER_ERROR
 
 INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command stopped by Ctrl-C
 
@@ -170,7 +170,7 @@ def grade_submission(lab, sub, files, batch_seed, version, gpu, timeout, scratch
         rep = grade_lab(lab, lab_dir, record["seed"], timeout=timeout, gpu=gpu, sandboxed=sandboxed)
         record.update(verdict=sheets.verdict_of(rep), score=rep.score, max_score=rep.max_score,
                       checks={r.name: r.score for r in rep.results}, report=rep.to_dict(),
-                      runtime_not_run=chk.not_run_for_lack_of_gpu(rep.results), costs=rep.costs())
+                      runtime_not_run=bool(chk.lacked(rep.results)), costs=rep.costs())
         record["report"]["submission"] = record["source"]
         text = report.lab_text(rep).replace(rep.submission_dir_label, record["source"])
         scores = report.gradescope([rep], record["seed"], gpu)
@@ -363,7 +363,7 @@ class _Progress:
     def __call__(self, record):
         self.done += 1
         self.graded_now += 1
-        if record["verdict"] not in (FULL_MARKS, POINTS_LOST, NOT_RUN_NO_GPU):
+        if not sheets.scored(record["verdict"]):
             self.failures += 1  # did not build, run or unpack
         elapsed = self.seconds()
         left = ""
@@ -378,11 +378,12 @@ class _Progress:
 
 
 def runtime_not_run(record):
-    """Whether a graded submission had runtime checks left unrun for want of a GPU
-    (checks.not_run_for_lack_of_gpu, kept in the record; read from its checks for older records)."""
+    """Whether a graded submission had runtime checks left unrun for what the machine lacked, a GPU or
+    compute-sanitizer (checks.lacked, kept in the record; read from its checks for older records)."""
     if "runtime_not_run" in record:
         return record["runtime_not_run"]
-    return any(c.get("skipped_no_gpu") for c in (record.get("report") or {}).get("checks", []))
+    return any(c.get("skipped_no_gpu") or c.get("not_run_lacking")
+               for c in (record.get("report") or {}).get("checks", []))
 
 
 def batch_status(records, expected_ids, refused=(), interrupted=False):
@@ -403,8 +404,8 @@ def batch_status(records, expected_ids, refused=(), interrupted=False):
 STATUS_LINES = {
     exits.FAILED: "exit status 1: some of the class folder could not be graded (see REFUSED, NOT GRADED and "
                   "grader error above)",
-    exits.NOT_RUN: "exit status 77: runtime checks were NOT RUN (no GPU): these scores are build and static "
-                   "checks only; grade on a machine with a GPU",
+    exits.NOT_RUN: "exit status 77: checks were NOT RUN for what this machine lacks (a GPU, or compute-sanitizer): "
+                   "these scores leave them out; grade on a machine that has them",
 }
 
 

@@ -2,8 +2,10 @@
 
 A check has a name, points, a kind (build, static or runtime), an optional parent and a hint that
 names the handout section to read. Its function returns an Outcome. A check whose parent did not
-pass is skipped with that reason; a runtime check is skipped when there is no GPU. Scoring is
-partial: each check scores on its own, and a failed check may earn a fraction of its points.
+pass is skipped with that reason; a runtime check is skipped when there is no GPU, and a check that
+needs a tool this machine lacks (compute-sanitizer) says so (not_run_here). A check not run for what the
+machine lacks costs no points and is no pass either (grade.py exits 77). Scoring is partial: each check
+scores on its own, and a failed check may earn a fraction of its points.
 """
 import time
 import traceback
@@ -17,15 +19,19 @@ STATIC = "static"
 RUNTIME = "runtime"
 KINDS = (BUILD, STATIC, RUNTIME)
 
+# What a machine may lack for a check to run (CheckResult.lacking).
+GPU = "a usable GPU"
+
 
 class Outcome:
     """What a check function found. Use passed(), failed() or skipped()."""
 
-    def __init__(self, status, message="", fraction=None, failure=None):
+    def __init__(self, status, message="", fraction=None, failure=None, lacking=None):
         self.status = status
         self.message = message
         self.fraction = fraction
         self.failure = failure  # why it failed, as a kind of gradelib.failures (None: points lost)
+        self.lacking = lacking  # what this machine lacks to run the check (not_run_here), else None
 
 
 def passed(message=""):
@@ -40,6 +46,12 @@ def failed(message, fraction=0.0, failure=None):
 
 def skipped(reason):
     return Outcome(SKIPPED, reason, 0.0)
+
+
+def not_run_here(lacking, reason):
+    """The check could not run on this machine, which lacks a tool it needs (lacking: e.g.
+    "compute-sanitizer"): skipped with reason, and not held against the submission."""
+    return Outcome(SKIPPED, reason, 0.0, lacking=lacking)
 
 
 class Check:
@@ -59,14 +71,19 @@ class Check:
 
 
 class CheckResult:
-    def __init__(self, check, status, score, message, no_gpu=False, failure=None):
+    def __init__(self, check, status, score, message, failure=None, lacking=None):
         self.check = check
         self.status = status
         self.score = score
         self.message = message
-        self.no_gpu = no_gpu  # skipped because no GPU could run it
+        self.lacking = lacking  # skipped because this machine lacks it (GPU, or a tool's name), else None
         self.failure = failure  # the Outcome's failure kind, if any
         self.seconds = 0.0  # how long it took (run_checks), for the grader's cost reports
+
+    @property
+    def no_gpu(self):
+        """Skipped because no GPU could run it."""
+        return self.lacking == GPU
 
     @property
     def name(self):
@@ -83,6 +100,7 @@ class CheckResult:
             "message": self.message,
             "hint": self.check.hint,
             "skipped_no_gpu": self.no_gpu,
+            "not_run_lacking": self.lacking,
             "failure": self.failure,
         }
 
@@ -108,12 +126,12 @@ def run_checks(checks, ctx, no_gpu_reason=None):
 def _skip_result(check, results, no_gpu_reason):
     """The result of a check that is not evaluated (its parent did not pass, or no GPU), else None."""
     parent = results.get(check.parent) if check.parent is not None else None
-    if parent is not None and parent.no_gpu:
-        return CheckResult(check, SKIPPED, 0, parent.message, no_gpu=True)
+    if parent is not None and parent.lacking:
+        return CheckResult(check, SKIPPED, 0, parent.message, lacking=parent.lacking)
     if parent is not None and parent.status != PASSED:
         return CheckResult(check, SKIPPED, 0, "skipped: '%s' did not pass" % parent.name)
     if check.kind == RUNTIME and no_gpu_reason:
-        return CheckResult(check, SKIPPED, 0, no_gpu_reason, no_gpu=True)
+        return CheckResult(check, SKIPPED, 0, no_gpu_reason, lacking=GPU)
     return None
 
 
@@ -135,7 +153,8 @@ def _evaluate(check, ctx):
         score = round(check.points * (outcome.fraction or 0.0), 2)
     else:
         score = 0
-    return CheckResult(check, outcome.status, score, outcome.message, failure=outcome.failure)
+    return CheckResult(check, outcome.status, score, outcome.message, failure=outcome.failure,
+                       lacking=outcome.lacking)
 
 
 def total(results):
@@ -144,10 +163,19 @@ def total(results):
 
 
 def points_lost(results):
-    """Whether any check lost points for what the submission did (a check not run for want of a GPU
-    lost none)."""
-    return any(r.score < r.check.points and not r.no_gpu for r in results)
+    """Whether any check lost points for what the submission did (a check not run for what this
+    machine lacks, a GPU or a tool, lost none)."""
+    return any(r.score < r.check.points and not r.lacking for r in results)
 
 
 def not_run_for_lack_of_gpu(results):
     return any(r.no_gpu for r in results)
+
+
+def lacked(results):
+    """What this machine lacked for some of the checks to run, in the checks' order, each once."""
+    lacked = []
+    for r in results:
+        if r.lacking and r.lacking not in lacked:
+            lacked.append(r.lacking)
+    return lacked

@@ -103,8 +103,8 @@ def page(rep, heading, meta_lines, figure=None, shown_as=None):
     rows = []
     failures = []
     for r in rep.results:
-        status = "not-run" if r.no_gpu else r.status
-        word = "NOT RUN (no GPU)" if r.no_gpu else _STATUS_WORDS[r.status]
+        status = "not-run" if r.lacking else r.status
+        word = ("NOT RUN (no GPU)" if r.no_gpu else "NOT RUN (no %s)" % r.lacking) if r.lacking else _STATUS_WORDS[r.status]
         rows.append('<tr class="%s"><td class="name">%s</td><td class="status">%s</td>'
                     '<td class="points">%s / %s</td><td class="kind">%s</td></tr>'
                     % (status, esc(r.name), word, report.fmt_points(r.score), report.fmt_points(r.check.points),

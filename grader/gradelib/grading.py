@@ -6,7 +6,7 @@ import shutil
 import sys
 import tempfile
 
-from . import build, exits, failures, gpushare, harness, paths, ptx, process, sandbox
+from . import build, exits, failures, gpushare, harness, memcheck, paths, ptx, process, sandbox
 from . import checks as chk
 from .registry import times_something
 
@@ -141,6 +141,47 @@ def runs_cleanly(points, hint, problem=None):
     own reason a run is not clean (e.g. the kit's reference disagreeing with the formula)."""
     return chk.Check(RUNS_CLEANLY, points, chk.RUNTIME, lambda ctx: _runs_cleanly(ctx, problem),
                      parent=COMPILES, hint=hint)
+
+
+MEMCHECK = "no memory errors (memcheck)"
+# Seconds the memcheck run may take, at least: compute-sanitizer starts slower than the harness alone
+# and each kernel runs instrumented (measured: RESULTS.md, "compute-sanitizer's memcheck").
+MEMCHECK_TIME_LIMIT = 60
+
+
+def memcheck_clean(points, hint):
+    """The check every rubric has third: the student's build runs the lab's memcheck case (Lab.memcheck_case)
+    under compute-sanitizer's memcheck, the device heap checked too, and memcheck reports no error: no
+    access out of bounds or misaligned, no bad free, no failed CUDA call. Not run where compute-sanitizer
+    is missing (not held against the submission)."""
+    return chk.Check(MEMCHECK, points, chk.RUNTIME, _memcheck_clean, parent=RUNS_CLEANLY, hint=hint)
+
+
+def _memcheck_clean(ctx):
+    sanitizer = memcheck.find()
+    if sanitizer is None:
+        return chk.not_run_here(memcheck.TOOL, "not run: no %s here (it comes with the CUDA toolkit, in its bin/ "
+                                               "folder beside nvcc)" % memcheck.TOOL)
+    params = ctx.lab.memcheck_case
+    limit = max(ctx.timeout, MEMCHECK_TIME_LIMIT)
+    result = harness.run_under(memcheck.command(sanitizer), memcheck.tool_folder(sanitizer), ctx.lab, ctx.program,
+                               params, limit, ctx.work_dir, ctx.sandboxed,
+                               gpushare.slots_for(ctx.lab.gpu_bytes(params)))
+    found = memcheck.read(result.output, ctx.work_dir)
+    how = "make sanitize LAB=%s ARGS=\"%s\"" % (ctx.lab.number, " ".join(ctx.lab.harness_args(params)))
+    if result.verdict != process.OK and result.verdict != process.EXITED or found.errors is None:
+        return chk.failed("memcheck did not finish (%s): the harness under it %s\n%s"
+                          % (how, result.describe(limit), _output_tail(result.output)))
+    if found.errors == 0 and result.returncode != memcheck.ERRORS_EXIT:
+        return chk.passed("memcheck: no errors (%s)" % how)
+    shown = found.first[:3]
+    return chk.failed("memcheck found %d error(s) in this run (%s)%s:\n%s"
+                      % (found.errors, how, ", the first %d" % len(shown) if found.errors > len(shown) else "",
+                         "\n".join(_indent_block(b) for b in shown) or _output_tail(result.output)))
+
+
+def _indent_block(text):
+    return "\n".join("      " + l for l in text.splitlines())
 
 
 def _compiles(ctx):

@@ -15,8 +15,12 @@ class Lab:
     make_cases      rng -> list of case parameter dicts; one harness run per dict
     recorded_case   the case whose result documents the kit records (grader/tests/data/recorded/) and
                     draws the handout's figures from
-    checks          the whole rubric, in order: grading.compiles(...), grading.runs_cleanly(...), then
-                    the lab's own checks
+    memcheck_case   the small case the memcheck check runs under compute-sanitizer, and `make sanitize`
+                    without ARGS (default: recorded_case): one that reaches the edges of the lab's
+                    arrays (a partly filled last block, the largest block), where an access out of
+                    bounds happens
+    checks          the whole rubric, in order: grading.compiles(...), grading.runs_cleanly(...),
+                    grading.memcheck_clean(...), then the lab's own checks
     starter_must_fail  names of static checks the starter must fail (the kit's own tests use it)
     gpu_bytes       params -> the GPU memory, in bytes, a case's run may take (None: no more than one
                     shared run's share, gpushare.BYTES_PER_SHARER). A case that needs more holds as
@@ -34,13 +38,14 @@ class Lab:
     """
 
     def __init__(self, name, title, handout, harness, make_cases, recorded_case, checks, starter_must_fail=(),
-                 gpu_bytes=None, test_time_limit=6):
+                 gpu_bytes=None, test_time_limit=6, memcheck_case=None):
         self.name = name
         self.title = title
         self.handout = handout
         self.harness = harness
         self.make_cases = make_cases
         self.recorded_case = dict(recorded_case)
+        self.memcheck_case = dict(memcheck_case or recorded_case)
         self.checks = list(checks)
         self.starter_must_fail = tuple(starter_must_fail)
         self.gpu_bytes = gpu_bytes or (lambda params: None)
@@ -49,6 +54,12 @@ class Lab:
     @property
     def number(self):
         return self.name.split("-", 1)[0]
+
+    @property
+    def own_checks(self):
+        """The lab's own checks: those after the three every rubric starts with (compiles, runs
+        cleanly, memcheck)."""
+        return self.checks[3:]
 
     @property
     def max_score(self):
@@ -63,7 +74,7 @@ class Lab:
         title: those cases as a whole grade with the same seed has them."""
         return Lab(self.name, title, self.handout, self.harness,
                    lambda rng: [c for c in self.make_cases(rng) if keep_case(c)], self.recorded_case, checks,
-                   self.starter_must_fail, self.gpu_bytes, self.test_time_limit)
+                   self.starter_must_fail, self.gpu_bytes, self.test_time_limit, self.memcheck_case)
 
     def check_named(self, name):
         for c in self.checks:

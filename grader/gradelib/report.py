@@ -40,7 +40,7 @@ def lab_text(report, verbose=False):
             if hint(r, report.lab):
                 lines.append("      hint: " + hint(r, report.lab))
     no_gpu = [r for r in report.results if r.no_gpu]
-    skipped_by_parent = [r for r in report.results if r.status == chk.SKIPPED and not r.no_gpu]
+    skipped_by_parent = [r for r in report.results if r.status == chk.SKIPPED and not r.lacking]
     if skipped_by_parent:
         lines.append("  skipped because a check they depend on did not pass: "
                      + ", ".join(r.name for r in skipped_by_parent))
@@ -48,6 +48,11 @@ def lab_text(report, verbose=False):
         # Why there is no GPU is said once, where the grader starts; each lab only counts what it lost.
         lines.append("  runtime checks NOT RUN (%d checks, %s points): no usable GPU"
                      % (len(no_gpu), fmt_points(sum(r.check.points for r in no_gpu))))
+    for lacking in chk.lacked(report.results):
+        if lacking != chk.GPU:
+            lacked = [r for r in report.results if r.lacking == lacking]
+            lines.append("  NOT RUN for want of %s (%s, %s points): not held against you, not a pass"
+                         % (lacking, ", ".join(r.name for r in lacked), fmt_points(sum(r.check.points for r in lacked))))
     lines.append("  score: %s/%s" % (fmt_points(report.score), fmt_points(report.max_score)))
     return "\n".join(lines)
 

@@ -13,6 +13,7 @@ from .grading import COMPILES, RUNS_CLEANLY
 FULL_MARKS = "full marks"
 POINTS_LOST = "points lost"
 NOT_RUN_NO_GPU = "runtime not run (no GPU)"
+NOT_RUN_LACKING = "checks not run (no %s)"  # % what the machine lacks (a tool: compute-sanitizer)
 BAD_ARCHIVE = "bad archive"
 GRADER_ERROR = "grader error"
 NOT_GRADED = "not graded"
@@ -30,7 +31,15 @@ def verdict_of(rep):
         return POINTS_LOST
     if chk.not_run_for_lack_of_gpu(rep.results):
         return NOT_RUN_NO_GPU
+    lacked = chk.lacked(rep.results)
+    if lacked:
+        return NOT_RUN_LACKING % ", ".join(lacked)
     return FULL_MARKS
+
+
+def scored(verdict):
+    """Whether a verdict is that of a submission that built and ran (its score says the rest)."""
+    return verdict in (FULL_MARKS, POINTS_LOST, NOT_RUN_NO_GPU) or verdict.startswith(NOT_RUN_LACKING.split("%")[0])
 
 
 def scores_csv(lab, records, expected_ids, refused=()):

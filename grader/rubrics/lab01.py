@@ -9,7 +9,7 @@ the work of the child grids that ran.
 from gradelib import checks as chk
 from gradelib import ptx
 from gradelib.grading import (COMPILES, FAULT, RUNS_CLEANLY, barrier_reached, compiles, launched_grids_problem,
-                             launches_checked_in_order, per_case, runs_cleanly)
+                             launches_checked_in_order, per_case, memcheck_clean, runs_cleanly)
 from gradelib.harness import Contract, Option
 from gradelib.registry import Lab, hint
 
@@ -150,6 +150,10 @@ def check_grid_shape(ctx):
     return per_case(ctx, evaluate)
 
 
+# The memcheck case: blocks of 32 warps, the most the harness takes (a per-warp array's last entry).
+MEMCHECK_CASE = {"K": 3, "M": 32, "N": 100}
+
+
 LAB = Lab(
     name="01-divergent-counter",
     title="Lab 01: divergent counter",
@@ -157,10 +161,12 @@ LAB = Lab(
     harness=HARNESS,
     make_cases=make_cases,
     recorded_case={"K": 5, "M": 3, "N": 7},
+    memcheck_case=MEMCHECK_CASE,
     starter_must_fail=("device launch in PTX", "launch errors checked"),
     checks=[
         compiles(2, hint=hint(HANDOUT, "2.2 (the launch statement)")),
         runs_cleanly(1, hint=hint(HANDOUT, "2.4 (errors are per thread)"), problem=reference_problem),
+        memcheck_clean(1, hint=hint(HANDOUT, "4 (how it is graded)")),
         chk.Check("device launch in PTX", 2, chk.STATIC, check_device_launch, parent=COMPILES,
                   hint=hint(HANDOUT, "2.2 (the launch statement) and 3 (the lab, step by step)")),
         chk.Check("launch errors checked", 1, chk.STATIC, check_launch_checked, parent=COMPILES,

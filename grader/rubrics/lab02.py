@@ -9,7 +9,7 @@ slot (a late start): a second write that is not ordered after the child then lan
 from gradelib import checks as chk
 from gradelib import ptx
 from gradelib.grading import (COMPILES, RUNS_CLEANLY, barrier_reached, compiles, launched_grids_problem,
-                             launches_checked_in_order, per_case, runs_cleanly)
+                             launches_checked_in_order, per_case, memcheck_clean, runs_cleanly)
 from gradelib.harness import Contract, Option
 from gradelib.registry import Lab, hint
 
@@ -165,6 +165,7 @@ LAB = Lab(
     checks=[
         compiles(1, hint=hint(HANDOUT, "2.6 (then and now: the legacy API)")),
         runs_cleanly(1, hint=hint(HANDOUT, "2.4 (tail launch and fire-and-forget)")),
+        memcheck_clean(1, hint=hint(HANDOUT, "4 (how it is graded)")),
         chk.Check("continuation is tail-launched", 2, chk.STATIC, check_tail_launches, parent=COMPILES,
                   hint=hint(HANDOUT, "2.4 (tail launch and fire-and-forget)")),
         chk.Check("no device-side cudaDeviceSynchronize", 1, chk.STATIC, check_no_device_sync, parent=COMPILES,

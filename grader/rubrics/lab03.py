@@ -8,7 +8,7 @@ from gradelib import checks as chk
 from gradelib import ptx
 from gradelib.diff import multiset_diff
 from gradelib.grading import (COMPILES, RUNS_CLEANLY, compiles, explained, launched_grids_problem,
-                             launches_checked_in_order, per_case, runs_cleanly)
+                             launches_checked_in_order, per_case, memcheck_clean, runs_cleanly)
 from gradelib.harness import Contract, Option
 from gradelib.registry import Lab, hint
 
@@ -120,6 +120,10 @@ def check_deep(ctx):
     return per_case(ctx, evaluate)
 
 
+# The memcheck case: blocks of 1,024 threads, the most the harness takes (a per-thread array's end).
+MEMCHECK_CASE = {"blocks": 2, "threads": 1024, "depth": 100, "print": 0}
+
+
 LAB = Lab(
     name="03-nested-recursion",
     title="Lab 03: nested recursion",
@@ -127,6 +131,7 @@ LAB = Lab(
     harness=HARNESS,
     make_cases=make_cases,
     recorded_case={"blocks": 2, "threads": 6, "depth": 2500},
+    memcheck_case=MEMCHECK_CASE,
     starter_must_fail=("recursive launch in PTX", "Part B fix explained"),
     # The 100,000-level chain, first in its process, took up to 16 s with 16 runs sharing the H100 (a
     # shared case over the limit runs again alone, where its process took 1.4 s to the chain's end).
@@ -134,6 +139,7 @@ LAB = Lab(
     checks=[
         compiles(1, hint=hint(HANDOUT, "3 (the lab, step by step)")),
         runs_cleanly(1, hint=hint(HANDOUT, "2.4 (the pending-launch pool)")),
+        memcheck_clean(1, hint=hint(HANDOUT, "4 (how it is graded)")),
         chk.Check("recursive launch in PTX", 1, chk.STATIC, check_recursive_launch, parent=COMPILES,
                   hint=hint(HANDOUT, "2.2 (recursion from the device: the nested hello world)")),
         chk.Check("Part B fix explained", 1, chk.STATIC, check_explanation, parent=COMPILES,

@@ -11,7 +11,7 @@ from gradelib import checks as chk
 from gradelib import ptx
 from gradelib.bezier_lines import first_wrong_vertex
 from gradelib.grading import (COMPILES, RUNS_CLEANLY, compiles, launch_log_problem, launches_checked_in_order,
-                             per_case, runs_cleanly)
+                             per_case, memcheck_clean, runs_cleanly)
 from gradelib.harness import Contract, Option
 from gradelib.registry import Lab, hint
 
@@ -315,6 +315,10 @@ def gpu_bytes(params):
     return 2 * heap_need + (1 << 30)
 
 
+# The memcheck case: the recorded lines; the last parent block is partly past n_lines (300 = 4 x 64 + 44).
+MEMCHECK_CASE = {"lines": 300, "factor": 64, "max": 256, "seed": 5}
+
+
 LAB = Lab(
     name="04-bezier-streams",
     title="Lab 04: Bezier tessellation, streams and pool limits",
@@ -322,6 +326,7 @@ LAB = Lab(
     harness=HARNESS,
     make_cases=make_cases,
     recorded_case={"lines": 300, "factor": 64, "max": 256, "seed": 5, "figure_lines": 60},
+    memcheck_case=MEMCHECK_CASE,
     starter_must_fail=("device launch into a created stream or fire-and-forget", "launch checked after it is made"),
     gpu_bytes=gpu_bytes,
     # The 4 GiB edge case takes the solution about 8 s alone on an H100, and its shared cases took up
@@ -330,6 +335,7 @@ LAB = Lab(
     checks=[
         compiles(1, hint=hint(HANDOUT, "3 (the lab, step by step)")),
         runs_cleanly(1, hint=hint(HANDOUT, "3 (the lab, step by step)")),
+        memcheck_clean(1, hint=hint(HANDOUT, "4 (how it is graded)")),
         chk.Check("device launch into a created stream or fire-and-forget", 1, chk.STATIC, check_launch_and_streams, parent=COMPILES,
                   hint=hint(HANDOUT, "2.5 (streams: why the NULL stream serializes)")),
         chk.Check("launch checked after it is made", 1, chk.STATIC, check_launch_checked_after, parent=COMPILES,

@@ -18,7 +18,7 @@ import subprocess
 
 from gradelib import checks as chk
 from gradelib import paths
-from gradelib.grading import COMPILES, RUNS_CLEANLY, compiles, explained, per_case, runs_cleanly
+from gradelib.grading import COMPILES, RUNS_CLEANLY, compiles, explained, per_case, memcheck_clean, runs_cleanly
 from gradelib.harness import Contract, Option
 from gradelib.registry import Lab, hint
 
@@ -315,6 +315,10 @@ S_WAIT = "2.5 (waiting for your own work)"
 S_MEASURE = "2.6 (how the kit measures a timeline)"
 S_STEPS = "3 (the lab, step by step)"
 
+# The memcheck case: 32 streams, the most the harness takes (the stamp arrays full).
+MEMCHECK_CASE = {"streams": 32, "threads": 8, "spin_us": 1000, "thread_spin_us": 1000, "repeats": 1}
+
+
 LAB = Lab(
     name="05-default-streams",
     title="Lab 05: default streams",
@@ -322,10 +326,12 @@ LAB = Lab(
     harness=HARNESS,
     make_cases=make_cases,
     recorded_case={"streams": 8, "threads": 8, "spin_us": 1000, "thread_spin_us": 1000, "repeats": 5},
+    memcheck_case=MEMCHECK_CASE,
     starter_must_fail=("Part B waits without cudaDeviceSynchronize", "fix explained"),
     checks=[
         compiles(1, hint=_hint(S_STEPS, S_PER_THREAD)),
         runs_cleanly(1, hint=_hint(S_MEASURE), problem=run_problem),
+        memcheck_clean(1, hint=hint(HANDOUT, "4 (how it is graded)")),
         chk.Check("flags file allowed", 1, chk.STATIC, check_flags_allowed, hint=_hint(S_PER_THREAD)),
         chk.Check("Part B waits without cudaDeviceSynchronize", 1, chk.STATIC, check_no_device_sync_in_part_b,
                   parent=COMPILES, hint=_hint(S_WAIT)),

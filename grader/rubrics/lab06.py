@@ -16,7 +16,7 @@ import re
 from gradelib import checks as chk
 from gradelib import ptx
 from gradelib.bezier_lines import first_wrong_vertex
-from gradelib.grading import COMPILES, RUNS_CLEANLY, compiles, launch_log_problem, left_out_note, per_case, runs_cleanly
+from gradelib.grading import COMPILES, RUNS_CLEANLY, compiles, launch_log_problem, left_out_note, per_case, memcheck_clean, runs_cleanly
 from gradelib.harness import Contract, Option
 from gradelib.registry import Lab, hint
 
@@ -457,6 +457,11 @@ def gpu_bytes(params):
             + HARNESS_MEMORY_MARGIN)
 
 
+# The memcheck case: every part small: a pool of 1,000 slots under 4x the requests, then 300 lines (the
+# last parent block partly past n_lines: 300 = 4 x 64 + 44).
+MEMCHECK_CASE = {"capacity": 1000, "requests": 4000, "lines": 300, "objects": 0, "take_rounds": 0, "repeats": 0}
+
+
 LAB = Lab(
     name="06-parallel-allocator",
     title="Lab 06: a parallel allocator",
@@ -464,11 +469,13 @@ LAB = Lab(
     harness=HARNESS,
     make_cases=make_cases,
     recorded_case={},
+    memcheck_case=MEMCHECK_CASE,
     starter_must_fail=("counter_take aggregates the warp", "collect_vertices launches a child grid"),
     gpu_bytes=gpu_bytes,
     checks=[
         compiles(1, hint=hint(HANDOUT, "3 (the lab, step by step)")),
         runs_cleanly(1, hint=hint(HANDOUT, "3 (the lab, step by step)")),
+        memcheck_clean(1, hint=hint(HANDOUT, "4 (how it is graded)")),
         chk.Check("counter_take aggregates the warp", 1, chk.STATIC, check_warp_aggregated, parent=COMPILES,
                   hint=hint(HANDOUT, "2.3 (atomics and warp aggregation)")),
         chk.Check("no device malloc in your file", 1, chk.STATIC, check_no_device_malloc, parent=COMPILES,

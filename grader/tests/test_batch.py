@@ -272,13 +272,14 @@ class ShardTest(unittest.TestCase):
 
 
 class _Result:
-    def __init__(self, name, status, score=0, points=1, message="", no_gpu=False, failure=None):
+    def __init__(self, name, status, score=0, points=1, message="", lacking=None, failure=None):
         self.name = name
         self.status = status
         self.score = score
         self.check = chk.Check(name, points, chk.BUILD, None)
         self.message = message
-        self.no_gpu = no_gpu
+        self.lacking = lacking
+        self.no_gpu = lacking == chk.GPU
         self.failure = failure
 
 
@@ -320,7 +321,7 @@ class VerdictTest(unittest.TestCase):
         built = _Result(COMPILES, chk.PASSED, 1)
         self.assertEqual(self.verdict(built, rest=[_Result("x", chk.PASSED, 1)]), sheets.FULL_MARKS)
         self.assertEqual(self.verdict(built, rest=[_Result("x", chk.FAILED, 0)]), sheets.POINTS_LOST)
-        self.assertEqual(self.verdict(built, rest=[_Result("x", chk.SKIPPED, 0, no_gpu=True)]), sheets.NOT_RUN_NO_GPU)
+        self.assertEqual(self.verdict(built, rest=[_Result("x", chk.SKIPPED, 0, lacking=chk.GPU)]), sheets.NOT_RUN_NO_GPU)
 
 
 class BatchStatusTest(unittest.TestCase):
@@ -411,7 +412,7 @@ class BatchEndToEndTest(unittest.TestCase):
         first = run_grade(["batch", self.subs, "--lab", "1", "--out", out, "--seed", "3", "--jobs", "2"])
         # Every submission graded, none refused, and no GPU: 77, as grade.py gives, whatever the scores.
         self.assertEqual(first.returncode, exits.NOT_RUN, first.stdout)
-        self.assertIn("exit status 77: runtime checks were NOT RUN (no GPU)", first.stdout)
+        self.assertIn("exit status 77: checks were NOT RUN for what this machine lacks", first.stdout)
         sheet = read_sheet(out)
         self.assertEqual({k: v["verdict"] for k, v in sheet.items()}, {
             "good": sheets.NOT_RUN_NO_GPU, "broken": "compile error", "empty": "missing file",

@@ -203,7 +203,7 @@ class TopLevelMakeTest(unittest.TestCase):
 
 class SanitizeCommandTest(unittest.TestCase):
     """What make sanitize runs where there is a GPU: the lab's harness under memcheck, the device heap
-    checked, on the lab's recorded case unless ARGS are given; compute-sanitizer's status is the command's."""
+    checked, on the lab's memcheck case unless ARGS are given; compute-sanitizer's status is the command's."""
 
     def test_the_harness_under_memcheck(self):
         import kit
@@ -217,17 +217,18 @@ class SanitizeCommandTest(unittest.TestCase):
                 return real_run(argv, **kw)  # the kit's own make calls
             ran.append(argv)
             return subprocess.CompletedProcess(argv, 1)
-        with mock.patch.object(kit, "compute_sanitizer", lambda: "/x/compute-sanitizer"), \
+        with mock.patch.object(kit.memcheck, "find", lambda: "/x/compute-sanitizer"), \
                 mock.patch.object(kit, "_build_lab", lambda lab: 0), mock.patch.object(kit, "no_gpu_exit", lambda c, l: None), \
                 mock.patch.object(build, "cuda_arch", lambda: "90"), mock.patch.object(kit.subprocess, "run", fake_run), \
                 mock.patch("builtins.print"):
             self.assertEqual(kit.cmd_sanitize(["4"]), 1)
             self.assertEqual(kit.cmd_sanitize(["4", "--lines", "7"]), 1)
-        self.assertEqual(ran[0][:7], ["/x/compute-sanitizer", "--tool", "memcheck", "--check-device-heap", "yes",
-                                      "--error-exitcode", "1"])
-        self.assertTrue(ran[0][7].endswith(build.lab_vars(lab.name)["program"]))
-        self.assertEqual(ran[0][8:], lab.harness_args(lab.recorded_case))
-        self.assertEqual(ran[1][8:], ["--lines", "7"])
+        tool = len(kit.memcheck.command("/x/compute-sanitizer"))
+        self.assertEqual(ran[0][:tool], ["/x/compute-sanitizer", "--tool", "memcheck", "--check-device-heap", "yes",
+                                         "--print-limit", "10", "--error-exitcode", str(kit.memcheck.ERRORS_EXIT)])
+        self.assertTrue(ran[0][tool].endswith(build.lab_vars(lab.name)["program"]))
+        self.assertEqual(ran[0][tool + 1:], lab.harness_args(lab.memcheck_case))
+        self.assertEqual(ran[1][tool + 1:], ["--lines", "7"])
 
 
 if __name__ == "__main__":

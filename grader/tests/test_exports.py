@@ -81,7 +81,7 @@ class CanvasCsvTest(WithRoster, unittest.TestCase):
         text = sheets.canvas_csv(LAB, RECORDS, sheets.read_roster(self._roster()))
         table = rows(text)
         self.assertEqual(table[0], ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", LAB.title])
-        self.assertEqual(table[1], ["    Points Possible", "", "", "", "", "17"])
+        self.assertEqual(table[1], ["    Points Possible", "", "", "", "", str(LAB.max_score)])
         self.assertEqual(table[2], ["Smith, Alice", "501", "1001", "asmith", "CS 101-01", "17"])
         self.assertEqual(table[3], ['O\'Neil, "Bob"', "502", "1002", "boneil", "CS 101-02", "13.5"])
         self.assertEqual(table[4], ["carol", "", "", "carol", "", "0"])  # no roster row: the id stands in

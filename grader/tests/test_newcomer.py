@@ -151,7 +151,7 @@ class NoGpuWords(unittest.TestCase):
 
     def test_the_reason_is_said_once_for_every_lab(self):
         lab = registry.resolve("01")
-        results = [chk.CheckResult(c, chk.SKIPPED, 0, "a long reason", no_gpu=c.kind == chk.RUNTIME) for c in lab.checks]
+        results = [chk.CheckResult(c, chk.SKIPPED, 0, "a long reason", lacking=chk.GPU if c.kind == chk.RUNTIME else None) for c in lab.checks]
 
         class Rep:
             pass

@@ -9,7 +9,7 @@ import unittest
 
 from gradelib import build, grading, paths, registry
 from gradelib import checks as chk
-from gradelib.grading import COMPILES, RUNS_CLEANLY
+from gradelib.grading import COMPILES, MEMCHECK, RUNS_CLEANLY
 
 sys.path.insert(0, os.path.join(paths.KIT_ROOT, "tools"))
 import draw_figures  # noqa: E402
@@ -30,12 +30,17 @@ class ResolveTest(unittest.TestCase):
 
 
 class RubricTest(unittest.TestCase):
-    def test_every_rubric_starts_with_the_kits_two_checks(self):
+    def test_every_rubric_starts_with_the_kits_three_checks(self):
         for lab in registry.all_labs().values():
-            first, second = lab.checks[:2]
+            first, second, third = lab.checks[:3]
             self.assertEqual((first.name, first.kind, first.parent), (COMPILES, chk.BUILD, None), lab.name)
             self.assertEqual((second.name, second.kind, second.parent), (RUNS_CLEANLY, chk.RUNTIME, COMPILES),
                              lab.name)
+            self.assertEqual((third.name, third.kind, third.parent), (MEMCHECK, chk.RUNTIME, RUNS_CLEANLY),
+                             lab.name)
+            self.assertEqual(lab.own_checks, lab.checks[3:])
+            # the memcheck case is one the harness takes
+            lab.harness_args(lab.memcheck_case)
 
     def test_every_lab_declares_sound_checks(self):
         for lab in registry.all_labs().values():
