@@ -459,7 +459,7 @@ def gpu_bytes(params):
 
 # The memcheck case: every part small: a pool of 1,000 slots under 4x the requests, then 300 lines (the
 # last parent block partly past n_lines: 300 = 4 x 64 + 44).
-MEMCHECK_CASE = {"capacity": 1000, "requests": 4000, "lines": 300, "objects": 0, "take_rounds": 0, "repeats": 0}
+MEMCHECK_CASE = dict(CASE_DEFAULTS, capacity=1000, requests=4000, lines=300, seed=5)
 
 
 LAB = Lab(

@@ -39,8 +39,9 @@ class RubricTest(unittest.TestCase):
             self.assertEqual((third.name, third.kind, third.parent), (MEMCHECK, chk.RUNTIME, RUNS_CLEANLY),
                              lab.name)
             self.assertEqual(lab.own_checks, lab.checks[3:])
-            # the memcheck case is one the harness takes
+            # the memcheck case is one the harness takes, and one the gate can weigh
             lab.harness_args(lab.memcheck_case)
+            lab.gpu_bytes(lab.memcheck_case)
 
     def test_every_lab_declares_sound_checks(self):
         for lab in registry.all_labs().values():

@@ -1,6 +1,7 @@
 /* Known wrong: x is kept per warp in shared memory, and thread 0 fills it with a loop that runs one
  * past the end (<= where < belongs): in a block of 32 warps it writes x[32], outside the array. The
- * leaders read the right values, so the counter comes out right; memcheck sees the write. */
+ * leaders read the right values; the write past the block's shared memory is what fails (on an H100, the
+ * GPU stops the kernel with an illegal address). */
 #include "divergent_counter.h"
 
 __global__ void diverge_cta(unsigned long long *foo, int n)

@@ -1,7 +1,8 @@
 /* Known wrong: before launching the next level, thread 0 makes sure the block's last thread has said
  * hello, through a shared array of one flag per thread sized for 512 threads; a block may have up to
  * 1,024 (the harness's --threads), and the threads past 511 write outside the array. The records and
- * the launches come out right; memcheck sees the writes. */
+ * the launches would come out right; the writes past the block's shared memory are what fail (on an
+ * H100, the GPU stops the kernel with an illegal address). */
 #include "nested_recursion.h"
 
 /* Part A: the recursive hello world. Each level halves the thread count; thread 0 of each block
