@@ -183,6 +183,10 @@ def cmd_doctor(_args):
     if full_kit:
         ctest = shutil.which("ctest")
         print("ctest:   %s" % (_version_line([ctest, "--version"]) if ctest else "NOT FOUND: `make test` needs CMake/CTest"))
+    sanitizer = memcheck.find()
+    print("compute-sanitizer: %s" % ("%s  (%s)" % (_version_line([sanitizer, "--version"], containing="Version"), sanitizer)
+                                     if sanitizer else "NOT FOUND: the memcheck check and make sanitize will be NOT "
+                                     "RUN (it comes with the CUDA toolkit, in bin/ beside nvcc)"))
     smi = shutil.which("nvidia-smi")
     print("driver:  %s" % (_version_line(["nvidia-smi", "--query-gpu=name,compute_cap,driver_version",
                                         "--format=csv,noheader"]) if smi else "nvidia-smi not found"))
@@ -202,7 +206,8 @@ def cmd_doctor(_args):
     if info.available:
         print("GPU:     %s, compute capability %s" % (info.name, info.compute_capability))
         print("dynamic parallelism: works (a kernel launched a child grid and the host saw its write)")
-        print("grading: build, static and runtime checks all run")
+        print("grading: build, static and runtime checks all run%s" % (
+            "" if sanitizer else ", but for memcheck (no compute-sanitizer)"))
         return 0
     print("GPU:     none usable: %s" % info.reason)
     print("grading: build and static checks run; runtime checks will be reported NOT RUN")

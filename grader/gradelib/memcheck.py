@@ -22,6 +22,8 @@ _SUMMARY = re.compile(r"^========= ERROR SUMMARY: (\d+) errors?\s*$", re.M)
 # Lines of an error that say nothing of the student's code: where the host was when the kernel was launched.
 _HOST_LINES = re.compile(r"Host Frame|Saved host backtrace|Device Frame:.*\b(?:kit_|__cudaCDP2)")
 _SHOWN_LINES = 6  # of each error: what, where (file:line), which thread, the address
+# memcheck's lines that are no error of their own: its banner, its summaries, the target's exit status
+_NOT_ERRORS = ("ERROR SUMMARY", "COMPUTE-SANITIZER", "LEAK SUMMARY", "Target application returned an error")
 
 
 def find():
@@ -63,7 +65,7 @@ def read(output, strip_prefix=""):
         if not line.startswith(_PREFIX.rstrip()):
             continue
         text = line[len(_PREFIX):] if line.startswith(_PREFIX) else ""
-        if not text.strip() or text.startswith(("ERROR SUMMARY", "COMPUTE-SANITIZER", "LEAK SUMMARY")):
+        if not text.strip() or text.startswith(_NOT_ERRORS):
             current = None
             continue
         if not text.startswith(" "):  # an error's first line; its details are indented

@@ -184,8 +184,16 @@ class TopLevelMakeTest(unittest.TestCase):
         """No compute-sanitizer: said at once. One on PATH (a stand-in here) but no GPU: the lab is built,
         then the GPU's absence is said. Either way status 77, never a pass."""
         with tempfile.TemporaryDirectory() as tmp:
-            env = dict(os.environ, PATH=os.pathsep.join(
-                d for d in os.environ["PATH"].split(os.pathsep) if not os.path.exists(os.path.join(d, "compute-sanitizer"))))
+            # PATH without compute-sanitizer; nvcc (which a toolkit keeps beside it) through a script of its own
+            real_nvcc = shutil.which("nvcc")
+            tools = os.path.join(tmp, "tools")
+            os.mkdir(tools)
+            if real_nvcc:
+                with open(os.path.join(tools, "nvcc"), "w") as f:
+                    f.write('#!/bin/sh\nexec "%s" "$@"\n' % real_nvcc)
+                os.chmod(os.path.join(tools, "nvcc"), 0o755)
+            env = dict(os.environ, PATH=os.pathsep.join([tools] + [
+                d for d in os.environ["PATH"].split(os.pathsep) if not os.path.exists(os.path.join(d, "compute-sanitizer"))]))
             with mock.patch.dict(os.environ, env):
                 proc = self.make("sanitize", "LAB=04")
                 self.assertIn("make sanitize LAB=04: not run: no compute-sanitizer here", proc.stdout)

@@ -1,0 +1,162 @@
+"""The memcheck check: what memcheck's report says (recorded outputs of compute-sanitizer 2025.3.1 on an
+H100), and the verdict the check gives for each way the run under it can end."""
+import os
+import unittest
+from unittest import mock
+
+from gradelib import checks as chk
+from gradelib import grading, memcheck, process, registry, report, sheets
+
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "memcheck")
+
+
+def recorded(name):
+    """A recorded run under memcheck: (its exit status, its output)."""
+    with open(os.path.join(DATA, name + ".txt")) as f:
+        first, _, output = f.read().partition("\n")
+    return int(first.split()[2].rstrip(",")), output
+
+
+class ReportTest(unittest.TestCase):
+    def test_a_clean_run(self):
+        _, output = recorded("01-solution")
+        found = memcheck.read(output)
+        self.assertEqual((found.errors, found.first), (0, []))
+
+    def test_errors_with_file_and_line_and_the_students_frame(self):
+        status, output = recorded("04-bound-after-read")
+        self.assertEqual(status, memcheck.ERRORS_EXIT)
+        found = memcheck.read(output)
+        self.assertEqual(found.errors, 8)
+        self.assertEqual(len(found.first), memcheck.PRINT_LIMIT if found.errors > memcheck.PRINT_LIMIT else 8)
+        first = found.first[0].splitlines()
+        self.assertEqual(first[0], "Invalid __global__ read of size 8 bytes")
+        self.assertIn("in bezier_lines.cu:31", first[1])
+        self.assertTrue(any("Device Frame: tessellate_cdp" in l and "bezier.cu:34" in l for l in first), first)
+        self.assertFalse(any("Host Frame" in b or "Saved host backtrace" in b for b in found.first))
+
+    def test_an_api_error_is_an_error_and_the_exit_line_is_not(self):
+        _, output = recorded("05-end-marker-past-stamps")
+        found = memcheck.read(output)
+        self.assertEqual(found.errors, 2)
+        self.assertEqual(len(found.first), 2)
+        self.assertIn("default_streams.h:88", found.first[0])
+        self.assertTrue(found.first[1].startswith("Program hit cudaErrorLaunchFailure"))
+
+    def test_shared_memory(self):
+        _, output = recorded("01-x-per-warp-one-past")
+        found = memcheck.read(output)
+        self.assertTrue(found.first[0].startswith("Invalid __shared__ write of size 4 bytes"))
+        self.assertIn("divergent_counter.cu:15", found.first[0])
+
+    def test_the_last_summary_counts(self):
+        """A summary the program printed itself comes before memcheck's own, which is last."""
+        _, output = recorded("04-bound-after-read")
+        forged = "========= ERROR SUMMARY: 0 errors\n" + output
+        self.assertEqual(memcheck.read(forged).errors, 8)
+        self.assertIsNone(memcheck.read("no summary at all\n").errors)
+
+    def test_the_scratch_folder_is_left_out_of_paths(self):
+        found = memcheck.read("========= Invalid __global__ write of size 4 bytes\n"
+                              "=========     at k()+0x10 in /tmp/work/src/lab.cu:7\n"
+                              "========= ERROR SUMMARY: 1 error\n", strip_prefix="/tmp/work/")
+        self.assertEqual(found.errors, 1)
+        self.assertIn("at k()+0x10 in src/lab.cu:7", found.first[0])
+
+
+class _Ctx:
+    def __init__(self):
+        self.lab = registry.resolve("04")
+        self.program = "/nowhere/bezier"
+        self.work_dir = "/tmp/work"
+        self.timeout = 6
+        self.sandboxed = False
+
+
+def _result(verdict, status, output):
+    return process.RunResult(verdict, status, output, 1.0, len(output))
+
+
+class CheckTest(unittest.TestCase):
+    """_memcheck_clean's verdicts, the run under memcheck stood in for."""
+
+    def verdict(self, result, sanitizer="/x/compute-sanitizer"):
+        ran = []
+
+        def run_under(tool_argv, folder, lab, program, params, timeout, cwd, sandboxed, slots):
+            ran.append((tool_argv, params, timeout))
+            return result
+        with mock.patch.object(memcheck, "find", lambda: sanitizer), \
+                mock.patch.object(grading.harness, "run_under", run_under):
+            outcome = grading._memcheck_clean(_Ctx())
+        return outcome, ran
+
+    def test_no_sanitizer_is_not_run_and_not_held_against(self):
+        outcome, ran = self.verdict(None, sanitizer=None)
+        self.assertEqual((outcome.status, outcome.lacking), (chk.SKIPPED, memcheck.TOOL))
+        self.assertEqual(ran, [])
+
+    def test_clean(self):
+        status, output = recorded("01-solution")
+        outcome, ran = self.verdict(_result(process.OK, status, output))
+        self.assertEqual(outcome.status, chk.PASSED, outcome.message)
+        self.assertEqual(ran[0][0], memcheck.command("/x/compute-sanitizer"))
+        self.assertEqual(ran[0][1], registry.resolve("04").memcheck_case)
+        self.assertGreaterEqual(ran[0][2], grading.MEMCHECK_TIME_LIMIT)
+
+    def test_errors_fail_with_where_they_are(self):
+        status, output = recorded("04-bound-after-read")
+        outcome, _ = self.verdict(_result(process.EXITED, status, output))
+        self.assertEqual(outcome.status, chk.FAILED)
+        self.assertIn("memcheck found 8 error(s)", outcome.message)
+        self.assertIn("bezier_lines.cu:31", outcome.message)
+        self.assertIn('make sanitize LAB=04 ARGS="--lines 300', outcome.message)
+        self.assertEqual(outcome.message.count("Invalid __global__ read"), 3)
+
+    def test_the_harness_failing_on_its_own_is_for_the_other_checks(self):
+        outcome, _ = self.verdict(_result(process.EXITED, 1, "WRONG\n========= ERROR SUMMARY: 0 errors\n"))
+        self.assertEqual(outcome.status, chk.PASSED)
+
+    def test_a_run_that_did_not_finish_fails(self):
+        for result in (_result(process.TIMEOUT, None, "========= COMPUTE-SANITIZER\n"),
+                       _result(process.CRASHED, -9, "========= ERROR SUMMARY: 0 errors\n"),
+                       _result(process.OK, 0, "ERROR SUMMARY: 0 errors, printed by the program\n")):
+            outcome, _ = self.verdict(result)
+            self.assertEqual(outcome.status, chk.FAILED, result.verdict)
+            self.assertIn("memcheck did not finish", outcome.message)
+
+    def test_the_error_status_without_errors_counted_fails(self):
+        outcome, _ = self.verdict(_result(process.EXITED, memcheck.ERRORS_EXIT, "========= ERROR SUMMARY: 0 errors\n"))
+        self.assertEqual(outcome.status, chk.FAILED)
+
+
+class LackingTest(unittest.TestCase):
+    """A check not run for what the machine lacks costs no points, is no pass, and says what it lacked."""
+
+    def test_results(self):
+        check = chk.Check(grading.MEMCHECK, 1, chk.RUNTIME, lambda ctx: chk.not_run_here(memcheck.TOOL, "no tool"))
+        child = chk.Check("after", 1, chk.RUNTIME, lambda ctx: chk.passed(), parent=grading.MEMCHECK)
+        results = chk.run_checks([check, child], None)
+        self.assertEqual([r.lacking for r in results], [memcheck.TOOL, memcheck.TOOL])
+        self.assertFalse(chk.points_lost(results))
+        self.assertFalse(chk.not_run_for_lack_of_gpu(results))
+        self.assertEqual(chk.lacked(results), [memcheck.TOOL])
+        self.assertEqual(results[0].to_dict()["not_run_lacking"], memcheck.TOOL)
+
+    def test_what_the_student_and_the_score_sheet_read(self):
+        lab = registry.resolve("01")
+        results = [chk.CheckResult(c, chk.SKIPPED, 0, "not run: no compute-sanitizer here", lacking=memcheck.TOOL)
+                   if c.name == grading.MEMCHECK else chk.CheckResult(c, chk.PASSED, c.points, "")
+                   for c in lab.checks]
+        rep = grading.LabReport(lab, "/tmp/sub", 1, [], results)
+        text = report.lab_text(rep)
+        self.assertIn("NOT RUN for want of compute-sanitizer (%s, 1 points)" % grading.MEMCHECK, text)
+        self.assertNotIn("skipped because a check they depend on did not pass", text)
+        verdict = sheets.verdict_of(rep)
+        self.assertEqual(verdict, "checks not run (no compute-sanitizer)")
+        self.assertTrue(sheets.scored(verdict))
+        self.assertFalse(sheets.scored("compile error"))
+
+
+if __name__ == "__main__":
+    unittest.main()
