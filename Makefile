@@ -15,7 +15,8 @@
 #   make                build every lab from labs/
 #   make clean          remove build/
 # When a command fails, make's last line ends in "Error N": N is the command's own exit status
-# (77: not run, no usable GPU or no compute-sanitizer; 1: points lost or a failure; 2: a bad command line).
+# (77: not run, no usable GPU or no compute-sanitizer; 1: points lost or a failure; 2: a bad command line;
+# 86: make sanitize's memcheck found errors).
 # For course staff and kit maintainers (not in the student kit):
 #   make test           the kit's own tests (CTest, TEST_JOBS at once: twice the cores, at most
 #                       16); its last line counts the tests not run

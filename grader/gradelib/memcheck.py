@@ -9,10 +9,10 @@ import os
 import re
 import shutil
 
+from . import exits
+
 TOOL = "compute-sanitizer"
-# The status compute-sanitizer exits with when memcheck found an error: none a harness uses
-# (0, 1, 2, 3 and 77: kit_check.h), so that it tells a memory error from the harness's own failure.
-ERRORS_EXIT = 86
+ERRORS_EXIT = exits.MEMCHECK_ERRORS  # compute-sanitizer's status when memcheck found an error
 PRINT_LIMIT = 10  # errors memcheck prints in full; the summary still counts them all
 OPTIONS = ["--tool", "memcheck", "--check-device-heap", "yes", "--print-limit", str(PRINT_LIMIT),
            "--error-exitcode", str(ERRORS_EXIT)]
