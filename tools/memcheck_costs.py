@@ -65,13 +65,16 @@ def measure(lab, sanitizer, repeats, build_root):
         return {"error": "the solution did not build:\n" + made.output[-2000:]}
     args = lab.harness_args(lab.memcheck_case)
     plain, checked, problems = [], [], []
+    memcheck_output = ""  # of the last run under memcheck: what memcheck said of the solution
     for _ in range(repeats):
         for argv, into in (([program] + args, plain), (memcheck.command(sanitizer) + [program] + args, checked)):
             seconds, peak, result = timed(argv)
             into.append((seconds, peak))
+            if into is checked:
+                memcheck_output = result.output
             if not result.ok:
                 problems.append("%s: %s\n%s" % (" ".join(argv[-len(args) - 1:]), result.describe(), result.output[-1500:]))
-    found = memcheck.read(result.output)
+    found = memcheck.read(memcheck_output)
     row = {"case": " ".join(args), "repeats": repeats,
            "plain_s": round(statistics.median(s for s, _ in plain), 3),
            "memcheck_s": round(statistics.median(s for s, _ in checked), 3),
