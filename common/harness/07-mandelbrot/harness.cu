@@ -1,0 +1,753 @@
+/* Lab 07 harness (kit-owned): the Mandelbrot set, exhaustive and by the student's Mariani-Silver
+ * subdivision. It computes the kit's exhaustive image (kit_dwell for every pixel), applies the rule to
+ * it on the host (the image the rule gives, the rectangles it visits, its launches per depth), runs
+ * the student's mariani_silver on the whole image, compares, times both, and writes the result.
+ *
+ *   ./mandelbrot [--width 1024] [--height 1024] [--view full] [--zoom 0] [--seed 0] [--max-dwell 512]
+ *                [--max-depth 5] [--min-side 16] [--repeats 0] [--figure 256] [--bench 0] [--json result.json]
+ *
+ * The region: a view from the kit's table (views[] below: a centre and a span of 3.0 at zoom 0), the
+ * span halved --zoom times, the centre moved by up to a tenth of the span by --seed (0: not moved).
+ * --repeats N times the kit's exhaustive kernel and the student's subdivision N times each (medians).
+ * --figure S (default 256; 0: none) puts the student's image, one pixel in every
+ * ceil(max(width, height) / S), and the rectangles it reported in the document ("figure"), from which
+ * the kit draws a PNG (tools/draw_figures.py; make run LAB=07 writes it next to the program). The
+ * grader asks for it in one case only.
+ * --bench 1 prints a timing table instead (exhaustive, the kit's host-driven worklist, the student's
+ * subdivision; image sizes and zooms): make bench LAB=07.
+ *
+ * The grader sends several cases to one process (kit_harness.h): prepare_mandelbrot may set the
+ * pending-launch limit, and each case first puts it back to the default.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kit_args.h"
+#include "kit_check.h"
+#include "kit_device.h"
+#include "kit_harness.h"
+#include "kit_result.h"
+#include "kit_timing.h"
+#include "mandelbrot.h"
+
+#define MAX_SIDE 8192          /* the widest and tallest image the harness takes */
+#define MAX_DWELL 65534        /* the figure holds each dwell in 4 hex digits, and ffff marks a pixel never written */
+#define MAX_DEPTH 8
+#define DEPTH_SLOTS 16         /* grids counted per depth; slot DEPTH_SLOTS - 1 takes any other depth */
+#define FIGURE_MAX_SIDE 256
+#define FIGURE_MAX_RECTS 8192
+#define EXHAUSTIVE_X 32
+#define EXHAUSTIVE_Y 8
+
+typedef struct {
+    const char *name;
+    double cx, cy;
+} view_t;
+
+/* Centres of well-known regions; at zoom 0 each view spans 3.0 across. */
+static const view_t views[] = {
+    {"full", -0.75, 0.0},
+    {"seahorse", -0.743643887037151, 0.131825904205330},
+    {"elephant", 0.2850, 0.0110},
+    {"spiral", -0.7746806106269039, -0.1374168856037867},
+    {"minibrot", -1.7548776662466927, 0.0},
+    {"antenna", -1.9999, 0.0},
+};
+#define N_VIEWS ((int)(sizeof views / sizeof views[0]))
+
+typedef struct {
+    int x, y, side, depth;
+} rect_t;
+
+/* ---- kit-owned device code ---- */
+
+__device__ int kit_counting;                      /* 0 while timing: no counts, no records */
+__device__ unsigned long long kit_dwell_calls;
+__device__ unsigned int kit_grids[DEPTH_SLOTS];   /* grids that called report_rect, per depth */
+__device__ rect_t *kit_rect_log;                  /* one record per grid whose rectangle is in the image */
+__device__ unsigned int kit_rect_log_size;
+__device__ unsigned int kit_rect_count;
+__device__ unsigned int kit_misshapen;            /* grids not of one block of MS_THREADS threads */
+__device__ unsigned int kit_misshapen_shape[2];   /* the first one's blocks and threads per block */
+
+__device__ int kit_dwell(mandel_job_t job, int px, int py)
+{
+    if (kit_counting) {
+        unsigned int active = __activemask(); /* one atomic per warp, for every thread that calls */
+        if ((threadIdx.x & 31) == __ffs(active) - 1)
+            atomicAdd(&kit_dwell_calls, (unsigned long long)__popc(active));
+    }
+    double cr = job.x_min + px * job.step, ci = job.y_min + py * job.step;
+    double zr = 0.0, zi = 0.0;
+    int dwell = 0;
+    while (dwell < job.max_dwell && zr * zr + zi * zi <= 4.0) {
+        double next = zr * zr - zi * zi + cr;
+        zi = 2.0 * zr * zi + ci;
+        zr = next;
+        dwell++;
+    }
+    return dwell;
+}
+
+__device__ void report_rect(int x, int y, int side, int depth)
+{
+    if (!kit_counting || !kit_first_thread_of_grid())
+        return;
+    atomicAdd(&kit_grids[depth >= 0 && depth < DEPTH_SLOTS - 1 ? depth : DEPTH_SLOTS - 1], 1u);
+    unsigned int blocks = gridDim.x * gridDim.y * gridDim.z, threads = blockDim.x * blockDim.y * blockDim.z;
+    if ((blocks != 1 || threads != MS_THREADS) && atomicAdd(&kit_misshapen, 1u) == 0) {
+        kit_misshapen_shape[0] = blocks;
+        kit_misshapen_shape[1] = threads;
+    }
+    unsigned int slot = atomicAdd(&kit_rect_count, 1u);
+    if (slot < kit_rect_log_size) {
+        rect_t r = {x, y, side, depth};
+        kit_rect_log[slot] = r;
+    }
+}
+
+/* The exhaustive image: one thread per pixel. */
+__global__ void kit_exhaustive(mandel_job_t job)
+{
+    int px = blockIdx.x * blockDim.x + threadIdx.x, py = blockIdx.y * blockDim.y + threadIdx.y;
+    if (px < job.width && py < job.height)
+        job.image[py * job.width + px] = kit_dwell(job, px, py);
+}
+
+/* The host-driven worklist, the way without dynamic parallelism: one host launch per level, one block
+ * per rectangle of the level, the rectangles to split appended to the next level's list. The host
+ * reads the list's length back between levels. */
+__global__ void kit_worklist_level(mandel_job_t job, const rect_t *level, rect_t *next, unsigned int *next_count)
+{
+    rect_t r = level[blockIdx.x];
+    int w = min(r.side, job.width - r.x), h = min(r.side, job.height - r.y);
+    __shared__ int corner;
+    if (threadIdx.x == 0)
+        corner = kit_dwell(job, r.x, r.y);
+    __syncthreads();
+    int border = (w == 1 || h == 1) ? w * h : 2 * w + 2 * (h - 2), same = 1;
+    for (int i = threadIdx.x; i < border; i += blockDim.x) {
+        int px, py;
+        if (w == 1 || h == 1) {
+            px = r.x + (h == 1 ? i : 0);
+            py = r.y + (h == 1 ? 0 : i);
+        } else if (i < 2 * w) {
+            px = r.x + i % w;
+            py = i < w ? r.y : r.y + h - 1;
+        } else {
+            int k = i - 2 * w;
+            px = k < h - 2 ? r.x : r.x + w - 1;
+            py = r.y + 1 + k % (h - 2);
+        }
+        same &= kit_dwell(job, px, py) == corner;
+    }
+    if (__syncthreads_and(same)) {
+        for (int k = threadIdx.x; k < w * h; k += blockDim.x)
+            job.image[(r.y + k / w) * job.width + r.x + k % w] = corner;
+    } else if (r.depth + 1 < job.max_depth && r.side > job.min_side) {
+        int sub = r.side / SUBDIV;
+        if (threadIdx.x < SUBDIV * SUBDIV) {
+            rect_t child = {r.x + (int)(threadIdx.x % SUBDIV) * sub, r.y + (int)(threadIdx.x / SUBDIV) * sub, sub,
+                            r.depth + 1};
+            if (child.x < job.width && child.y < job.height)
+                next[atomicAdd(next_count, 1u)] = child;
+        }
+    } else {
+        for (int k = threadIdx.x; k < w * h; k += blockDim.x)
+            job.image[(r.y + k / w) * job.width + r.x + k % w] = kit_dwell(job, r.x + k % w, r.y + k / w);
+    }
+}
+
+/* ---- the rule, on the host, applied to the exhaustive image ---- */
+
+typedef struct {
+    const int *exhaustive;  /* the kit's image */
+    int *expected;          /* the image the rule gives */
+    unsigned char *computed;/* 1 where the rule computes the pixel, 0 where it fills */
+    rect_t *rects;          /* every rectangle the rule visits, the top one first */
+    long long n_rects, capacity;
+    long long grids[DEPTH_SLOTS];
+    long long filled, computed_pixels;
+} rule_t;
+
+static int uniform_border(const mandel_job_t *job, const int *img, int x, int y, int w, int h)
+{
+    int d = img[y * job->width + x];
+    for (int px = x; px < x + w; px++)
+        if (img[y * job->width + px] != d || img[(y + h - 1) * job->width + px] != d)
+            return 0;
+    for (int py = y; py < y + h; py++)
+        if (img[py * job->width + x] != d || img[py * job->width + x + w - 1] != d)
+            return 0;
+    return 1;
+}
+
+static void apply_rule(const mandel_job_t *job, rule_t *rule, int x, int y, int side, int depth)
+{
+    if (rule->n_rects == rule->capacity) {
+        rule->capacity *= 2;
+        rule->rects = (rect_t *)realloc(rule->rects, sizeof(rect_t) * (size_t)rule->capacity);
+        if (rule->rects == NULL) {
+            fprintf(stderr, "out of host memory\n");
+            exit(1);
+        }
+    }
+    rect_t r = {x, y, side, depth};
+    rule->rects[rule->n_rects++] = r;
+    rule->grids[depth]++;
+    int w = side < job->width - x ? side : job->width - x, h = side < job->height - y ? side : job->height - y;
+    if (uniform_border(job, rule->exhaustive, x, y, w, h)) {
+        int d = rule->exhaustive[y * job->width + x];
+        for (int py = y; py < y + h; py++)
+            for (int px = x; px < x + w; px++)
+                rule->expected[py * job->width + px] = d;
+        rule->filled += (long long)w * h;
+        return;
+    }
+    if (depth + 1 < job->max_depth && side > job->min_side) {
+        int sub = side / SUBDIV;
+        for (int j = 0; j < SUBDIV; j++)
+            for (int i = 0; i < SUBDIV; i++)
+                if (x + i * sub < job->width && y + j * sub < job->height)
+                    apply_rule(job, rule, x + i * sub, y + j * sub, sub, depth + 1);
+        return;
+    }
+    for (int py = y; py < y + h; py++)
+        for (int px = x; px < x + w; px++) {
+            rule->expected[py * job->width + px] = rule->exhaustive[py * job->width + px];
+            rule->computed[py * job->width + px] = 1;
+        }
+    rule->computed_pixels += (long long)w * h;
+}
+
+static int compare_rects(const void *a, const void *b)
+{
+    const rect_t *p = (const rect_t *)a, *q = (const rect_t *)b;
+    if (p->depth != q->depth)
+        return p->depth < q->depth ? -1 : 1;
+    if (p->y != q->y)
+        return p->y < q->y ? -1 : 1;
+    if (p->x != q->x)
+        return p->x < q->x ? -1 : 1;
+    return (p->side > q->side) - (p->side < q->side);
+}
+
+/* The reported rectangles against the rule's, as multisets: how many of the rule's are missing, how
+ * many reported are extra, and the first of each (sorted by depth, row, column). */
+typedef struct {
+    long long missing, extra;
+    rect_t first_missing, first_extra;
+} rect_diff_t;
+
+static rect_diff_t diff_rects(rect_t *want, long long n_want, rect_t *got, long long n_got)
+{
+    rect_diff_t d;
+    memset(&d, 0, sizeof d);
+    d.first_missing.depth = d.first_extra.depth = -1;
+    qsort(want, (size_t)n_want, sizeof(rect_t), compare_rects);
+    qsort(got, (size_t)n_got, sizeof(rect_t), compare_rects);
+    long long i = 0, k = 0;
+    while (i < n_want || k < n_got) {
+        int c = i == n_want ? 1 : k == n_got ? -1 : compare_rects(&want[i], &got[k]);
+        if (c == 0) {
+            i++;
+            k++;
+        } else if (c < 0) {
+            if (d.missing++ == 0)
+                d.first_missing = want[i];
+            i++;
+        } else {
+            if (d.extra++ == 0)
+                d.first_extra = got[k];
+            k++;
+        }
+    }
+    return d;
+}
+
+/* ---- views, images, runs ---- */
+
+static mandel_job_t make_job(int width, int height, const view_t *view, int zoom, unsigned int seed, int max_dwell,
+                             int max_depth, int min_side)
+{
+    mandel_job_t job;
+    memset(&job, 0, sizeof job);
+    double span = ldexp(3.0, -zoom), cx = view->cx, cy = view->cy;
+    if (seed != 0) { /* a small deterministic shift, so that seeds give different regions */
+        srand(seed);
+        cx += span * 0.2 * ((double)rand() / RAND_MAX - 0.5);
+        cy += span * 0.2 * ((double)rand() / RAND_MAX - 0.5);
+    }
+    int longer = width > height ? width : height;
+    job.width = width;
+    job.height = height;
+    job.step = span / longer;
+    job.x_min = cx - 0.5 * job.step * width;
+    job.y_min = cy - 0.5 * job.step * height;
+    job.max_dwell = max_dwell;
+    job.max_depth = max_depth;
+    job.min_side = min_side;
+    return job;
+}
+
+static void run_exhaustive(mandel_job_t job)
+{
+    dim3 block(EXHAUSTIVE_X, EXHAUSTIVE_Y);
+    dim3 grid((job.width + EXHAUSTIVE_X - 1) / EXHAUSTIVE_X, (job.height + EXHAUSTIVE_Y - 1) / EXHAUSTIVE_Y);
+    kit_exhaustive<<<grid, block>>>(job);
+}
+
+static void run_student(mandel_job_t job)
+{
+    mariani_silver<<<1, MS_THREADS>>>(job, 0, 0, top_side(&job), 0);
+}
+
+/* The largest number of rectangles any level of the subdivision can hold. */
+static long long widest_level(const mandel_job_t *job)
+{
+    long long widest = 1;
+    int side = top_side(job);
+    for (int depth = 1; depth < job->max_depth && side > job->min_side; depth++) {
+        side /= SUBDIV;
+        long long n = (long long)((job->width + side - 1) / side) * ((job->height + side - 1) / side);
+        widest = n > widest ? n : widest;
+    }
+    return widest;
+}
+
+/* Runs the kit's host-driven worklist on job (job.image its output); returns the levels it took. */
+typedef struct {
+    mandel_job_t job;
+    rect_t *levels[2];
+    unsigned int *count;
+} worklist_t;
+
+static void worklist_init(worklist_t *w, mandel_job_t job)
+{
+    long long widest = widest_level(&job);
+    w->job = job;
+    KIT_CHECK(cudaMalloc((void **)&w->levels[0], sizeof(rect_t) * (size_t)widest));
+    KIT_CHECK(cudaMalloc((void **)&w->levels[1], sizeof(rect_t) * (size_t)widest));
+    KIT_CHECK(cudaMalloc((void **)&w->count, sizeof(unsigned int)));
+}
+
+static void worklist_free(worklist_t *w)
+{
+    KIT_CHECK(cudaFree(w->levels[0]));
+    KIT_CHECK(cudaFree(w->levels[1]));
+    KIT_CHECK(cudaFree(w->count));
+}
+
+static void worklist_run(void *p)
+{
+    worklist_t *w = (worklist_t *)p;
+    rect_t top = {0, 0, top_side(&w->job), 0};
+    KIT_CHECK(cudaMemcpy(w->levels[0], &top, sizeof top, cudaMemcpyHostToDevice));
+    unsigned int n = 1;
+    for (int level = 0; n > 0; level++) {
+        KIT_CHECK(cudaMemset(w->count, 0, sizeof(unsigned int)));
+        kit_worklist_level<<<n, MS_THREADS>>>(w->job, w->levels[level % 2], w->levels[(level + 1) % 2], w->count);
+        KIT_CHECK(cudaGetLastError());
+        KIT_CHECK(cudaMemcpy(&n, w->count, sizeof n, cudaMemcpyDeviceToHost)); /* the host round trip */
+    }
+}
+
+static void exhaustive_step(void *p) { run_exhaustive(*(mandel_job_t *)p); }
+static void student_step(void *p) { run_student(*(mandel_job_t *)p); }
+
+static void set_counting(int on)
+{
+    KIT_CHECK(cudaMemcpyToSymbol(kit_counting, &on, sizeof on));
+}
+
+/* ---- the bench table ---- */
+
+static void bench(int repeats, const char *json_path)
+{
+    static const int sizes[] = {1024, 4096, 8192};
+    static const struct { const char *view; int zoom; int max_dwell; } regions[] = {
+        {"full", 0, 1024}, {"full", 2, 4096}, {"elephant", 3, 4096}, {"seahorse", 6, 8192}, {"seahorse", 14, 4096},
+        {"spiral", 10, 4096}};
+    kit_json_t j;
+    if (json_path != NULL) {
+        kit_json_open(&j, json_path);
+        kit_json_begin_object(&j, NULL);
+        kit_json_string(&j, "lab", "07-mandelbrot");
+        kit_json_device(&j);
+        kit_json_int(&j, "repeats", repeats);
+        kit_json_begin_array(&j, "bench");
+    }
+    printf("%-10s %5s %6s %6s | %11s %11s %11s | %8s %8s | %7s\n", "view", "zoom", "dwell", "side", "exhaustive",
+           "worklist", "CDP (yours)", "exh/CDP", "wl/CDP", "filled");
+    for (size_t r = 0; r < sizeof regions / sizeof regions[0]; r++)
+        for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+            const view_t *view = &views[0];
+            for (int v = 0; v < N_VIEWS; v++)
+                if (strcmp(views[v].name, regions[r].view) == 0)
+                    view = &views[v];
+            int side = sizes[s];
+            mandel_job_t job = make_job(side, side, view, regions[r].zoom, 0, regions[r].max_dwell, 5, 16);
+            size_t bytes = sizeof(int) * (size_t)side * side;
+            KIT_CHECK(cudaMalloc((void **)&job.image, bytes));
+            /* what the rule fills, from the exhaustive image */
+            set_counting(0);
+            run_exhaustive(job);
+            KIT_CHECK_KERNEL();
+            rule_t rule;
+            memset(&rule, 0, sizeof rule);
+            int *host = (int *)kit_host_alloc(bytes);
+            rule.exhaustive = host;
+            rule.expected = (int *)kit_host_alloc(bytes);
+            rule.computed = (unsigned char *)kit_host_alloc((size_t)side * side);
+            rule.capacity = 1024;
+            rule.rects = (rect_t *)kit_host_alloc(sizeof(rect_t) * (size_t)rule.capacity);
+            KIT_CHECK(cudaMemcpy(host, job.image, bytes, cudaMemcpyDeviceToHost));
+            apply_rule(&job, &rule, 0, 0, top_side(&job), 0);
+            worklist_t w;
+            worklist_init(&w, job);
+            kit_timing_t exhaustive = kit_time_kernel(NULL, exhaustive_step, &job, 1, repeats);
+            kit_timing_t worklist = kit_time_kernel(NULL, worklist_run, &w, 1, repeats);
+            kit_timing_t student = kit_time_kernel(NULL, student_step, &job, 1, repeats);
+            double filled = (double)rule.filled / ((double)side * side);
+            printf("%-10s %5d %6d %6d | %8.3f ms %8.3f ms %8.3f ms | %7.2fx %7.2fx | %6.1f%%\n", view->name,
+                   regions[r].zoom, regions[r].max_dwell, side, exhaustive.median_ms, worklist.median_ms,
+                   student.median_ms, exhaustive.median_ms / student.median_ms,
+                   worklist.median_ms / student.median_ms, 100.0 * filled);
+            fflush(stdout);
+            if (json_path != NULL) {
+                kit_json_begin_object(&j, NULL);
+                kit_json_string(&j, "view", view->name);
+                kit_json_int(&j, "zoom", regions[r].zoom);
+                kit_json_int(&j, "max_dwell", regions[r].max_dwell);
+                kit_json_int(&j, "side", side);
+                kit_json_double(&j, "exhaustive_ms", exhaustive.median_ms);
+                kit_json_double(&j, "worklist_ms", worklist.median_ms);
+                kit_json_double(&j, "cdp_ms", student.median_ms);
+                kit_json_double(&j, "filled_fraction", filled);
+                kit_json_int(&j, "rects", rule.n_rects);
+                kit_json_end_object(&j);
+            }
+            worklist_free(&w);
+            free(host);
+            free(rule.expected);
+            free(rule.computed);
+            free(rule.rects);
+            KIT_CHECK(cudaFree(job.image));
+        }
+    if (json_path != NULL) {
+        kit_json_end_array(&j);
+        kit_json_end_object(&j);
+        kit_json_close(&j);
+    }
+}
+
+/* ---- one case ---- */
+
+static void json_rect(kit_json_t *j, const char *key, rect_t r)
+{
+    kit_json_begin_array(j, key);
+    if (r.depth >= 0) {
+        kit_json_int(j, NULL, r.x);
+        kit_json_int(j, NULL, r.y);
+        kit_json_int(j, NULL, r.side);
+        kit_json_int(j, NULL, r.depth);
+    }
+    kit_json_end_array(j);
+}
+
+static void json_counts(kit_json_t *j, const char *key, const long long *counts)
+{
+    int last = 0;
+    for (int d = 0; d < DEPTH_SLOTS; d++)
+        if (counts[d])
+            last = d;
+    kit_json_begin_array(j, key);
+    for (int d = 0; d <= last; d++)
+        kit_json_int(j, NULL, counts[d]);
+    kit_json_end_array(j);
+}
+
+static void json_figure(kit_json_t *j, const mandel_job_t *job, const int *image, const rect_t *rects, long long n_rects,
+                        int figure_side)
+{
+    int longer = job->width > job->height ? job->width : job->height;
+    int every = (longer + figure_side - 1) / figure_side;
+    int fw = (job->width + every - 1) / every, fh = (job->height + every - 1) / every;
+    char *row = (char *)kit_host_alloc((size_t)fw * 4 + 1);
+    kit_json_begin_object(j, "figure");
+    kit_json_int(j, "every", every);
+    kit_json_int(j, "width", fw);
+    kit_json_int(j, "height", fh);
+    kit_json_begin_array(j, "dwell_rows"); /* 4 hex digits per pixel */
+    for (int y = 0; y < fh; y++) {
+        for (int x = 0; x < fw; x++)
+            snprintf(row + 4 * x, 5, "%04x", (unsigned int)image[(y * every) * job->width + x * every] & 0xffffu);
+        kit_json_string(j, NULL, row);
+    }
+    kit_json_end_array(j);
+    kit_json_begin_array(j, "rects"); /* [x, y, side, depth], as reported, in image pixels */
+    for (long long i = 0; i < n_rects && i < FIGURE_MAX_RECTS; i++) {
+        kit_json_begin_array(j, NULL);
+        kit_json_int(j, NULL, rects[i].x);
+        kit_json_int(j, NULL, rects[i].y);
+        kit_json_int(j, NULL, rects[i].side);
+        kit_json_int(j, NULL, rects[i].depth);
+        kit_json_end_array(j);
+    }
+    kit_json_end_array(j);
+    kit_json_int(j, "rects_left_out", n_rects > FIGURE_MAX_RECTS ? n_rects - FIGURE_MAX_RECTS : 0);
+    kit_json_end_object(j);
+    free(row);
+}
+
+static const view_t *find_view(const char *name)
+{
+    for (int v = 0; v < N_VIEWS; v++)
+        if (strcmp(views[v].name, name) == 0)
+            return &views[v];
+    fprintf(stderr, "--view must be one of:");
+    for (int v = 0; v < N_VIEWS; v++)
+        fprintf(stderr, " %s", views[v].name);
+    fprintf(stderr, "\n");
+    exit(KIT_EXIT_USAGE);
+}
+
+/* One case (kit_harness.h): the exhaustive image, the rule, the student's run, the comparisons, the
+ * timings, the document. Everything it allocates is freed before it returns. */
+static int run_case(int argc, char **argv)
+{
+    int width = (int)kit_arg_long(argc, argv, "--width", 1024, 1, MAX_SIDE);
+    int height = (int)kit_arg_long(argc, argv, "--height", 1024, 1, MAX_SIDE);
+    const view_t *view = find_view(kit_arg_string(argc, argv, "--view", "full"));
+    int zoom = (int)kit_arg_long(argc, argv, "--zoom", 0, 0, 40);
+    unsigned int seed = (unsigned int)kit_arg_long(argc, argv, "--seed", 0, 0, 2000000000L);
+    int max_dwell = (int)kit_arg_long(argc, argv, "--max-dwell", 512, 1, MAX_DWELL);
+    int max_depth = (int)kit_arg_long(argc, argv, "--max-depth", 5, 1, MAX_DEPTH);
+    int min_side = (int)kit_arg_long(argc, argv, "--min-side", 16, 4, 1024);
+    int repeats = (int)kit_arg_long(argc, argv, "--repeats", 0, 0, 100);
+    int figure_side = (int)kit_arg_long(argc, argv, "--figure", FIGURE_MAX_SIDE, 0, FIGURE_MAX_SIDE);
+    int bench_mode = (int)kit_arg_long(argc, argv, "--bench", 0, 0, 1);
+    const char *json_path = kit_arg_string(argc, argv, "--json", NULL);
+    if (min_side & (min_side - 1)) {
+        fprintf(stderr, "--min-side must be a power of two (got %d)\n", min_side);
+        return KIT_EXIT_USAGE;
+    }
+
+    /* The student's preparation comes before any launch of the case and owns the pending-launch
+     * limit; an earlier case of the process may have changed it, so the kit first puts it back to
+     * the default (kit_harness.h). */
+    if (!kit_case_limit(cudaLimitDevRuntimePendingLaunchCount, 0))
+        return KIT_CASE_DEFERRED;
+    if (bench_mode) {
+        prepare_mandelbrot(MAX_SIDE, MAX_SIDE, 5, 16); /* the bench's largest image and cutoffs */
+        bench(repeats > 0 ? repeats : 5, json_path);
+        return 0;
+    }
+    prepare_mandelbrot(width, height, max_depth, min_side);
+    size_t pending = 0;
+    KIT_CHECK(cudaDeviceGetLimit(&pending, cudaLimitDevRuntimePendingLaunchCount));
+
+    mandel_job_t job = make_job(width, height, view, zoom, seed, max_dwell, max_depth, min_side);
+    long long pixels = (long long)width * height;
+    size_t bytes = sizeof(int) * (size_t)pixels;
+    printf("%d x %d pixels, view %s, zoom %d (span %g), seed %u, max dwell %d; max depth %d, min side %d, "
+           "top side %d\n", width, height, view->name, zoom, ldexp(3.0, -zoom), seed, max_dwell, max_depth, min_side,
+           top_side(&job));
+    printf("pending-launch limit after prepare_mandelbrot: %zu\n", pending);
+
+    /* 1. the kit's exhaustive image, and the rule applied to it */
+    int *exhaustive = (int *)kit_host_alloc(bytes);
+    KIT_CHECK(cudaMalloc((void **)&job.image, bytes));
+    set_counting(0);
+    run_exhaustive(job);
+    KIT_CHECK_KERNEL();
+    KIT_CHECK(cudaMemcpy(exhaustive, job.image, bytes, cudaMemcpyDeviceToHost));
+    rule_t rule;
+    memset(&rule, 0, sizeof rule);
+    rule.exhaustive = exhaustive;
+    rule.expected = (int *)kit_host_alloc(bytes);
+    rule.computed = (unsigned char *)kit_host_alloc((size_t)pixels);
+    rule.capacity = 1024;
+    rule.rects = (rect_t *)kit_host_alloc(sizeof(rect_t) * (size_t)rule.capacity);
+    apply_rule(&job, &rule, 0, 0, top_side(&job), 0);
+    long long rule_vs_exhaustive = 0;
+    for (long long p = 0; p < pixels; p++)
+        rule_vs_exhaustive += rule.expected[p] != exhaustive[p];
+    long long child_grids = rule.n_rects - 1;
+    printf("the rule: %lld rectangles (%lld child grids), %.1f%% of the pixels filled, %lld pixels (%.3f%%) "
+           "differ from the exhaustive image\n", rule.n_rects, child_grids, 100.0 * rule.filled / pixels,
+           rule_vs_exhaustive, 100.0 * rule_vs_exhaustive / pixels);
+
+    /* 2. the student's subdivision, counted */
+    long long log_size = 2 * rule.n_rects + 1024; /* room for twice the rule's rectangles */
+    rect_t *d_log = NULL;
+    KIT_CHECK(cudaMalloc((void **)&d_log, sizeof(rect_t) * (size_t)log_size));
+    unsigned int zero_grids[DEPTH_SLOTS], zero = 0, log_size_u = (unsigned int)log_size;
+    unsigned long long zero_calls = 0;
+    memset(zero_grids, 0, sizeof zero_grids);
+    KIT_CHECK(cudaMemcpyToSymbol(kit_grids, zero_grids, sizeof zero_grids));
+    KIT_CHECK(cudaMemcpyToSymbol(kit_rect_count, &zero, sizeof zero));
+    KIT_CHECK(cudaMemcpyToSymbol(kit_misshapen, &zero, sizeof zero));
+    KIT_CHECK(cudaMemcpyToSymbol(kit_rect_log, &d_log, sizeof d_log));
+    KIT_CHECK(cudaMemcpyToSymbol(kit_rect_log_size, &log_size_u, sizeof log_size_u));
+    KIT_CHECK(cudaMemcpyToSymbol(kit_dwell_calls, &zero_calls, sizeof zero_calls));
+    KIT_CHECK(cudaMemset(job.image, 0xff, bytes)); /* -1: a pixel nobody wrote */
+    kit_launch_log_reset();
+    set_counting(1);
+    run_student(job);
+    KIT_CHECK_KERNEL();
+    set_counting(0);
+    kit_launch_log_t launches = kit_launch_log_read();
+    unsigned int grids_u[DEPTH_SLOTS], reported = 0;
+    unsigned long long dwell_calls = 0;
+    KIT_CHECK(cudaMemcpyFromSymbol(grids_u, kit_grids, sizeof grids_u));
+    KIT_CHECK(cudaMemcpyFromSymbol(&reported, kit_rect_count, sizeof reported));
+    unsigned int misshapen = 0, misshapen_shape[2] = {0, 0};
+    KIT_CHECK(cudaMemcpyFromSymbol(&misshapen, kit_misshapen, sizeof misshapen));
+    KIT_CHECK(cudaMemcpyFromSymbol(misshapen_shape, kit_misshapen_shape, sizeof misshapen_shape));
+    KIT_CHECK(cudaMemcpyFromSymbol(&dwell_calls, kit_dwell_calls, sizeof dwell_calls));
+    long long kept = reported < (unsigned int)log_size ? reported : log_size;
+    rect_t *got = (rect_t *)kit_host_alloc(sizeof(rect_t) * (size_t)(kept > 0 ? kept : 1));
+    KIT_CHECK(cudaMemcpy(got, d_log, sizeof(rect_t) * (size_t)kept, cudaMemcpyDeviceToHost));
+    int *image = (int *)kit_host_alloc(bytes);
+    KIT_CHECK(cudaMemcpy(image, job.image, bytes, cudaMemcpyDeviceToHost));
+    long long grids[DEPTH_SLOTS], grids_ran = 0;
+    for (int d = 0; d < DEPTH_SLOTS; d++) {
+        grids[d] = grids_u[d];
+        grids_ran += grids_u[d];
+    }
+
+    /* 3. comparisons */
+    long long wrong = 0, wrong_computed = 0, unwritten = 0, vs_exhaustive = 0;
+    long long first_wrong = -1;
+    for (long long p = 0; p < pixels; p++) {
+        vs_exhaustive += image[p] != exhaustive[p];
+        if (image[p] != rule.expected[p]) {
+            wrong++;
+            wrong_computed += rule.computed[p];
+            unwritten += image[p] == -1;
+            if (first_wrong < 0)
+                first_wrong = p;
+        }
+    }
+    rect_t *want = (rect_t *)kit_host_alloc(sizeof(rect_t) * (size_t)rule.n_rects);
+    memcpy(want, rule.rects, sizeof(rect_t) * (size_t)rule.n_rects);
+    rect_t *figure_rects = NULL;
+    if (figure_side > 0) { /* in the order reported, before diff_rects sorts them */
+        figure_rects = (rect_t *)kit_host_alloc(sizeof(rect_t) * (size_t)(kept > 0 ? kept : 1));
+        memcpy(figure_rects, got, sizeof(rect_t) * (size_t)kept);
+    }
+    rect_diff_t rects = diff_rects(want, rule.n_rects, got, kept);
+    printf("yours: %lld grids ran, %u in the image reported; rectangles missing %lld, extra %lld; %llu dwell "
+           "evaluations (%.2f per pixel)\n", grids_ran, reported, rects.missing, rects.extra, dwell_calls,
+           (double)dwell_calls / pixels);
+    if (misshapen)
+        printf("  %u grids not of one block of %d threads (the first: %u blocks of %u threads)\n", misshapen,
+               MS_THREADS, misshapen_shape[0], misshapen_shape[1]);
+    printf("  pixels unlike the rule: %lld (%lld where the rule computes each pixel, %lld never written); unlike the "
+           "exhaustive image: %lld (%.3f%%)\n", wrong, wrong_computed, unwritten, vs_exhaustive,
+           100.0 * vs_exhaustive / pixels);
+    kit_print_launch_log("  ", launches);
+
+    /* 4. timing: the kit's exhaustive kernel and the student's subdivision, nothing counted */
+    kit_timing_t t_exhaustive = {0, 0, 0, 0}, t_student = {0, 0, 0, 0};
+    if (repeats > 0) {
+        t_exhaustive = kit_time_kernel(NULL, exhaustive_step, &job, 1, repeats);
+        t_student = kit_time_kernel(NULL, student_step, &job, 1, repeats);
+        printf("  exhaustive (kit): median %.3f ms (min %.3f, max %.3f); yours: median %.3f ms (min %.3f, max %.3f): "
+               "%.2fx\n", t_exhaustive.median_ms, t_exhaustive.min_ms, t_exhaustive.max_ms, t_student.median_ms,
+               t_student.min_ms, t_student.max_ms, t_exhaustive.median_ms / t_student.median_ms);
+    }
+
+    if (json_path != NULL) {
+        kit_json_t j;
+        kit_json_open(&j, json_path);
+        kit_json_begin_object(&j, NULL);
+        kit_json_string(&j, "lab", "07-mandelbrot");
+        kit_json_device(&j);
+        kit_json_begin_object(&j, "params");
+        kit_json_int(&j, "width", width);
+        kit_json_int(&j, "height", height);
+        kit_json_string(&j, "view", view->name);
+        kit_json_int(&j, "zoom", zoom);
+        kit_json_int(&j, "seed", seed);
+        kit_json_int(&j, "max_dwell", max_dwell);
+        kit_json_int(&j, "max_depth", max_depth);
+        kit_json_int(&j, "min_side", min_side);
+        kit_json_int(&j, "top_side", top_side(&job));
+        kit_json_end_object(&j);
+        kit_json_uint(&j, "pending_launch_limit", pending);
+        kit_json_begin_object(&j, "rule");
+        kit_json_int(&j, "rects", rule.n_rects);
+        kit_json_int(&j, "child_grids", child_grids);
+        json_counts(&j, "grids_per_depth", rule.grids);
+        kit_json_int(&j, "filled_pixels", rule.filled);
+        kit_json_int(&j, "computed_pixels", rule.computed_pixels);
+        kit_json_int(&j, "unlike_exhaustive", rule_vs_exhaustive);
+        kit_json_end_object(&j);
+        kit_json_begin_object(&j, "rects");
+        kit_json_uint(&j, "reported", reported);
+        kit_json_int(&j, "kept", kept);
+        json_counts(&j, "grids_per_depth", grids);
+        kit_json_int(&j, "missing", rects.missing);
+        kit_json_int(&j, "extra", rects.extra);
+        json_rect(&j, "first_missing", rects.first_missing);
+        json_rect(&j, "first_extra", rects.first_extra);
+        kit_json_uint(&j, "misshapen", misshapen); /* grids not of one block of MS_THREADS threads */
+        kit_json_begin_array(&j, "first_misshapen"); /* [blocks, threads per block] */
+        if (misshapen) {
+            kit_json_uint(&j, NULL, misshapen_shape[0]);
+            kit_json_uint(&j, NULL, misshapen_shape[1]);
+        }
+        kit_json_end_array(&j);
+        kit_json_end_object(&j);
+        kit_json_int(&j, "grids_ran", grids_ran);
+        kit_json_begin_object(&j, "image");
+        kit_json_int(&j, "pixels", pixels);
+        kit_json_int(&j, "unlike_rule", wrong);
+        kit_json_int(&j, "unlike_rule_computed", wrong_computed);
+        kit_json_int(&j, "unwritten", unwritten);
+        kit_json_int(&j, "unlike_exhaustive", vs_exhaustive);
+        kit_json_begin_array(&j, "first_unlike_rule"); /* [px, py, yours, the rule's] */
+        if (first_wrong >= 0) {
+            kit_json_int(&j, NULL, first_wrong % width);
+            kit_json_int(&j, NULL, first_wrong / width);
+            kit_json_int(&j, NULL, image[first_wrong]);
+            kit_json_int(&j, NULL, rule.expected[first_wrong]);
+        }
+        kit_json_end_array(&j);
+        kit_json_end_object(&j);
+        kit_json_uint(&j, "dwell_calls", dwell_calls);
+        kit_json_launch_log(&j, "cdp_log", launches); /* the subdivision's launches */
+        if (repeats > 0) {
+            kit_json_begin_object(&j, "timing_ms");
+            kit_json_double(&j, "exhaustive", t_exhaustive.median_ms);
+            kit_json_double(&j, "cdp_student", t_student.median_ms);
+            kit_json_end_object(&j);
+        }
+        if (figure_side > 0)
+            json_figure(&j, &job, image, figure_rects, kept, figure_side);
+        kit_json_end_object(&j);
+        kit_json_close(&j);
+    }
+    KIT_CHECK(cudaFree(job.image));
+    KIT_CHECK(cudaFree(d_log));
+    free(exhaustive);
+    free(image);
+    free(got);
+    free(want);
+    free(figure_rects);
+    free(rule.expected);
+    free(rule.computed);
+    free(rule.rects);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    static const char *const options[] = {"--width", "--height", "--view", "--zoom", "--seed", "--max-dwell",
+                                          "--max-depth", "--min-side", "--repeats", "--figure", "--bench", NULL};
+    return kit_harness_main(argc, argv, options, run_case);
+}

@@ -1,0 +1,293 @@
+"""Lab 07: the Mandelbrot set by Mariani-Silver subdivision (grading rules).
+
+The harness computes the kit's exhaustive image (kit_dwell for every pixel), applies the rule of
+mandelbrot.h to it on the host (the image the rule gives, every rectangle it visits, its grids per
+depth), runs the student's mariani_silver on the whole image and compares: every pixel, every
+rectangle reported. The expected values all come from the kit's own exhaustive run of the same case.
+Two timing cases compare, in the same run, the student's subdivision with the kit's exhaustive kernel.
+"""
+import re
+
+from gradelib import checks as chk
+from gradelib import ptx
+from gradelib.grading import (COMPILES, RUNS_CLEANLY, compiles, launch_log_problem, launched_grids_problem,
+                             launches_checked_in_order, memcheck_clean, per_case, runs_cleanly)
+from gradelib.harness import Contract, Option
+from gradelib.registry import Lab, hint
+
+HANDOUT = "handouts/07-mandelbrot.md"
+VIEWS = ("full", "seahorse", "elephant", "spiral", "minibrot", "antenna")  # views[] in the harness
+DEFAULT_PENDING_LIMIT = 2048
+MS_THREADS = 256  # mandelbrot.h: the threads of each mariani_silver grid's one block
+# The image may differ from the exhaustive one where a filament crosses a rectangle without touching
+# its border: at most this fraction of the pixels, or what the rule itself gives on the case's view,
+# whichever is more. Measured (tools/measure_thresholds.py, handouts/figures/data/thresholds.json):
+# the rule's own images differed in at most 0.0004% of the pixels over the 159 distinct cases the grader
+# draws for 50 seeds on an H100, 25 times less than this.
+MAX_UNLIKE_EXHAUSTIVE = 0.0001
+TIMING_REPEATS = 7
+# The same-run ratio the uniform timing case must reach: the kit's exhaustive kernel's median over the
+# student's. Both sides, 10 runs each, in handouts/figures/data/thresholds.json.
+# On an H100 the solution's worst run was 3.42x (the created-streams alternative's too) and the
+# launch-per-thread alternative's 6.35x, more than twice this; the known-wrong fill-computes's best 0.19x.
+MIN_EXHAUSTIVE_OVER_CDP = 1.5
+TIMING_CASES = {
+    # most of the area inside the set's main body: whole rectangles filled, their inside never computed
+    "uniform": {"width": 8192, "height": 8192, "view": "full", "zoom": 2, "max_dwell": 4096, "max_depth": 5,
+                "min_side": 16},
+    # filaments everywhere: little to fill, a launch per rectangle for nothing (reported, never thresholded)
+    "filaments": {"width": 8192, "height": 8192, "view": "seahorse", "zoom": 14, "max_dwell": 4096,
+                  "max_depth": 5, "min_side": 16},
+}
+FEEDBACK_FIGURE_SIDE = 256
+
+
+def make_cases(rng):
+    """The whole set, clipped rectangles (sizes that are no multiple of any side), one-pixel strips
+    (every pixel is border), a cutoff at the first rectangle, more child grids than the default
+    pending-launch pool by ten times, seeded regions of every view and zoom, and the timing cases."""
+    def case(width, height, view="full", zoom=0, max_dwell=512, max_depth=5, min_side=16, seed=0):
+        return {"width": width, "height": height, "view": view, "zoom": zoom, "seed": seed, "max_dwell": max_dwell,
+                "max_depth": max_depth, "min_side": min_side}
+    cases = [
+        case(1024, 1024),                                     # 3,056 child grids: past the default pool
+        case(300, 200, max_depth=4, min_side=8, max_dwell=256),
+        case(1, 1), case(1, 700, "seahorse", 6), case(333, 1, "spiral", 4, min_side=4),
+        case(640, 480, "elephant", 3, max_depth=1),           # never splits
+        case(4096, 4096, max_depth=5, min_side=16),           # about 26,000 child grids
+        # filaments everywhere: every square splits down to the cutoff, 4,368 child grids, more than the
+        # squares of the last level alone (4,096)
+        case(1024, 1024, "seahorse", 14, max_dwell=1024),
+    ]
+    # The student's figure, in the feedback page, from the whole set.
+    cases[0]["figure"] = FEEDBACK_FIGURE_SIDE
+    for _ in range(3):
+        cases.append(case(rng.randint(2, 1500), rng.randint(2, 1500), rng.choice(VIEWS), rng.randint(0, 24),
+                          rng.choice((64, 256, 1024, 4096)), rng.randint(2, 6), rng.choice((4, 8, 16, 32, 64)),
+                          rng.randint(1, 10 ** 9)))
+    timing = [dict(cfg, seed=0, repeats=TIMING_REPEATS, timing=name) for name, cfg in TIMING_CASES.items()]
+    return cases + timing
+
+
+# The harness's contract (common/harness/07-mandelbrot/harness.cu). The cases share a process: before
+# each, the harness puts the pending-launch limit back to the default, and the student's
+# prepare_mandelbrot() sets it for the case.
+HARNESS = Contract(
+    options=[Option("width", 1, 8192), Option("height", 1, 8192), Option("view", choices=VIEWS),
+             Option("zoom", 0, 40), Option("seed", 0, 2000000000), Option("max_dwell", 1, 65534),
+             Option("max_depth", 1, 8), Option("min_side", 4, 1024), Option("repeats", 0, 100),
+             Option("figure", 0, 256), Option("bench", 0, 1)],
+    result_keys=["lab", "device", "params", "pending_launch_limit", "rule", "rects", "grids_ran", "image",
+                 "dwell_calls", "cdp_log"],
+    optional_result_keys=["timing_ms", "figure"],
+    grading_defaults={"figure": 0},  # the harness draws one by hand (make run); the grader asks in one case
+    case_keys=["timing"])
+
+
+def _rect(r):
+    return "(x %d, y %d, side %d, depth %d)" % tuple(r) if r else "-"
+
+
+def check_recursive_launch_and_streams(ctx):
+    """mariani_silver launches mariani_silver (its own address in its PTX, beside a device launch), every
+    launch into cudaStreamFireAndForget or into a stream the code created. The NULL stream runs a
+    block's launches one after another; the tail-launch stream runs a grid's after the grid ends."""
+    body, mangled = "", ""
+    for text in ctx.ptx.values():  # the kernel and the device functions it calls (a launch may sit in one)
+        entry = ptx.kernel_text(text, "mariani_silver")
+        if entry is not None:
+            mangled = next(iter(ptx.entries(entry)))
+            body = ptx.reachable_text(ptx.definitions(text), "mariani_silver")
+    calls = ptx.called_functions(body)
+    problems = []
+    if ptx.DEVICE_LAUNCH not in calls:
+        problems.append("no device-side launch")
+    elif not mangled or not re.search(r"\b%s\s*;" % re.escape(mangled), body):  # the launch takes its address
+        problems.append("a device launch, but not of mariani_silver itself")
+    streams = ptx.launch_streams(body)
+    names = {ptx.NULL_STREAM: "the NULL stream (0)", ptx.TAIL_LAUNCH_STREAM: "cudaStreamTailLaunch",
+             ptx.UNREAD_STREAM: ptx.UNREAD_STREAM_NAME}
+    other = sorted({s for s in streams if s is not None and s != ptx.FIRE_AND_FORGET_STREAM})
+    if other:
+        problems.append("a device launch into %s" % " and ".join(names.get(s, "stream %d" % s) for s in other))
+    if None in streams and ptx.DEVICE_STREAM_CREATE not in calls:
+        problems.append("a launch into a stream variable, but no cudaStreamCreateWithFlags in mariani_silver")
+    if not problems:
+        return chk.passed()
+    return chk.failed("expected: mariani_silver launches mariani_silver for each square, into cudaStreamFireAndForget "
+                      "or a stream its thread creates\n"
+                      "actual:   %s in the PTX of mariani_silver" % "; ".join(problems))
+
+
+# The device-side synchronize of the legacy model (CDP1), gone from CUDA 12 for CDP2 code: what a
+# file that forces the legacy model (CUDA_FORCE_CDP1_IF_SUPPORTED, before sm_90) can still call.
+DEVICE_SYNCHRONIZE = ("cudaDeviceSynchronize",)
+
+
+def check_no_device_synchronize(ctx):
+    found = sorted(f for f in ctx.ptx_calls() if f in DEVICE_SYNCHRONIZE)
+    if not found:
+        return chk.passed()
+    return chk.failed("expected: no device-side cudaDeviceSynchronize (a parent never waits for its children here: "
+                      "each child writes its own pixels)\n"
+                      "actual:   your PTX calls %s (the legacy model, which sm_90 and later cannot load)"
+                      % ", ".join(found))
+
+
+def check_launches_checked_in_order(ctx):
+    """Every device launch in the student's files, in mariani_silver or in a function it calls."""
+    return launches_checked_in_order(ctx, require_launch=True)
+
+
+def check_pending_limit(ctx):
+    """Every child grid the rule launches may be pending at once (a parent's launch slot is held until its
+    children end): the limit in effect after prepare_mandelbrot must count them all."""
+    def evaluate(run):
+        limit, need = run.doc["pending_launch_limit"], run.doc["rule"]["child_grids"]
+        if limit < need:
+            return ("expected a pending-launch limit of at least %d (the child grids the rule launches on this "
+                    "image); after prepare_mandelbrot it was %d%s" % (
+                        need, limit, " (the default: never raised)" if limit == DEFAULT_PENDING_LIMIT else ""))
+        return None
+    return per_case(ctx, evaluate)
+
+
+def check_no_launch_failed(ctx):
+    """The subdivision's launch log (cdp_log, not the launch_log that fails "runs cleanly": a launch past
+    a pool the student sized too small is this check's business)."""
+    return per_case(ctx, lambda run: launch_log_problem(run.doc["cdp_log"]))
+
+
+def check_every_launch_checked(ctx):
+    """One KIT_CHECK_LAUNCH per child grid: the grids that ran (all but the host's) plus the failed launches."""
+    return per_case(ctx, lambda run: launched_grids_problem(run.doc["cdp_log"], max(run.doc["grids_ran"] - 1, 0)))
+
+
+def check_subdivision(ctx):
+    """The rectangles reported (one per grid in the image) equal, as a multiset, those the rule visits on
+    the kit's exhaustive image, each a grid of one block of MS_THREADS threads: a version that never
+    splits, splits everywhere, ignores a cutoff, or launches a square twice fails here."""
+    def evaluate(run):
+        rects, rule = run.doc["rects"], run.doc["rule"]
+        if rects["misshapen"]:
+            return ("expected every grid to be one block of %d threads (MS_THREADS); %d were not (the first: %d "
+                    "block(s) of %d threads)" % (MS_THREADS, rects["misshapen"], *rects["first_misshapen"]))
+        if not rects["missing"] and not rects["extra"] and rects["reported"] == rule["rects"]:
+            return None
+        return ("expected the rule's %d rectangles, grids per depth %s; yours: %d reported, grids per depth %s "
+                "(%d of the rule's missing, first %s; %d not the rule's, first %s)"
+                % (rule["rects"], rule["grids_per_depth"], rects["reported"], rects["grids_per_depth"],
+                   rects["missing"], _rect(rects["first_missing"]), rects["extra"], _rect(rects["first_extra"])))
+    return per_case(ctx, evaluate)
+
+
+def check_image_follows_rule(ctx):
+    """Every pixel as the rule gives it: the border's dwell where the rule fills, kit_dwell where it
+    computes pixel by pixel (those match the exhaustive image exactly)."""
+    def evaluate(run):
+        image = run.doc["image"]
+        if not image["unlike_rule"]:
+            return None
+        px, py, got, want = image["first_unlike_rule"]
+        return ("%d of %d pixels differ from the rule's image (%d of them where the rule computes each pixel, %d "
+                "never written); first: pixel (%d, %d) is %d, the rule gives %d"
+                % (image["unlike_rule"], image["pixels"], image["unlike_rule_computed"], image["unwritten"], px, py,
+                   got, want))
+    return per_case(ctx, evaluate)
+
+
+def allowed_unlike_exhaustive(run):
+    """How many pixels may differ from the exhaustive image: MAX_UNLIKE_EXHAUSTIVE of them, or as many as
+    the rule's own image has on this view, whichever is more."""
+    return max(int(MAX_UNLIKE_EXHAUSTIVE * run.doc["image"]["pixels"]), run.doc["rule"]["unlike_exhaustive"])
+
+
+def check_close_to_exhaustive(ctx):
+    def evaluate(run):
+        image = run.doc["image"]
+        allowed = allowed_unlike_exhaustive(run)
+        if image["unlike_exhaustive"] <= allowed:
+            return None
+        return ("%d of %d pixels (%.3f%%) differ from the exhaustive image; at most %d may (%.3f%%, or what the rule "
+                "itself misses on this view: %d)" % (
+                    image["unlike_exhaustive"], image["pixels"], 100.0 * image["unlike_exhaustive"] / image["pixels"],
+                    allowed, 100.0 * MAX_UNLIKE_EXHAUSTIVE, run.doc["rule"]["unlike_exhaustive"]))
+    return per_case(ctx, evaluate)
+
+
+def _timing(ctx, name):
+    for run in ctx.runs:
+        if run.params.get("timing") == name:
+            return run, run.doc.get("timing_ms") if run.doc else None
+    return None, None
+
+
+def _filled_share(run):
+    rule = run.doc["rule"]
+    return 100.0 * rule["filled_pixels"] / run.doc["image"]["pixels"]
+
+
+def check_beats_exhaustive(ctx):
+    """Where most of the area is uniform, the subdivision skips it: the kit's exhaustive kernel over the
+    student's, medians in the same run. The filaments case is reported, never thresholded."""
+    run, t = _timing(ctx, "uniform")
+    if not t or not t.get("cdp_student"):
+        return chk.failed("the uniform timing case reported no timing")
+    ratio = t["exhaustive"] / t["cdp_student"]
+    message = ("%s: %.0f%% of the pixels filled by the rule; the kit's exhaustive kernel %.3f ms, yours %.3f ms: "
+               "%.2fx faster (at least %.2fx wanted)" % (run.label(), _filled_share(run), t["exhaustive"],
+                                                         t["cdp_student"], ratio, MIN_EXHAUSTIVE_OVER_CDP))
+    other, o = _timing(ctx, "filaments")
+    if o and o.get("cdp_student"):
+        message += ("\nnot graded, for reference: where filaments are everywhere (%s, %.0f%% filled) the exhaustive "
+                    "kernel took %.3f ms and yours %.3f ms (%.2fx)" % (other.label(), _filled_share(other),
+                                                                       o["exhaustive"], o["cdp_student"],
+                                                                       o["exhaustive"] / o["cdp_student"]))
+    return chk.passed(message) if ratio >= MIN_EXHAUSTIVE_OVER_CDP else chk.failed(message)
+
+
+# The memcheck case: rectangles cut off at both edges (300 x 200 in squares of 512, 128, 32 and 8).
+MEMCHECK_CASE = {"width": 300, "height": 200, "view": "full", "zoom": 0, "max_dwell": 256, "max_depth": 4,
+                 "min_side": 8}
+
+
+LAB = Lab(
+    name="07-mandelbrot",
+    title="Lab 07: adaptive Mandelbrot (Mariani-Silver)",
+    handout=HANDOUT,
+    harness=HARNESS,
+    make_cases=make_cases,
+    recorded_case=dict(MEMCHECK_CASE, figure=FEEDBACK_FIGURE_SIDE),
+    memcheck_case=MEMCHECK_CASE,
+    # The uniform timing case takes the solution about 3 s alone on an H100, and the known-wrong submission
+    # that computes every pixel of a uniform rectangle (fill-computes) about 6 s.
+    test_time_limit=20,
+    starter_must_fail=("recursive launch into fire-and-forget or a created stream",
+                       "launches checked right after them"),
+    checks=[
+        compiles(1, hint=hint(HANDOUT, "3 (the lab, step by step)")),
+        runs_cleanly(1, hint=hint(HANDOUT, "3 (the lab, step by step)")),
+        memcheck_clean(1, hint=hint(HANDOUT, "4 (how it is graded)")),
+        chk.Check("recursive launch into fire-and-forget or a created stream", 1, chk.STATIC,
+                  check_recursive_launch_and_streams, parent=COMPILES,
+                  hint=hint(HANDOUT, "2.3 (subdividing with child grids)")),
+        chk.Check("no device-side synchronize", 1, chk.STATIC, check_no_device_synchronize, parent=COMPILES,
+                  hint=hint(HANDOUT, "2.3 (subdividing with child grids)")),
+        chk.Check("launches checked right after them", 1, chk.STATIC, check_launches_checked_in_order,
+                  parent=COMPILES, hint=hint(HANDOUT, "3 (the lab, step by step)")),
+        chk.Check("pending-launch limit covers the subdivision", 1, chk.RUNTIME, check_pending_limit,
+                  parent=RUNS_CLEANLY, hint=hint(HANDOUT, "2.4 (how many launches can be pending)")),
+        chk.Check("no launch failed", 2, chk.RUNTIME, check_no_launch_failed, parent=RUNS_CLEANLY,
+                  hint=hint(HANDOUT, "2.4 (how many launches can be pending)")),
+        chk.Check("every launch checked", 1, chk.RUNTIME, check_every_launch_checked, parent=RUNS_CLEANLY,
+                  hint=hint(HANDOUT, "3 (the lab, step by step)")),
+        chk.Check("subdivision follows the rule", 3, chk.RUNTIME, check_subdivision, parent=RUNS_CLEANLY,
+                  hint=hint(HANDOUT, "2.2 (the Mariani-Silver rule)")),
+        chk.Check("image follows the rule", 3, chk.RUNTIME, check_image_follows_rule, parent=RUNS_CLEANLY,
+                  hint=hint(HANDOUT, "2.2 (the Mariani-Silver rule)")),
+        chk.Check("image close to the exhaustive one", 2, chk.RUNTIME, check_close_to_exhaustive,
+                  parent=RUNS_CLEANLY, hint=hint(HANDOUT, "2.5 (what filling misses)")),
+        chk.Check("beats the exhaustive kernel where the area is uniform", 2, chk.RUNTIME, check_beats_exhaustive,
+                  parent=RUNS_CLEANLY, hint=hint(HANDOUT, "2.6 (when subdividing pays)"), timing=True),
+    ],
+)
