@@ -27,9 +27,13 @@ Draws, where the documents are there:
                          and the solution right, Part A above Part B (each side's "median_timeline");
   06-allocator-costs.svg Lab 06: what an allocation costs, on a log scale: per-object device malloc
                          against one bulk allocation and the pool (Part A), and one atomic per
-                         thread against the warp-aggregated counter (Part B), from the solution's run.
+                         thread against the warp-aggregated counter (Part B), from the solution's run;
+  07-mandelbrot.png      Lab 07: the solution's image, the dwell of one pixel in every few (the
+                         document's "figure": the harness's --figure S), with the leaf rectangles
+                         of its subdivision outlined; a PNG (the standard library's zlib), whose
+                         caption is the handout's.
 
-Each figure names the GPU and the runs it was drawn from. Exit status 1 when a document a figure
+Each SVG figure names the GPU and the runs it was drawn from. Exit status 1 when a document a figure
 needs is missing or does not hold what the figure needs; each problem is printed.
 
 draw_run_figure() draws a picture of one run (RUN_FIGURES) from a student's own result document, with
@@ -47,10 +51,14 @@ program (Lab 04's with --figure-lines), and the grader puts one into each submis
                    part, every depth's counts in words; then Part B's chain of the run
   04 curves.svg    the curves of the run's first --figure-lines lines
   05 timeline.svg  the median round's kernel timelines, the kit's legacy build and the run
+  07 mandelbrot.png  the run's image (its "figure", --figure S) and its leaf rectangles; beside it
+                   mandelbrot.svg, the PNG with its caption and legend, which the feedback page shows;
+                   pixels nobody wrote, and dwells past --max-dwell, in red
 
 What a picture marks wrong carries a class of WRONG_CLASSES, in RED (marks_wrong() tells).
 """
 import argparse
+import base64
 import collections
 import concurrent.futures
 import glob
@@ -59,7 +67,9 @@ import math
 import os
 import re
 import shutil
+import struct
 import sys
+import zlib
 from xml.sax.saxutils import escape
 
 FONT = "font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\""
@@ -123,6 +133,12 @@ class Svg:
     def text(self, cls, x, y, s, size=12, anchor="start", fill=INK, weight="normal", mono=False):
         self.parts.append('<text class="%s" x="%.1f" y="%.1f" font-size="%g" text-anchor="%s" fill="%s" font-weight="%s" %s>%s</text>'
                           % (cls, x, y, size, anchor, fill, weight, MONO if mono else FONT, escape(s)))
+
+    def image(self, cls, x, y, w, h, png_bytes):
+        """A PNG, held in the SVG itself (a data URI), drawn at its own size: no resampling."""
+        data = base64.b64encode(png_bytes).decode("ascii")
+        self.parts.append('<image class="%s" x="%d" y="%d" width="%d" height="%d" href="data:image/png;base64,%s"/>'
+                          % (cls, x, y, w, h, data))
 
     def write(self, path):
         head = ('<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d">\n'
@@ -1152,18 +1168,276 @@ def draw_allocator(docs, out_path):
     return {"bars": len(values)}
 
 
+# ---------------------------------------------------------------- Lab 07: the Mandelbrot set by subdivision
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def png_chunk(tag, data):
+    """One PNG chunk: length, tag, data and the CRC-32 of tag and data."""
+    return struct.pack(">I", len(data)) + tag + data + struct.pack(">I", zlib.crc32(tag + data) & 0xffffffff)
+
+
+def png_bytes(width, height, rows):
+    """An 8-bit RGB PNG of rows (height rows of 3 * width bytes each), every row unfiltered (filter 0)."""
+    if width < 1 or height < 1 or len(rows) != height or any(len(row) != 3 * width for row in rows):
+        raise ValueError("a %d x %d picture needs %d rows of %d bytes" % (width, height, height, 3 * width))
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)  # 8 bits, RGB, deflate, filter 0, no interlace
+    pixels = zlib.compress(b"".join(b"\x00" + bytes(row) for row in rows), 9)
+    return PNG_SIGNATURE + png_chunk(b"IHDR", header) + png_chunk(b"IDAT", pixels) + png_chunk(b"IEND", b"")
+
+
+# Lab 07's picture: each pixel's dwell on a smooth map (viridis: dark violet where a point escapes at
+# once, yellow near the set), black inside the set (dwell max_dwell), RED where nobody wrote; the leaf
+# rectangles outlined in white.
+DWELL_MAP = ((68, 1, 84), (59, 82, 139), (33, 145, 140), (94, 201, 98), (253, 231, 37))
+INSIDE = (0, 0, 0)
+OUTLINE = (255, 255, 255)
+UNWRITTEN = 0xffff  # the harness's -1, a pixel nobody wrote, in 4 hex digits
+PICTURE_SIDE = 512  # about the picture's long side: the figure scaled up by a whole factor
+LEGEND_STEPS = 48   # boxes in the legend's colour bar
+
+
+def rgb(colour):
+    """"#c8453b" -> (200, 69, 59)."""
+    return tuple(int(colour[i:i + 2], 16) for i in (1, 3, 5))
+
+
+def svg_colour(colour):
+    return "#%02x%02x%02x" % colour
+
+
+def dwell_colour(dwell, max_dwell):
+    """The colour of a dwell of 0..max_dwell: black at max_dwell (inside the set), else its place on
+    DWELL_MAP by its logarithm (most points escape within a few steps: the log spreads those apart)."""
+    if dwell >= max_dwell:
+        return INSIDE
+    t = math.log1p(dwell) / math.log1p(max_dwell) * (len(DWELL_MAP) - 1)
+    k = min(int(t), len(DWELL_MAP) - 2)
+    a, b = DWELL_MAP[k], DWELL_MAP[k + 1]
+    return tuple(int(round(a[i] + (b[i] - a[i]) * (t - k))) for i in range(3))
+
+
+def is_int(value):
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def mandelbrot_figure(doc):
+    """What a Lab 07 document's "figure" holds, checked: (dwells, one list per row, rects as tuples).
+    Raises FigureError where the picture cannot be drawn from it."""
+    fig = doc.get("figure")
+    if not isinstance(fig, dict):
+        raise FigureError("the document holds no figure (the harness's --figure S puts the image and the "
+                          "rectangles in)")
+    params = doc.get("params") if isinstance(doc.get("params"), dict) else {}
+    missing = [k for k in ("every", "width", "height", "dwell_rows", "rects") if k not in fig]
+    missing += ["params." + k for k in ("width", "height", "max_dwell") if k not in params]
+    if missing:
+        raise FigureError("the document has no %s: the picture is drawn from them" % ", ".join(missing))
+    if not all(is_int(v) and v >= 1 for v in (fig["every"], fig["width"], fig["height"], params["width"],
+                                               params["height"], params["max_dwell"])):
+        raise FigureError("the figure's every, width and height, and the image's width, height and max_dwell, "
+                          "should be whole numbers of at least 1")
+    fw, fh, rows = fig["width"], fig["height"], fig["dwell_rows"]
+    if not isinstance(rows, list) or len(rows) != fh or not all(isinstance(r, str) and len(r) == 4 * fw for r in rows):
+        raise FigureError("the figure's dwell_rows should be %d strings of %d hex digits" % (fh, 4 * fw))
+    try:
+        dwells = [[int(row[i:i + 4], 16) for i in range(0, 4 * fw, 4)] for row in rows]
+    except ValueError:
+        raise FigureError("the figure's dwell_rows hold something other than hex digits")
+    rects = fig["rects"]
+    if not isinstance(rects, list) or not all(isinstance(r, list) and len(r) == 4 and all(is_int(v) for v in r)
+                                              for r in rects):
+        raise FigureError("the figure's rects should be [x, y, side, depth] lists of whole numbers")
+    return dwells, [tuple(r) for r in rects]
+
+
+def leaf_rects(rects):
+    """The rectangles (x, y, side, depth), each once, that have no rectangle of depth + 1 inside them
+    (its corner (x, y) within): those filled by their border's dwell or computed pixel by pixel."""
+    by_depth = collections.defaultdict(list)
+    for r in sorted(set(rects)):
+        by_depth[r[3]].append(r)
+    split = set()
+    for depth, parents in by_depth.items():
+        children = by_depth.get(depth + 1)
+        if not children:
+            continue
+        # Parents in buckets as wide as the widest: a child's parent lies in its bucket or the one
+        # left of it, above it, or both.
+        bucket = max(1, max(p[2] for p in parents))
+        buckets = collections.defaultdict(list)
+        for p in parents:
+            buckets[(p[0] // bucket, p[1] // bucket)].append(p)
+        for cx, cy, _, _ in children:
+            bx, by = cx // bucket, cy // bucket
+            for key in ((bx, by), (bx - 1, by), (bx, by - 1), (bx - 1, by - 1)):
+                for p in buckets.get(key, ()):
+                    if p[0] <= cx < p[0] + p[2] and p[1] <= cy < p[1] + p[2]:
+                        split.add(p)
+    return [r for depth in sorted(by_depth) for r in by_depth[depth] if r not in split]
+
+
+def mandelbrot_picture(doc):
+    """The pixels of a Lab 07 run's picture: (width, height, rows of RGB bytes, facts). The figure is
+    scaled up by a whole factor to about PICTURE_SIDE on its long side; each leaf rectangle's outline,
+    mapped from image pixels (divided by the figure's every, times the factor), drawn 1 pixel wide,
+    where neighbours share an edge on one line, and clipped at the picture's edges."""
+    dwells, rects = mandelbrot_figure(doc)
+    fig, params = doc["figure"], doc["params"]
+    every, max_dwell = fig["every"], params["max_dwell"]
+    image_w, image_h = params["width"], params["height"]
+    scale = max(1, int(round(PICTURE_SIDE / float(max(fig["width"], fig["height"])))))
+    width, height = fig["width"] * scale, fig["height"] * scale
+    wrong_colour = rgb(RED)
+    colours = {}
+    rows = []
+    unwritten = past_max = 0
+    for line in dwells:
+        row = bytearray()
+        for d in line:
+            if d not in colours:
+                colours[d] = bytes(wrong_colour if d > max_dwell else dwell_colour(d, max_dwell)) * scale
+            row += colours[d]
+        unwritten += line.count(UNWRITTEN)
+        past_max += sum(1 for d in line if max_dwell < d != UNWRITTEN)
+        rows += [bytearray(row) for _ in range(scale)]
+    leaves = leaf_rects(rects)
+    outline = bytes(OUTLINE)
+    for x, y, side, _ in leaves:
+        if side <= 0 or x >= image_w or y >= image_h or x + side <= 0 or y + side <= 0:
+            continue  # nothing of it in the image
+        # A rectangle cut off at the image's edge ends at the picture's edge.
+        left, top = max(x, 0) * scale // every, max(y, 0) * scale // every
+        right = width - 1 if x + side >= image_w else min((x + side) * scale // every, width - 1)
+        bottom = height - 1 if y + side >= image_h else min((y + side) * scale // every, height - 1)
+        right, bottom = max(right, left), max(bottom, top)
+        for py in (top, bottom):
+            rows[py][3 * left:3 * (right + 1)] = outline * (right - left + 1)
+        for py in range(top, bottom + 1):
+            for px in (left, right):
+                rows[py][3 * px:3 * px + 3] = outline
+    facts = {"pixels": fig["width"] * fig["height"], "unwritten": unwritten, "past_max_dwell": past_max,
+             "rects": len(rects), "leaves": len(leaves), "scale": scale}
+    return width, height, rows, facts
+
+
+def draw_mandelbrot(doc, out_path):
+    """Lab 07's picture, a PNG, from a document's "figure" (the harness's --figure S): the dwell of
+    every pixel it holds, and the outlines of the leaf rectangles (mandelbrot_picture)."""
+    width, height, rows, facts = mandelbrot_picture(doc)
+    with open(out_path, "wb") as f:
+        f.write(png_bytes(width, height, rows))
+    return facts
+
+
+def draw_mandelbrot_figure(docs, out_path):
+    doc = docs.get(("07", "solution"))
+    if doc is None:
+        raise FigureError("no lab07-solution.json: the picture is drawn from the solution's run")
+    try:
+        return draw_mandelbrot(doc, out_path)
+    except FigureError as e:
+        raise FigureError("lab07-solution.json: %s" % e)
+
+
+def page_svg_path(picture_path):
+    """The SVG a page inlines to show the run picture at picture_path: the picture itself, or for a
+    PNG, the SVG drawn beside it (same name, .svg) that holds it with its caption."""
+    return os.path.splitext(picture_path)[0] + ".svg"
+
+
+def draw_mandelbrot_run(doc, out_path, who="yours", case=None):
+    """One Lab 07 run's picture: the PNG at out_path (draw_mandelbrot) and, beside it (page_svg_path),
+    an SVG that shows it at its size with what it was drawn from and a legend, and marks wrong, in
+    RED, pixels nobody wrote and dwells past max_dwell."""
+    width, height, rows, facts = mandelbrot_picture(doc)
+    png = png_bytes(width, height, rows)
+    with open(out_path, "wb") as f:
+        f.write(png)
+    fig, params = doc["figure"], doc["params"]
+    max_dwell, every = params["max_dwell"], fig["every"]
+    image = doc.get("image") if isinstance(doc.get("image"), dict) else {}
+    wrong = []
+    # The whole image's count, where the document has it: the picture shows one pixel in every few.
+    whole = image.get("unwritten") if is_int(image.get("unwritten")) and is_int(image.get("pixels")) else None
+    if facts["unwritten"]:
+        wrong.append("Red: {:,} of the picture's {:,} pixels were never written{}. Every pixel should hold its "
+                     "dwell.".format(facts["unwritten"], facts["pixels"], "" if not whole else
+                                     " ({:,} of the image's {:,})".format(whole, image["pixels"])))
+    elif whole:
+        wrong.append("{:,} of the image's {:,} pixels were never written (none of those the picture shows)."
+                     .format(whole, image["pixels"]))
+    if facts["past_max_dwell"]:
+        wrong.append("Red: {:,} of the picture's pixels hold a dwell past --max-dwell {}."
+                     .format(facts["past_max_dwell"], max_dwell))
+    shown = ("Every pixel" if every == 1 else "One pixel in every {0} x {0}".format(every))
+    notes = ["{} of the {} x {} image, each drawn {} x {}.".format(shown, params["width"], params["height"],
+                                                                 facts["scale"], facts["scale"]),
+             "{:,} rectangles reported, {:,} of them leaves (no rectangle of the next depth inside), outlined."
+             .format(facts["rects"], facts["leaves"])]
+    more = fig.get("rects_left_out", 0)
+    if is_int(more) and more > 0:
+        notes.append("{:,} more rectangles were reported than the document lists: some outlined as leaves may "
+                     "have been split.".format(more))
+    left, top = 20, 70
+    svg_w = max(width + 2 * left, 720)
+    legend_y = top + height + 16
+    svg_h = legend_y + 28 + 16 * (len(notes) + len(wrong))
+    svg = Svg(svg_w, svg_h, "Lab 07: the dwell of every pixel of %s, and the leaf rectangles of its subdivision"
+              % ("this run" if case else "your run"))
+    svg.text("heading", left, 24, "The dwell of each pixel, and the rectangles the subdivision left whole", 14,
+             weight="bold")
+    svg.text("caption", left, 42, device_words(doc), 11, fill=MUTED)
+    whose = case_words(case) if case else "your run"
+    options = {"params": {k: v for k, v in params.items() if k != "top_side"}}  # top_side: no option, derived
+    svg.text("caption", left, 57, "%s with %s" % (whose[0].upper() + whose[1:], params_words(options)), 11,
+             fill=MUTED)
+    svg.image("dwell", left, top, width, height, png)
+    # The legend: the map from dwell 0 to max_dwell - 1, then black, white and (where drawn) red.
+    step_w = 4
+    svg.text("legend", left, legend_y + 11, "dwell 0", 11)
+    bar_x = left + 48
+    for k in range(LEGEND_STEPS):
+        dwell = int(round(math.expm1(math.log1p(max_dwell - 1) * k / (LEGEND_STEPS - 1))))
+        svg.rect("legend-key", bar_x + k * step_w, legend_y, step_w, 14, svg_colour(dwell_colour(dwell, max_dwell)))
+    x = bar_x + LEGEND_STEPS * step_w + 6
+    svg.text("legend", x, legend_y + 11, "%d" % (max_dwell - 1), 11)
+    x += 8 + 7 * len("%d" % (max_dwell - 1))
+    keys = [(svg_colour(INSIDE), "none", "%d: inside the set" % max_dwell),
+            (svg_colour(DWELL_MAP[1]), svg_colour(OUTLINE), "a leaf rectangle")]
+    if facts["unwritten"] or facts["past_max_dwell"]:
+        keys.append((RED, "none", "wrong"))
+    for fill, stroke, label in keys:
+        svg.rect("legend-key", x, legend_y, 14, 14, fill, stroke=stroke)
+        svg.text("legend", x + 20, legend_y + 11, label, 11)
+        x += 32 + 6.5 * len(label)
+    y = legend_y + 34
+    for line in notes:
+        svg.text("note", left, y, line, 11)
+        y += 16
+    for line in wrong:
+        svg.text("wrong", left, y, line, 11, fill=RED)
+        y += 16
+    svg.write(page_svg_path(out_path))
+    return facts
+
+
 FIGURES = [("01-divergent-counter-grids.svg", draw_grids), ("02-race-timeline.svg", draw_race),
            ("03-recursion-tree.svg", draw_recursion), ("04-bezier-curves.svg", draw_curves_figure),
-           ("05-stream-timelines.svg", draw_timelines_figure), ("06-allocator-costs.svg", draw_allocator)]
+           ("05-stream-timelines.svg", draw_timelines_figure), ("06-allocator-costs.svg", draw_allocator),
+           ("07-mandelbrot.png", draw_mandelbrot_figure)]
 
 # Pictures of one run of a lab, drawn for the student by `make run` (grader/kit.py) and into the
 # grader's HTML feedback (grader/gradelib/feedback.py): file name and drawing function (document,
-# output path, whose run, case) of each lab that has one. Each is at most 900 pixels wide.
+# output path, whose run, case) of each lab that has one. Each is at most 900 pixels wide. A picture
+# written as a PNG comes with an SVG beside it that holds it (page_svg_path): the one a page shows.
 RUN_FIGURES = {"01-divergent-counter": ("grids.svg", draw_grids_run),
                "02-memory-visibility": ("race.svg", draw_race_run),
                "03-nested-recursion": ("tree.svg", draw_tree_run),
                "04-bezier-streams": ("curves.svg", draw_curves),
-               "05-default-streams": ("timeline.svg", draw_timelines)}
+               "05-default-streams": ("timeline.svg", draw_timelines),
+               "07-mandelbrot": ("mandelbrot.png", draw_mandelbrot_run)}
 
 
 def draw_run_figure(lab_name, doc, out_dir, who="yours"):
@@ -1190,7 +1464,8 @@ WRONG_CLASSES = ("missing", "extra", "wrong")
 
 
 def marks_wrong(svg_text):
-    """Whether a picture (its SVG text) marks something wrong in the run it shows."""
+    """Whether a picture (its SVG text, the file at page_svg_path) marks something wrong in the run it
+    shows."""
     return re.search(r'class="(%s)"' % "|".join(WRONG_CLASSES), svg_text) is not None
 
 
@@ -1259,8 +1534,9 @@ def record_documents(docs_dir, work):
                    % (where, why, ran.describe(timeout), ran.output[-2000:]))
             continue
         path = os.path.join(docs_dir, "lab%s-%s.json" % (lab.number, case))
-        with open(path, "wb") as f:  # as the harness wrote it, less the channel's nonce line
-            f.write(ran.channel.partition(b"\n")[2])
+        with open(path, "w") as f:  # the document as the grader read it from the harness's channel
+            json.dump(doc, f, indent=1)
+            f.write("\n")
         print("ran %s: %s%s" % (where, path, "" if ran.ok else " (the run %s)" % ran.describe(timeout)))
     return problems
 
@@ -1295,9 +1571,9 @@ def make_figures(out_dir, docs_dir):
               % (len(problems), shown_path(out_dir)))
         return 1
     os.makedirs(out_dir, exist_ok=True)
-    for path in sorted(glob.glob(os.path.join(staged, "*.svg"))):
-        shutil.copy(path, os.path.join(out_dir, os.path.basename(path)))
-        print("updated %s" % shown_path(os.path.join(out_dir, os.path.basename(path))))
+    for name, _ in FIGURES:
+        shutil.copy(os.path.join(staged, name), os.path.join(out_dir, name))
+        print("updated %s" % shown_path(os.path.join(out_dir, name)))
     print("the result documents are in %s. Review the figures and the captions in the handouts, and copy the "
           "documents into grader/tests/data/recorded/ with them: the kit's tests check that the committed "
           "figures are drawn from the recorded documents." % shown_path(docs_dir))

@@ -8,8 +8,15 @@ Lab 01: flat reference vs the CDP solution, CUDA-event timing (warm-up, repeats,
 processes per size. Lab 02: how often the races of the known-wrong submissions show, run after run
 (the grader must reject them every time). Labs 04, 05 and 06: both sides of the timing thresholds,
 the solution and the known-wrong submissions they must reject, 10 runs each on the grader's timing
-cases. Every harness is built and run through gradelib.harness, with each lab's own contract.
+cases. Lab 07: both sides of its timing threshold, and how many pixels the rule's own image differs
+from the exhaustive one in, over every case the grader draws for 50 seeds. Every harness is built and
+run through gradelib.harness, with each lab's own contract.
 Writes OUT_DIR/thresholds.json and OUT_DIR/thresholds.md and prints the tables.
+
+  python3 tools/measure_thresholds.py OUT_DIR lab07 [labNN ...]
+
+measures only the labs named, and keeps the other labs' entries of the kit's recorded
+handouts/figures/data/thresholds.json.
 """
 import json
 import os
@@ -116,22 +123,38 @@ def lab04():
     return rows
 
 
+RECORDED = os.path.join(paths.KIT_ROOT, "handouts", "figures", "data", "thresholds.json")
+
+
 def main():
     out_dir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(paths.BUILD_ROOT, "thresholds")
+    only = sys.argv[2:]
+    measures = {"lab01": lab01, "lab02": lab02, "lab04": lab04, "lab05": lab05, "lab06": lab06, "lab07": lab07}
+    unknown = [name for name in only if name not in measures]
+    if unknown:
+        print("unknown lab(s) %s: choose from %s" % (", ".join(unknown), ", ".join(measures)))
+        return exits.USAGE
     os.makedirs(out_dir, exist_ok=True)
     gpu = gpu_mod.detect()
     if not gpu.available:
         print("no GPU: %s" % gpu.reason)
         return exits.NOT_RUN
-    doc = {"device": gpu.device, "processes": PROCESSES, "repeats": REPEATS, "lab01": lab01(), "lab02": lab02(),
-           "lab04": lab04(), "lab05": lab05(), "lab06": lab06()}
+    doc = {"device": gpu.device, "processes": PROCESSES, "repeats": REPEATS}
+    if only:  # the other labs as the kit recorded them
+        with open(RECORDED) as f:
+            doc = dict(json.load(f), device=gpu.device)
+    for name, measure in measures.items():
+        if not only or name in only:
+            doc[name] = measure()
     with open(os.path.join(out_dir, "thresholds.json"), "w") as f:
         json.dump(doc, f, indent=2)
     # The tables RESULTS.md shows, drawn from the document as the page draws them (tools/quoted_figures.py).
     sources = {"thresholds": doc}
     parts = ["On %s (CUDA runtime %s, driver supports %s)." % (
         gpu.name, cuda_version(gpu.device.get("runtime_version")), cuda_version(gpu.device.get("driver_version")))]
-    for lab in ("lab01", "lab02", "lab04", "lab05", "lab06"):
+    for lab in sorted(measures):
+        if lab not in doc or ("thresholds-" + lab) not in quoted_figures.RENDERERS:
+            continue
         parts += ["", "%s:" % lab, "", quoted_figures.render("thresholds-" + lab, cache=sources)]
     table = "\n".join(parts)
     with open(os.path.join(out_dir, "thresholds.md"), "w") as f:
@@ -209,6 +232,58 @@ def lab06():
     part_a = run_case(lab, program, dict(rules.CASE_DEFAULTS, objects=1000000, repeats=3, seed=1))["timing"]
     rows.append({"side": "part-a", "timing": part_a})
     return rows
+
+
+LAB07_RUNS = 10
+LAB07_SURVEY_SEEDS = 50
+
+
+def lab07():
+    """Lab 07: both sides of the timing threshold (the solution, the alternatives, and the submission that
+    computes uniform rectangles instead of filling them), LAB07_RUNS runs each of the uniform timing case,
+    and the filaments case for the solution (reported, never thresholded); and the rule's own misses: every
+    case the grader draws for LAB07_SURVEY_SEEDS seeds, run once with the solution, each case's pixels unlike
+    the exhaustive image."""
+    from gradelib import grading
+    from rubrics import lab07 as rules
+    lab = registry.resolve("07-mandelbrot")
+    sides = [("solution", os.path.join(paths.SOLUTIONS_DIR, lab.name)),
+             ("launch-per-thread", os.path.join(paths.ALTERNATIVE_DIR, lab.name, "launch-per-thread")),
+             ("created-streams", os.path.join(paths.ALTERNATIVE_DIR, lab.name, "created-streams")),
+             ("fill-computes", os.path.join(paths.INCORRECT_DIR, lab.name, "fill-computes"))]
+    timing = {}
+    for side, source in sides:
+        program = build_submission(lab.name, source, side)
+        names = ["uniform"] + (["filaments"] if side == "solution" else [])
+        for name in names:
+            case = dict(rules.TIMING_CASES[name], repeats=rules.TIMING_REPEATS)
+            ratios, exhaustive, yours = [], [], []
+            for outcome in harness.run_cases(lab, program, [case] * LAB07_RUNS, RUN_TIMEOUT):
+                if not outcome.result or not outcome.result.ok or not outcome.doc:
+                    sys.exit("%s %s: %s" % (side, name, outcome.why or "the run failed"))
+                t = outcome.doc["timing_ms"]
+                ratios.append(t["exhaustive"] / t["cdp_student"])
+                exhaustive.append(t["exhaustive"])
+                yours.append(t["cdp_student"])
+            timing.setdefault(side, {})[name] = {"exhaustive_over_cdp": ratios, "exhaustive_ms": exhaustive,
+                                                 "cdp_ms": yours}
+    cases = []
+    for seed in range(1, LAB07_SURVEY_SEEDS + 1):
+        for case in lab.make_cases(grading.case_rng(seed, lab.name, salt="")):
+            case = {k: v for k, v in case.items() if k not in ("timing", "repeats", "figure")}
+            if case not in cases:
+                cases.append(case)
+    program = build_submission(lab.name, sides[0][1], "solution")
+    survey = []
+    for case, outcome in zip(cases, harness.run_cases(lab, program, cases, RUN_TIMEOUT)):
+        if not outcome.doc:
+            sys.exit("survey %s: %s" % (case, outcome.why or "the run failed"))
+        image, rule = outcome.doc["image"], outcome.doc["rule"]
+        survey.append(dict(case, pixels=image["pixels"], rule_unlike_exhaustive=rule["unlike_exhaustive"],
+                           child_grids=rule["child_grids"], filled=rule["filled_pixels"]))
+    worst = max(survey, key=lambda row: row["rule_unlike_exhaustive"] / row["pixels"])
+    return {"timing": timing, "survey_seeds": LAB07_SURVEY_SEEDS, "survey": survey,
+            "worst_unlike_fraction": worst["rule_unlike_exhaustive"] / worst["pixels"]}
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ after it (an HTML comment: Markdown viewers and pandoc show nothing):
 "from SOURCE: EXPR" is checked: EXPR is evaluated on SOURCE and must round to the number as written
 (as many decimals as written; an integer's trailing zeros mean it was rounded to that many tens).
 SOURCE is a recorded document the kit's own runs wrote:
-    NAME            handouts/figures/data/NAME.json (costs, bench-04, thresholds, suite, toolkits)
+    NAME            handouts/figures/data/NAME.json (costs, bench-04, bench-07, thresholds, suite, toolkits)
     recorded/NAME   grader/tests/data/recorded/NAME.json (a lab's result document, make figures)
     mutants/NAME    grader/tests/data/mutants/NAME.json (a mutation run, make mutants)
     rubric/labNN    the constants of grader/rubrics/labNN.py (thresholds, points)
@@ -501,12 +501,44 @@ def _thresholds_lab06(load):
     return rows
 
 
+def _thresholds_lab07(load):
+    doc = load("thresholds")["lab07"]
+    rows = ["| submission | case | runs | kit's exhaustive kernel (ms) | its subdivision (ms) | exhaustive / subdivision |",
+            "| --- | --- | --- | --- | --- | --- |"]
+    for side, cases in doc["timing"].items():
+        for case, r in cases.items():
+            rows.append("| %s | %s | %d | %s | %s | %s |" % (side, case, len(r["exhaustive_over_cdp"]),
+                                                            _spread(r["exhaustive_ms"], 1), _spread(r["cdp_ms"], 1),
+                                                            _spread(r["exhaustive_over_cdp"])))
+    survey = doc["survey"]
+    rows += ["", "The rule's own image against the exhaustive one, over the %d distinct cases the grader draws for %d "
+             "seeds: at most %s of the pixels differ (%d of the cases have a pixel that does)." % (
+                 len(survey), doc["survey_seeds"], "%.4f%%" % (100 * doc["worst_unlike_fraction"]),
+                 sum(1 for r in survey if r["rule_unlike_exhaustive"]))]
+    return rows
+
+
+def _bench_07_table(load):
+    doc = load("bench-07")
+    rows = ["| view | zoom | max dwell | image | filled by the rule | exhaustive (ms) | host worklist (ms) | CDP (ms) "
+            "| exhaustive / CDP | worklist / CDP |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for r in doc["bench"]:
+        rows.append("| %s | %d | %s | %s x %s | %s%% | %s | %s | %s | %s | %s |" % (
+            r["view"], r["zoom"], _number(r["max_dwell"], 0), _number(r["side"], 0), _number(r["side"], 0),
+            _number(100 * r["filled_fraction"], 1), _number(r["exhaustive_ms"], 3), _number(r["worklist_ms"], 3),
+            _number(r["cdp_ms"], 3), _number(r["exhaustive_ms"] / r["cdp_ms"], 2),
+            _number(r["worklist_ms"] / r["cdp_ms"], 2)))
+    return rows
+
+
 RENDERERS = {
     "thresholds-lab01": _thresholds_lab01,
     "thresholds-lab02": _thresholds_lab02,
     "thresholds-lab04": _thresholds_lab04,
     "thresholds-lab05": _thresholds_lab05,
     "thresholds-lab06": _thresholds_lab06,
+    "thresholds-lab07": _thresholds_lab07,
+    "bench-07": _bench_07_table,
     "costs": _costs_table,
     "bench-04": _bench_table,
     "machines": _machine,

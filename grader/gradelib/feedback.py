@@ -58,7 +58,8 @@ def figures_module():
 def run_figure(lab, runs):
     """(SVG text, caption) of the lab's picture of one of these runs (gradelib.grading.CaseRun), or
     (None, why there is none). A run whose picture marks something wrong is preferred: that is the
-    run the student needs to see."""
+    run the student needs to see. A picture drawn as a PNG is shown by the SVG drawn beside it
+    (draw_figures.page_svg_path), which holds it as a data URI: every page stays one file."""
     figures = figures_module()
     if figures is None or lab.name not in figures.RUN_FIGURES:
         return None, "this lab has no picture of a run"
@@ -73,7 +74,7 @@ def run_figure(lab, runs):
             except figures.FigureError as err:
                 reasons.append(str(err))
                 continue
-            with open(path) as f:
+            with open(figures.page_svg_path(path)) as f:  # a PNG picture: the SVG beside it that holds it
                 svg = f.read()
             caption = "Your run with %s." % run.label()
             if figures.marks_wrong(svg):

@@ -1,6 +1,6 @@
 """tools/draw_figures.py on the harness documents recorded on an H100 and on constructed ones:
-well-formed SVG, with one element for each thing the runs recorded, and the committed figures are
-exactly what it draws from the recorded documents."""
+well-formed SVG, with one element for each thing the runs recorded, valid PNG with the pixels it
+should have, and the committed figures are exactly what it draws from the recorded documents."""
 import copy
 import glob
 import json
@@ -8,8 +8,10 @@ import os
 import subprocess
 import sys
 import tempfile
+import struct
 import unittest
 import xml.etree.ElementTree as ET
+import zlib
 
 from gradelib import paths
 
@@ -34,6 +36,8 @@ def not_yet_drawable():
     elif "median_timeline" not in recorded("lab05-solution.json")["part_a"]["legacy"]:
         why["05-stream-timelines.svg"] = ("lab05-solution.json was recorded before the harness wrote "
                                           "\"median_timeline\"")
+    if not os.path.exists(os.path.join(RECORDED, "lab07-solution.json")):
+        why["07-mandelbrot.png"] = "no lab07-solution.json is recorded yet"
     return why
 
 
@@ -53,6 +57,68 @@ def classes(path):
 def recorded(name):
     with open(os.path.join(RECORDED, name)) as f:
         return json.load(f)
+
+
+def read_png(path):
+    """(width, height, rows of RGB bytes) of an 8-bit RGB PNG of unfiltered rows, as draw_figures
+    writes them; raises AssertionError where the file is not one: the signature, the IHDR, every
+    chunk's CRC, IEND last, and the size of the pixel data."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:8] != b"\x89PNG\r\n\x1a\n":
+        raise AssertionError("%s: no PNG signature" % path)
+    chunks, at = [], 8
+    while at < len(data):
+        length, tag = struct.unpack(">I4s", data[at:at + 8])
+        body = data[at + 8:at + 8 + length]
+        crc, = struct.unpack(">I", data[at + 8 + length:at + 12 + length])
+        if crc != zlib.crc32(tag + body) & 0xffffffff:
+            raise AssertionError("%s: chunk %s has a wrong CRC" % (path, tag))
+        chunks.append((tag, body))
+        at += 12 + length
+    tags = [tag for tag, _ in chunks]
+    if tags[0] != b"IHDR" or tags[-1] != b"IEND" or b"IDAT" not in tags or at != len(data):
+        raise AssertionError("%s: chunks %s" % (path, tags))
+    width, height, depth, colour, compression, filtering, interlace = struct.unpack(">IIBBBBB", chunks[0][1])
+    if (depth, colour, compression, filtering, interlace) != (8, 2, 0, 0, 0):
+        raise AssertionError("%s: not 8-bit RGB without interlace" % path)
+    raw = zlib.decompress(b"".join(body for tag, body in chunks if tag == b"IDAT"))
+    stride = 1 + 3 * width
+    if len(raw) != height * stride:
+        raise AssertionError("%s: %d bytes of pixels, not %d x (1 + 3 x %d)" % (path, len(raw), height, width))
+    rows = [raw[y * stride:(y + 1) * stride] for y in range(height)]
+    if any(row[0] != 0 for row in rows):
+        raise AssertionError("%s: a row with a filter other than 0" % path)
+    return width, height, [row[1:] for row in rows]
+
+
+def pixel(rows, x, y):
+    return tuple(rows[y][3 * x:3 * x + 3])
+
+
+def lab07_doc(dwells, rects, every=1, max_dwell=64, image_size=None):
+    """A constructed Lab 07 document with a "figure" of dwells (a list of rows of ints; 0xffff: not
+    written) and rects ([x, y, side, depth] in image pixels), as --figure S writes it."""
+    fh, fw = len(dwells), len(dwells[0])
+    width, height = image_size or (fw * every, fh * every)
+    unwritten = sum(row.count(0xffff) for row in dwells)
+    return {"lab": "07-mandelbrot",
+            "device": {"name": "NVIDIA H100 80GB HBM3", "cc_major": 9, "cc_minor": 0, "sm_count": 132,
+                       "runtime_version": 13000, "driver_version": 13000},
+            "params": {"width": width, "height": height, "view": "full", "zoom": 0, "seed": 0,
+                       "max_dwell": max_dwell, "max_depth": 4, "min_side": 8, "top_side": 512},
+            "rects": {"reported": len(rects), "kept": len(rects)},
+            "image": {"pixels": width * height, "unwritten": unwritten * every * every},
+            "figure": {"every": every, "width": fw, "height": fh,
+                       "dwell_rows": ["".join("%04x" % d for d in row) for row in dwells],
+                       "rects": [list(r) for r in rects], "rects_left_out": 0}}
+
+
+def two_squares_doc():
+    """A 64 x 64 image of dwell 5, its lower right quarter inside the set (dwell 64); the top rectangle
+    split, and one rectangle of depth 1 reported, its upper left corner: the only leaf."""
+    dwells = [[64 if x >= 32 and y >= 32 else 5 for x in range(64)] for y in range(64)]
+    return lab07_doc(dwells, [[0, 0, 64, 0], [0, 0, 16, 1]])
 
 
 def bezier_vertices(points, n):
@@ -246,13 +312,20 @@ class FiguresFromRecordedRunsTest(unittest.TestCase):
             with self.subTest(figure=name):
                 if name in waiting:
                     self.skipTest("%s: not comparable until a GPU run records its document: %s" % (name, waiting[name]))
-                with open(os.path.join(self.out, name)) as f:
-                    drawn = f.read()
-                with open(os.path.join(paths.KIT_ROOT, "handouts", "figures", name)) as f:
-                    committed = f.read()
+                drawn = self.figure_content(os.path.join(self.out, name))
+                committed = self.figure_content(os.path.join(paths.KIT_ROOT, "handouts", "figures", name))
                 self.assertEqual(committed, drawn, "handouts/figures/%s differs from what tools/draw_figures.py "
                                  "draws from %s: commit the result documents a figure was drawn from"
                                  % (name, RECORDED))
+
+    @staticmethod
+    def figure_content(path):
+        """What a figure shows: an SVG's text, a PNG's size and pixels (the same pixels compress to
+        other bytes with another zlib)."""
+        if path.endswith(".png"):
+            return read_png(path)
+        with open(path) as f:
+            return f.read()
 
     # ---- Lab 01: the parent grid and its children, from the recorded solution run
 
@@ -375,15 +448,20 @@ class FiguresFromRecordedRunsTest(unittest.TestCase):
     def run_figure(self, lab_name, doc):
         """(path, {class: count}, words) of a lab's picture of one run."""
         path = draw_figures.draw_run_figure(lab_name, doc, self.out)
-        return path, classes(path), texts(path)
+        shown = draw_figures.page_svg_path(path)
+        return path, classes(shown), texts(shown)
 
     def svg_width(self, path):
-        return int(ET.parse(path).getroot().get("width"))
+        return int(ET.parse(draw_figures.page_svg_path(path)).getroot().get("width"))
 
     def test_every_run_figure_fits_a_page_900_pixels_wide(self):
         arch = [[0, 0], [0.5, 1], [1, 0]]
         docs = {"04-bezier-streams": with_figure(recorded("lab04-solution.json"), [
             {"points": arch, "count": 8, "vertices": bezier_vertices(arch, 8)}])}
+        if not os.path.exists(os.path.join(RECORDED, "lab07-solution.json")):
+            # The widest figure the harness writes: 256 pixels a side (--figure 256).
+            docs["07-mandelbrot"] = lab07_doc([[3] * 256 for _ in range(256)], [[0, 0, 512, 0]], every=4,
+                                              image_size=(1024, 1024))
         for lab_name in draw_figures.RUN_FIGURES:
             number = lab_name[:2]
             doc = docs.get(lab_name) or recorded("lab%s-solution.json" % number)
@@ -391,7 +469,7 @@ class FiguresFromRecordedRunsTest(unittest.TestCase):
                 path, found, _ = self.run_figure(lab_name, doc)
                 self.assertEqual(os.path.basename(path), draw_figures.RUN_FIGURES[lab_name][0])
                 self.assertLessEqual(self.svg_width(path), 900)
-                with open(path) as f:
+                with open(draw_figures.page_svg_path(path)) as f:
                     self.assertFalse(draw_figures.marks_wrong(f.read()), found)  # the solution: nothing wrong
         big = lab03_doc(16, 1024)
         path, _, _ = self.run_figure("03-nested-recursion", big)
@@ -589,6 +667,126 @@ class FiguresFromRecordedRunsTest(unittest.TestCase):
         from rubrics import lab03  # the one statement of the expected tree, which the grader checks against
         self.assertIs(draw_figures.expected_tree_rule(), lab03.expected_records)
 
+    # Lab 07: the dwell image as a PNG, the leaf rectangles outlined
+
+    def test_png_writer_writes_a_valid_png(self):
+        rows = [b"".join(bytes([x * 40, y * 60, 200]) for x in range(5)) for y in range(3)]
+        path = os.path.join(self.out, "small.png")
+        with open(path, "wb") as f:
+            f.write(draw_figures.png_bytes(5, 3, rows))
+        width, height, got = read_png(path)
+        self.assertEqual((width, height), (5, 3))
+        self.assertEqual(got, rows)
+        with self.assertRaises(ValueError):
+            draw_figures.png_bytes(5, 3, rows[:2])  # a row short
+
+    def test_mandelbrot_outlines_the_leaf_rectangles_only(self):
+        doc = two_squares_doc()
+        path = os.path.join(self.out, "mandelbrot.png")
+        facts = draw_figures.draw_mandelbrot(doc, path)
+        self.assertEqual((facts["rects"], facts["leaves"], facts["scale"], facts["unwritten"]), (2, 1, 8, 0))
+        width, height, rows = read_png(path)
+        self.assertEqual((width, height), (512, 512))  # 64 pixels a side, each drawn 8 x 8
+        outline, inside = draw_figures.OUTLINE, draw_figures.INSIDE
+        five = draw_figures.dwell_colour(5, 64)
+        self.assertNotIn(five, (outline, inside, draw_figures.rgb(draw_figures.RED)))
+        # The leaf [0, 16) x [0, 16): its four edges at picture pixels 0 and 16 x 8 = 128.
+        for x, y in ((64, 0), (0, 64), (128, 64), (64, 128), (0, 0), (128, 128)):
+            self.assertEqual(pixel(rows, x, y), outline, (x, y))
+        self.assertEqual(pixel(rows, 64, 64), five)      # inside the leaf: the map's colour
+        self.assertEqual(pixel(rows, 129, 64), five)     # just right of its edge
+        self.assertEqual(pixel(rows, 200, 128), five)    # its bottom edge ends at its right one
+        self.assertEqual(pixel(rows, 400, 400), inside)  # dwell 64 = max_dwell: black
+        # The top rectangle was split: no outline of its own, not even at the picture's edges.
+        self.assertEqual(pixel(rows, 511, 100), five)
+        self.assertEqual(pixel(rows, 300, 0), five)
+        # Reported alone, the top rectangle is the leaf: its outline clipped to the picture's edges.
+        doc["figure"]["rects"] = [[0, 0, 512, 0]]
+        draw_figures.draw_mandelbrot(doc, path)
+        _, _, rows = read_png(path)
+        for x, y in ((511, 100), (300, 0), (0, 300), (300, 511)):
+            self.assertEqual(pixel(rows, x, y), outline, (x, y))
+        self.assertEqual(pixel(rows, 64, 64), five)
+
+    def test_mandelbrot_maps_image_pixels_to_the_figure(self):
+        # A 300 x 200 image, one pixel in every 2: a figure of 150 x 100, drawn 3 times larger. The leaf
+        # [128, 256) x [0, 128): edges at 128 / 2 x 3 = 192 and 384; the image's edge, y = 200, at the
+        # picture's bottom row.
+        dwells = [[1] * 150 for _ in range(100)]
+        doc = lab07_doc(dwells, [[128, 0, 128, 1], [0, 128, 512, 1], [0, 0, 512, 0]], every=2,
+                        image_size=(300, 200))
+        path = os.path.join(self.out, "mandelbrot.png")
+        facts = draw_figures.draw_mandelbrot(doc, path)
+        self.assertEqual((facts["leaves"], facts["scale"]), (2, 3))
+        width, height, rows = read_png(path)
+        self.assertEqual((width, height), (450, 300))
+        outline = draw_figures.OUTLINE
+        for x, y in ((192, 50), (384, 50), (300, 0), (300, 192), (10, 192), (10, 299), (449, 250)):
+            self.assertEqual(pixel(rows, x, y), outline, (x, y))
+        self.assertNotEqual(pixel(rows, 100, 50), outline)
+
+    def test_leaf_rects_counts_each_rectangle_once(self):
+        rects = [(0, 0, 64, 0), (0, 0, 16, 1), (16, 0, 16, 1), (16, 0, 16, 1), (20, 4, 4, 2)]
+        self.assertEqual(draw_figures.leaf_rects(rects), [(0, 0, 16, 1)] + [(20, 4, 4, 2)])
+
+    def test_mandelbrot_run_picture_marks_unwritten_pixels(self):
+        doc = two_squares_doc()
+        path, found, words = self.run_figure("07-mandelbrot", doc)
+        self.assertEqual(os.path.basename(path), "mandelbrot.png")
+        read_png(path)
+        with open(draw_figures.page_svg_path(path)) as f:
+            svg = f.read()
+        self.assertFalse(draw_figures.marks_wrong(svg))
+        self.assertNotIn(draw_figures.RED, svg)  # no red where nothing is wrong
+        self.assertEqual(found.get("dwell"), 1)
+        self.assertIn('href="data:image/png;base64,', svg)
+        self.assertIn("Your run with --width 64 --height 64", words)
+        self.assertNotIn("top-side", words)  # not an option of the harness
+        self.assertIn("2 rectangles reported, 1 of them leaves", words)
+        doc["figure"]["dwell_rows"][10] = "ffff" + doc["figure"]["dwell_rows"][10][4:]
+        doc["image"]["unwritten"] = 1
+        path, found, words = self.run_figure("07-mandelbrot", doc)
+        _, _, rows = read_png(path)
+        self.assertEqual(pixel(rows, 3, 10 * 8 + 3), draw_figures.rgb(draw_figures.RED))
+        with open(draw_figures.page_svg_path(path)) as f:
+            self.assertTrue(draw_figures.marks_wrong(f.read()))
+        self.assertEqual(found.get("wrong"), 1)
+        self.assertIn("Red: 1 of the picture's 4,096 pixels were never written", words)
+
+    def test_mandelbrot_needs_the_figure(self):
+        doc = two_squares_doc()
+        del doc["figure"]
+        with self.assertRaises(draw_figures.FigureError) as caught:
+            draw_figures.draw_mandelbrot(doc, os.path.join(self.out, "mandelbrot.png"))
+        self.assertIn("--figure", str(caught.exception))
+        with self.assertRaises(draw_figures.FigureError):
+            draw_figures.draw_run_figure("07-mandelbrot", doc, self.out)
+        short = two_squares_doc()
+        short["figure"]["dwell_rows"].pop()
+        with self.assertRaises(draw_figures.FigureError):
+            draw_figures.draw_run_figure("07-mandelbrot", short, self.out)
+        self.assertEqual(os.listdir(self.out), [])
+        problems = self.draw_one({("07", "solution"): doc})
+        self.assertTrue(any(p.startswith("07-mandelbrot.png") and "--figure" in p for p in problems), problems)
+
+    def test_mandelbrot_figure_drawn_from_the_solution_document(self):
+        problems = self.draw_one({("07", "solution"): two_squares_doc()})
+        self.assertFalse(any(p.startswith("07-mandelbrot.png") for p in problems), problems)
+        self.assertEqual(read_png(os.path.join(self.out, "07-mandelbrot.png"))[:2], (512, 512))
+
+    def test_feedback_page_shows_the_png_in_its_svg(self):
+        from gradelib import feedback, registry
+        from gradelib.grading import CaseRun
+        right = two_squares_doc()
+        wrong = two_squares_doc()
+        wrong["figure"]["dwell_rows"][0] = "ffff" * 64
+        runs = [CaseRun(d["params"], None, d, None) for d in (right, wrong)]
+        svg, caption = feedback.run_figure(registry.resolve("07"), runs)
+        self.assertTrue(draw_figures.marks_wrong(svg))  # the run that shows something wrong is preferred
+        self.assertTrue(svg.startswith("<svg"), svg[:40])
+        self.assertIn('href="data:image/png;base64,', svg)
+        self.assertIn("Your run with width=64", caption)
+
     def test_harnesses_write_the_keys_the_drawings_read(self):
         """The C writers and the Python readers name the same keys (checked without a GPU)."""
         def source(lab):
@@ -603,6 +801,10 @@ class FiguresFromRecordedRunsTest(unittest.TestCase):
                     "spans_us", "max_concurrent_runs"):
             self.assertIn('"%s"' % key, lab05)
         self.assertNotIn('"--svg"', lab04 + lab05)
+        lab07 = source("07-mandelbrot")
+        for key in ("figure", "every", "width", "height", "dwell_rows", "rects", "rects_left_out", "max_dwell"):
+            self.assertIn('"%s"' % key, lab07)
+        self.assertIn('"--figure"', lab07)
 
     def draw_one(self, docs):
         return draw_figures.draw_all(docs, self.out)
@@ -610,6 +812,8 @@ class FiguresFromRecordedRunsTest(unittest.TestCase):
     def test_every_committed_figure_is_well_formed(self):
         for path in glob.glob(os.path.join(paths.KIT_ROOT, "handouts", "figures", "*.svg")):
             classes(path)
+        for path in glob.glob(os.path.join(paths.KIT_ROOT, "handouts", "figures", "*.png")):
+            read_png(path)
 
     def test_make_figures_without_a_gpu_exits_77_and_touches_nothing(self):
         sentinel = os.path.join(self.out, "02-race-timeline.svg")
