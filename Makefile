@@ -5,7 +5,7 @@
 # Also:
 #   make run LAB=01 [ARGS="--K 8 --M 4 --N 1000"]   build your lab and run its harness
 #   make legacy LAB=02  what today's nvcc says about the textbook's device-side synchronize
-#   make bench LAB=04   timing table of the Bezier lab's versions on this GPU
+#   make bench LAB=04   timing table of the Bezier lab's versions on this GPU (LAB=07: the Mandelbrot lab's)
 #   make sanitize LAB=04 [ARGS="..."]   your lab's harness under compute-sanitizer's memcheck
 #   make costs [ARGS="--repeats 7 --quick 1"]   what dynamic parallelism costs on this GPU
 #                       (launches, chains, sibling streams, device malloc; build/costs/costs.json)
