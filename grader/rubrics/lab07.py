@@ -159,15 +159,27 @@ def check_pending_limit(ctx):
     return per_case(ctx, evaluate)
 
 
+def _launched_nothing(run):
+    """Why a check about launches has nothing to look at in this run, or None: the rule launches child
+    grids on the case, and the run launched none (so none could fail, and none was left unchecked)."""
+    log, need = run.doc["cdp_log"], run.doc["rule"]["child_grids"]
+    if need and not log["checked"] and not log["failed"] and run.doc["grids_ran"] <= 1:
+        return ("the rule launches %d child grids on this image, and your run launched none: there was no launch "
+                "to look at" % need)
+    return None
+
+
 def check_no_launch_failed(ctx):
     """The subdivision's launch log (cdp_log, not the launch_log that fails "runs cleanly": a launch past
-    a pool the student sized too small is this check's business)."""
-    return per_case(ctx, lambda run: launch_log_problem(run.doc["cdp_log"]))
+    a pool the student sized too small is this check's business). A run that launched nothing where the
+    rule launches children passes nothing here."""
+    return per_case(ctx, lambda run: launch_log_problem(run.doc["cdp_log"]) or _launched_nothing(run))
 
 
 def check_every_launch_checked(ctx):
     """One KIT_CHECK_LAUNCH per child grid: the grids that ran (all but the host's) plus the failed launches."""
-    return per_case(ctx, lambda run: launched_grids_problem(run.doc["cdp_log"], max(run.doc["grids_ran"] - 1, 0)))
+    return per_case(ctx, lambda run: launched_grids_problem(run.doc["cdp_log"], max(run.doc["grids_ran"] - 1, 0))
+                    or _launched_nothing(run))
 
 
 def check_subdivision(ctx):

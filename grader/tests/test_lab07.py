@@ -286,6 +286,27 @@ class Lab07RuntimeTest(unittest.TestCase):
         self.assertIn("2320 device-side launch(es) failed (first: cudaErrorLaunchPendingCountExceeded, at line 89 "
                       "of your file): those child grids never ran", outcome.message)
 
+    def test_a_run_that_launches_nothing_passes_neither_launch_check(self):
+        # the starter: only the host's grid runs, and no launch is made or checked
+        def launches_nothing(p, d):
+            if is_1024(p):
+                d["grids_ran"] = 1
+                d["cdp_log"].update(checked=0, failed=0)
+        for check in (lab07.check_no_launch_failed, lab07.check_every_launch_checked):
+            outcome = check(self.ctx(launches_nothing))
+            self.assertEqual(outcome.status, chk.FAILED, check.__name__)
+            self.assertIn("child grids on this image, and your run launched none: there was no launch to look at",
+                          outcome.message)
+
+    def test_launching_nothing_where_the_rule_launches_nothing_passes(self):
+        def one_grid(p, d):
+            if is_1024(p):
+                d["rule"]["child_grids"] = 0
+                d["grids_ran"] = 1
+                d["cdp_log"].update(checked=0, failed=0)
+        for check in (lab07.check_no_launch_failed, lab07.check_every_launch_checked):
+            self.assertEqual(check(self.ctx(one_grid)).status, chk.PASSED, check.__name__)
+
     def test_failed_calls_fail(self):
         def stream_failed(p, d):
             if is_1024(p):
