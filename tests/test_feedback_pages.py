@@ -75,9 +75,6 @@ def main():
         pages[("03", case)] = path
     for lab in registry.all_labs().values():
         if lab.name in figures.RUN_FIGURES and lab.number != "03":
-            if not os.path.exists(os.path.join(RECORDED, "lab%s-solution.json" % lab.number)):
-                print("not looked at: lab %s, whose solution run is not recorded yet" % lab.number)
-                continue
             path = os.path.join(out, "lab%s-solution.html" % lab.number)
             feedback.write_page(path, make_report(lab, recorded("lab%s-solution.json" % lab.number)),
                                 "%s: solution" % lab.title, ["made from a recorded run"])
