@@ -117,6 +117,8 @@ done <<'PAGES'
 04 no-bound-check solutions/incorrect/04-bezier-streams/no-bound-check
 05 solution solutions/05-default-streams
 05 still-legacy solutions/incorrect/05-default-streams/still-legacy
+07 solution solutions/07-mandelbrot
+07 corners-only solutions/incorrect/07-mandelbrot/corners-only
 PAGES
 if command -v chromium > /dev/null || command -v google-chrome > /dev/null; then
     python3 tools/browser_check.py "$LOGS"/feedback/*.html > "$LOGS/feedback/browser-check.txt" 2>&1 || feedback_status=1
