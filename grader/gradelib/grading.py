@@ -262,6 +262,38 @@ def launched_grids_problem(log, grids):
             % (grids, log.get("failed", 0), grids + log.get("failed", 0), log.get("checked")))
 
 
+# What a device launch's stream is called in messages, for the constant streams (ptx.launch_streams).
+CONSTANT_STREAM_NAMES = {ptx.NULL_STREAM: "the NULL stream (0)", ptx.TAIL_LAUNCH_STREAM: "cudaStreamTailLaunch",
+                         ptx.FIRE_AND_FORGET_STREAM: "cudaStreamFireAndForget",
+                         ptx.UNREAD_STREAM: ptx.UNREAD_STREAM_NAME}
+
+
+def side_by_side_stream_problems(body, function_name):
+    """What in a function's PTX (body) keeps its children from running side by side, as a list: a
+    device launch into a constant stream other than cudaStreamFireAndForget (the NULL stream runs a
+    block's launches one after another, the tail-launch stream a grid's after the grid), or into a
+    stream variable where function_name creates no stream. Empty where every launch is into
+    fire-and-forget or a stream the code created."""
+    streams = ptx.launch_streams(body)
+    problems = []
+    serializing = sorted({s for s in streams if s is not None and s != ptx.FIRE_AND_FORGET_STREAM})
+    if serializing:
+        problems.append("a device launch into %s" % " and ".join(CONSTANT_STREAM_NAMES.get(s, "stream %d" % s)
+                                                                 for s in serializing))
+    if None in streams and ptx.DEVICE_STREAM_CREATE not in ptx.called_functions(body):
+        problems.append("a launch into a stream variable, but no cudaStreamCreateWithFlags in %s" % function_name)
+    return problems
+
+
+def timing_run(ctx, name):
+    """(run, its document's timing_ms) of the timing case called name (its "timing" parameter), or
+    (None, None) when there is none; timing_ms is None where the run left no document or no timing."""
+    for run in ctx.runs:
+        if run.params.get("timing") == name:
+            return run, run.doc.get("timing_ms") if run.doc else None
+    return None, None
+
+
 def launches_checked_in_order(ctx, functions=None, require_launch=False):
     """The outcome of a check that every device launch (of the named functions, or of all the student's)
     is followed on every path by cudaGetLastError(): a check before the launch, or on one branch

@@ -11,7 +11,7 @@ from gradelib import checks as chk
 from gradelib import ptx
 from gradelib.bezier_lines import first_wrong_vertex
 from gradelib.grading import (COMPILES, RUNS_CLEANLY, compiles, launch_log_problem, launches_checked_in_order,
-                             per_case, memcheck_clean, runs_cleanly)
+                             per_case, memcheck_clean, runs_cleanly, side_by_side_stream_problems, timing_run)
 from gradelib.harness import Contract, Option
 from gradelib.registry import Lab, hint
 
@@ -90,10 +90,6 @@ HARNESS = Contract(
     case_keys=["timing"], one_case_per_process=True)
 
 
-_CONSTANT_STREAMS = {ptx.NULL_STREAM: "the NULL stream (0)", ptx.TAIL_LAUNCH_STREAM: "cudaStreamTailLaunch",
-                     ptx.FIRE_AND_FORGET_STREAM: "cudaStreamFireAndForget", ptx.UNREAD_STREAM: ptx.UNREAD_STREAM_NAME}
-
-
 def check_launch_and_streams(ctx):
     """What lets a block's children run concurrently, as far as the PTX shows it: every device launch of
     tessellate_cdp goes into a stream the code created (a register, with cudaStreamCreateWithFlags in
@@ -104,16 +100,8 @@ def check_launch_and_streams(ctx):
     serializing stream; none without a launch."""
     body = ctx.kernel_ptx("tessellate_cdp") or ""
     calls = ptx.called_functions(body)
-    launches = ptx.launch_streams(body)
-    problems = []
-    if ptx.DEVICE_LAUNCH not in calls:
-        problems.append("no device-side launch")
-    serializing = sorted({s for s in launches if s is not None and s != ptx.FIRE_AND_FORGET_STREAM})
-    if serializing:
-        problems.append("a device launch into %s" % " and ".join(_CONSTANT_STREAMS.get(s, "stream %d" % s)
-                                                                 for s in serializing))
-    if None in launches and ptx.DEVICE_STREAM_CREATE not in calls:
-        problems.append("a launch into a stream variable, but no cudaStreamCreateWithFlags in tessellate_cdp")
+    problems = [] if ptx.DEVICE_LAUNCH in calls else ["no device-side launch"]
+    problems += side_by_side_stream_problems(body, "tessellate_cdp")
     if not problems:
         return chk.passed()
     launched = ptx.DEVICE_LAUNCH in calls
@@ -272,16 +260,8 @@ def check_freed(ctx):
     return per_case(ctx, evaluate)
 
 
-def _timing(ctx, name):
-    """(run, timing_ms) of the timing case called name, or (run, None)."""
-    for run in ctx.runs:
-        if run.params.get("timing") == name:
-            return run, run.doc.get("timing_ms")
-    return None, None
-
-
 def _ratio_check(ctx, case, numerator, threshold, what, extra=""):
-    run, t = _timing(ctx, case)
+    run, t = timing_run(ctx, case)
     if not t or not t.get("cdp_student"):
         return chk.failed("the %s timing case reported no timing" % case)
     ratio = t[numerator] / t["cdp_student"]
@@ -294,7 +274,7 @@ def check_children_run_concurrently(ctx):
     """The property the streams teach: a block's children do not run one after another. Measured against
     the kit's NULL-stream version in the same run; a created stream per thread and fire-and-forget both
     pass, one stream shared by a block does not."""
-    run, short = _timing(ctx, "short")
+    run, short = timing_run(ctx, "short")
     extra = ""
     if short and short.get("cdp_student"):
         extra = ("\nnot graded, for reference: on the textbook's short lines (%s) flat took %.3f ms and your CDP "

@@ -11,7 +11,8 @@ import re
 from gradelib import checks as chk
 from gradelib import ptx
 from gradelib.grading import (COMPILES, RUNS_CLEANLY, compiles, launch_log_problem, launched_grids_problem,
-                             launches_checked_in_order, memcheck_clean, per_case, runs_cleanly)
+                             launches_checked_in_order, memcheck_clean, per_case, runs_cleanly,
+                             side_by_side_stream_problems, timing_run)
 from gradelib.harness import Contract, Option
 from gradelib.registry import Lab, hint
 
@@ -111,14 +112,7 @@ def check_recursive_launch_and_streams(ctx):
         problems.append("no device-side launch")
     elif not mangled or not re.search(r"\b%s\s*;" % re.escape(mangled), body):  # the launch takes its address
         problems.append("a device launch, but not of mariani_silver itself")
-    streams = ptx.launch_streams(body)
-    names = {ptx.NULL_STREAM: "the NULL stream (0)", ptx.TAIL_LAUNCH_STREAM: "cudaStreamTailLaunch",
-             ptx.UNREAD_STREAM: ptx.UNREAD_STREAM_NAME}
-    other = sorted({s for s in streams if s is not None and s != ptx.FIRE_AND_FORGET_STREAM})
-    if other:
-        problems.append("a device launch into %s" % " and ".join(names.get(s, "stream %d" % s) for s in other))
-    if None in streams and ptx.DEVICE_STREAM_CREATE not in calls:
-        problems.append("a launch into a stream variable, but no cudaStreamCreateWithFlags in mariani_silver")
+    problems += side_by_side_stream_problems(body, "mariani_silver")
     if not problems:
         return chk.passed()
     return chk.failed("expected: mariani_silver launches mariani_silver for each square, into cudaStreamFireAndForget "
@@ -234,13 +228,6 @@ def check_close_to_exhaustive(ctx):
     return per_case(ctx, evaluate)
 
 
-def _timing(ctx, name):
-    for run in ctx.runs:
-        if run.params.get("timing") == name:
-            return run, run.doc.get("timing_ms") if run.doc else None
-    return None, None
-
-
 def _filled_share(run):
     rule = run.doc["rule"]
     return 100.0 * rule["filled_pixels"] / run.doc["image"]["pixels"]
@@ -256,7 +243,7 @@ def check_beats_exhaustive(ctx):
     """Where most of the area is uniform, the subdivision skips it: the kit's exhaustive kernel over the
     student's, medians in the same run. A time counts only for the subdivision the rule asks for, its
     image the rule's: doing less is faster. The filaments case is reported, never thresholded."""
-    run, t = _timing(ctx, "uniform")
+    run, t = timing_run(ctx, "uniform")
     if not t or not t.get("cdp_student"):
         return chk.failed("the uniform timing case reported no timing")
     if not _follows_rule(run):
@@ -266,7 +253,7 @@ def check_beats_exhaustive(ctx):
     message = ("%s: %.0f%% of the pixels filled by the rule; the kit's exhaustive kernel %.3f ms, yours %.3f ms: "
                "%.2fx faster (at least %.2fx wanted)" % (run.label(), _filled_share(run), t["exhaustive"],
                                                          t["cdp_student"], ratio, MIN_EXHAUSTIVE_OVER_CDP))
-    other, o = _timing(ctx, "filaments")
+    other, o = timing_run(ctx, "filaments")
     if o and o.get("cdp_student"):
         message += ("\nnot graded, for reference: where filaments are everywhere (%s, %.0f%% filled) the exhaustive "
                     "kernel took %.3f ms and yours %.3f ms (%.2fx)" % (other.label(), _filled_share(other),
