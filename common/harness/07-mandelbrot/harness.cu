@@ -165,7 +165,7 @@ __global__ void kit_worklist_level(mandel_job_t job, const rect_t *level, rect_t
 /* ---- the rule, on the host, applied to the exhaustive image ---- */
 
 typedef struct {
-    const int *exhaustive;  /* the kit's image */
+    int *exhaustive;        /* the kit's image */
     int *expected;          /* the image the rule gives */
     unsigned char *computed;/* 1 where the rule computes the pixel, 0 where it fills */
     rect_t *rects;          /* every rectangle the rule visits, the top one first */
@@ -364,6 +364,34 @@ static void set_counting(int on)
     KIT_CHECK(cudaMemcpyToSymbol(kit_counting, &on, sizeof on));
 }
 
+/* The kit's exhaustive image of job (computed into job.image, then copied to the host) and the rule
+ * applied to it; rule_free releases both. */
+static rule_t rule_of_exhaustive(mandel_job_t job)
+{
+    size_t pixels = (size_t)job.width * job.height;
+    rule_t rule;
+    memset(&rule, 0, sizeof rule);
+    rule.exhaustive = (int *)kit_host_alloc(sizeof(int) * pixels);
+    rule.expected = (int *)kit_host_alloc(sizeof(int) * pixels);
+    rule.computed = (unsigned char *)kit_host_alloc(pixels);
+    rule.capacity = 1024;
+    rule.rects = (rect_t *)kit_host_alloc(sizeof(rect_t) * (size_t)rule.capacity);
+    set_counting(0);
+    run_exhaustive(job);
+    KIT_CHECK_KERNEL();
+    KIT_CHECK(cudaMemcpy(rule.exhaustive, job.image, sizeof(int) * pixels, cudaMemcpyDeviceToHost));
+    apply_rule(&job, &rule, 0, 0, top_side(&job), 0);
+    return rule;
+}
+
+static void rule_free(rule_t *rule)
+{
+    free(rule->exhaustive);
+    free(rule->expected);
+    free(rule->computed);
+    free(rule->rects);
+}
+
 /* ---- the bench table ---- */
 
 static void bench(int repeats, const char *json_path)
@@ -395,20 +423,7 @@ static void bench(int repeats, const char *json_path)
                                         BENCH_MIN_SIDE);
             size_t bytes = sizeof(int) * (size_t)side * side;
             KIT_CHECK(cudaMalloc((void **)&job.image, bytes));
-            /* what the rule fills, from the exhaustive image */
-            set_counting(0);
-            run_exhaustive(job);
-            KIT_CHECK_KERNEL();
-            rule_t rule;
-            memset(&rule, 0, sizeof rule);
-            int *host = (int *)kit_host_alloc(bytes);
-            rule.exhaustive = host;
-            rule.expected = (int *)kit_host_alloc(bytes);
-            rule.computed = (unsigned char *)kit_host_alloc((size_t)side * side);
-            rule.capacity = 1024;
-            rule.rects = (rect_t *)kit_host_alloc(sizeof(rect_t) * (size_t)rule.capacity);
-            KIT_CHECK(cudaMemcpy(host, job.image, bytes, cudaMemcpyDeviceToHost));
-            apply_rule(&job, &rule, 0, 0, top_side(&job), 0);
+            rule_t rule = rule_of_exhaustive(job); /* what the rule fills */
             worklist_t w;
             worklist_init(&w, job);
             kit_timing_t exhaustive = kit_time_kernel(NULL, exhaustive_step, &job, 1, repeats);
@@ -440,10 +455,7 @@ static void bench(int repeats, const char *json_path)
                 kit_json_end_object(&j);
             }
             worklist_free(&w);
-            free(host);
-            free(rule.expected);
-            free(rule.computed);
-            free(rule.rects);
+            rule_free(&rule);
             KIT_CHECK(cudaFree(job.image));
         }
     if (json_path != NULL) {
@@ -498,7 +510,7 @@ static void json_figure(kit_json_t *j, const mandel_job_t *job, const int *image
     }
     kit_json_end_array(j);
     kit_json_begin_array(j, "rects"); /* [x, y, side, depth], as reported, in image pixels */
-    for (long long i = 0; i < n_rects && i < FIGURE_MAX_RECTS; i++) {
+    for (long long i = 0; i < n_rects && i < FIGURE_MAX_RECTS; i++) { /* any depth: json_rect writes [] for < 0 */
         kit_json_begin_array(j, NULL);
         kit_json_int(j, NULL, rects[i].x);
         kit_json_int(j, NULL, rects[i].y);
@@ -567,20 +579,9 @@ static int run_case(int argc, char **argv)
     printf("pending-launch limit after prepare_mandelbrot: %zu\n", pending);
 
     /* 1. the kit's exhaustive image, and the rule applied to it */
-    int *exhaustive = (int *)kit_host_alloc(bytes);
     KIT_CHECK(cudaMalloc((void **)&job.image, bytes));
-    set_counting(0);
-    run_exhaustive(job);
-    KIT_CHECK_KERNEL();
-    KIT_CHECK(cudaMemcpy(exhaustive, job.image, bytes, cudaMemcpyDeviceToHost));
-    rule_t rule;
-    memset(&rule, 0, sizeof rule);
-    rule.exhaustive = exhaustive;
-    rule.expected = (int *)kit_host_alloc(bytes);
-    rule.computed = (unsigned char *)kit_host_alloc((size_t)pixels);
-    rule.capacity = 1024;
-    rule.rects = (rect_t *)kit_host_alloc(sizeof(rect_t) * (size_t)rule.capacity);
-    apply_rule(&job, &rule, 0, 0, top_side(&job), 0);
+    rule_t rule = rule_of_exhaustive(job);
+    const int *exhaustive = rule.exhaustive;
     long long rule_vs_exhaustive = 0;
     for (long long p = 0; p < pixels; p++)
         rule_vs_exhaustive += rule.expected[p] != exhaustive[p];
@@ -641,14 +642,12 @@ static int run_case(int argc, char **argv)
                 first_wrong = p;
         }
     }
-    rect_t *want = (rect_t *)kit_host_alloc(sizeof(rect_t) * (size_t)rule.n_rects);
-    memcpy(want, rule.rects, sizeof(rect_t) * (size_t)rule.n_rects);
     rect_t *figure_rects = NULL;
     if (figure_side > 0) { /* in the order reported, before diff_rects sorts them */
         figure_rects = (rect_t *)kit_host_alloc(sizeof(rect_t) * (size_t)(kept > 0 ? kept : 1));
         memcpy(figure_rects, got, sizeof(rect_t) * (size_t)kept);
     }
-    rect_diff_t rects = diff_rects(want, rule.n_rects, got, kept);
+    rect_diff_t rects = diff_rects(rule.rects, rule.n_rects, got, kept); /* sorts both: the rule's are not used after */
     printf("yours: %lld grids ran, %u in the image reported; rectangles missing %lld, extra %lld; %llu dwell "
            "evaluations (%.2f per pixel)\n", grids_ran, reported, rects.missing, rects.extra, dwell_calls,
            (double)dwell_calls / pixels);
@@ -743,14 +742,10 @@ static int run_case(int argc, char **argv)
     }
     KIT_CHECK(cudaFree(job.image));
     KIT_CHECK(cudaFree(d_log));
-    free(exhaustive);
     free(image);
     free(got);
-    free(want);
     free(figure_rects);
-    free(rule.expected);
-    free(rule.computed);
-    free(rule.rects);
+    rule_free(&rule);
     return 0;
 }
 
