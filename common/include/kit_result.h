@@ -30,6 +30,7 @@
 #ifndef KIT_RESULT_H
 #define KIT_RESULT_H
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -212,10 +213,14 @@ static inline void kit_json_uint(kit_json_t *j, const char *key, unsigned long l
     fprintf(j->file, "%llu", v);
 }
 
+/* JSON has no NaN or infinity: a value that is not finite (a student's wrong vertex) is written as null. */
 static inline void kit_json_double(kit_json_t *j, const char *key, double v)
 {
     kit_json_item(j, key);
-    fprintf(j->file, "%.9g", v);
+    if (isfinite(v))
+        fprintf(j->file, "%.9g", v);
+    else
+        fputs("null", j->file);
 }
 
 static inline void kit_json_null(kit_json_t *j, const char *key)
