@@ -1,0 +1,1054 @@
+/* Lab 08 harness (kit-owned): runs the student's load-balanced tessellation (captured into a graph)
+ * and checks every offset and vertex against the kit's; times it against the kit's one-block-per-line
+ * flat and CDP versions and against a device-to-device copy of the bytes it must write; runs the
+ * student's refinement loops (a WHILE conditional node, a device graph that relaunches itself) on two
+ * workloads each, against the kit's own host-driven loop; and writes the result.
+ *
+ *   ./scheduling [--lines 4096] [--workload chained|heavy] [--factor 16] [--max 32] [--seed 1]
+ *                [--tolerance 2000] [--tolerance2 500] [--max2 13] [--repeats 0] [--bench 0]
+ *                [--json result.json]
+ *
+ * The refinement runs on the case's lines twice: with the longest segment allowed --tolerance (in
+ * millionths) and at most --max vertices a line, then with --tolerance2 and --max2. --repeats N
+ * times Part A (medians of N).
+ * --bench 1 prints three tables instead of one run (make bench LAB=08): Part A against the kit's
+ * versions over several workloads, the cost of one round or launch each way the GPU can be given
+ * work, and the refinement three ways; with --json, the tables are the document.
+ *
+ * The lines, the vertex check and the kit's flat and CDP versions are Lab 04's, from
+ * common/src/bezier_lines.cu; the refinement's functions (refine_line, end_round) are here.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bezier_lines.h"
+#include "kit_args.h"
+#include "kit_check.h"
+#include "kit_harness.h"
+#include "kit_result.h"
+#include "kit_timing.h"
+#include "scheduling.h"
+
+#define FLAT_THREADS 128
+#define PARENT_THREADS 64
+#define ROUND_THREADS 256
+#define GUARD_VERTICES 64     /* past the total, which no correct submission writes */
+#define MAX_TOLERANCE 10000000 /* millionths: 10 units */
+#define LATENCY_ROUNDS 1000    /* the bench's chains */
+#define LATENCY_SAMPLES 200    /* the bench's launch-to-start samples */
+
+/* ---------------- the refinement: kit-owned device functions ---------------- */
+
+/* Segment k of n vertices, from u = k h to (k + 1) h with h = 1 / (n - 1), is the chord
+ * h (b + a h (2k + 1)) for B(u) = P0 + b u + a u^2 (b = 2 (P1 - P0), a = P0 - 2 P1 + P2). Its length
+ * is a convex function of k, so the longest is the first (k = 0) or the last (k = n - 2). */
+static __device__ float longest_segment(const bezier_line_t *line, int n)
+{
+    float2 p0 = line->cp[0], p1 = line->cp[1], p2 = line->cp[2];
+    float ax = p0.x - 2.0f * p1.x + p2.x, ay = p0.y - 2.0f * p1.y + p2.y;
+    float bx = 2.0f * (p1.x - p0.x), by = 2.0f * (p1.y - p0.y);
+    float h = 1.0f / (float)(n - 1);
+    float first = hypotf(bx + ax * h, by + ay * h) * h;
+    float k_last = (float)(2 * n - 3);
+    float last = hypotf(bx + ax * h * k_last, by + ay * h * k_last) * h;
+    return fmaxf(first, last);
+}
+
+__device__ int refine_line(refine_t *r, int l)
+{
+    if (r->ended)
+        atomicAdd(&r->late_calls, 1u);
+    if (l < 0 || l >= r->n_lines) {
+        atomicAdd(&r->bad_lines, 1u);
+        return 0;
+    }
+    int n = r->counts[l];
+    if (n >= r->max_vertices || !(longest_segment(&r->lines[l], n) > r->tolerance))
+        return 0;
+    r->counts[l] = 2 * n - 1 < r->max_vertices ? 2 * n - 1 : r->max_vertices;
+    atomicExch(&r->refined, 1u);
+    return 1;
+}
+
+__device__ int end_round(refine_t *r)
+{
+    unsigned int round = atomicAdd(&r->rounds, 1u) + 1;
+    int more = atomicExch(&r->refined, 0u) != 0 && round < KIT_MAX_ROUNDS;
+    if (!more)
+        r->ended = 1;
+    return more;
+}
+
+/* The kit's own loop, driven from the host: a round, then end_round, then the answer copied back. */
+__global__ void kit_refine_round(refine_t *r, int n_lines)
+{
+    int l = blockIdx.x * blockDim.x + threadIdx.x;
+    if (l < n_lines)
+        refine_line(r, l);
+}
+
+__global__ void kit_end_round(refine_t *r, int *more)
+{
+    *more = end_round(r);
+}
+
+/* ---------------- the refinement: host side ---------------- */
+
+/* One refinement workload on the case's lines: the state the student's graphs see (d_state, whose
+ * address never changes), and what the kit's loop found. */
+typedef struct {
+    workload_t *w;
+    refine_t *d_state;
+    int *d_counts;
+    int *h_expected[2];
+    unsigned int expected_rounds[2];
+    float tolerance[2];
+    int max_vertices[2];
+    int *d_more, *h_more; /* the kit's loop: end_round's answer, pinned */
+} refinement_t;
+
+/* What one launch of a student's graph did on workload k. */
+typedef struct {
+    int ran;
+    unsigned int rounds, late_calls, bad_lines;
+    int counts_wrong, first_bad_line, first_got, first_want;
+    kit_launch_log_t log;
+    double ms;
+} refine_run_t;
+
+static void refine_reset(refinement_t *f, int k)
+{
+    refine_t s;
+    memset(&s, 0, sizeof s);
+    s.lines = f->w->d_lines;
+    s.n_lines = f->w->n_lines;
+    s.max_vertices = f->max_vertices[k];
+    s.tolerance = f->tolerance[k];
+    s.counts = f->d_counts;
+    int *start = (int *)kit_host_alloc(sizeof(int) * (size_t)s.n_lines);
+    for (int l = 0; l < s.n_lines; l++)
+        start[l] = MIN_VERTICES;
+    KIT_CHECK(cudaMemcpy(f->d_counts, start, sizeof(int) * (size_t)s.n_lines, cudaMemcpyHostToDevice));
+    KIT_CHECK(cudaMemcpy(f->d_state, &s, sizeof s, cudaMemcpyHostToDevice));
+    free(start);
+}
+
+/* The kit's loop on workload k: one host round trip per round. Returns its time in ms. */
+static double kit_loop(refinement_t *f, int k)
+{
+    int n = f->w->n_lines;
+    cudaEvent_t start, stop;
+    KIT_CHECK(cudaEventCreate(&start));
+    KIT_CHECK(cudaEventCreate(&stop));
+    refine_reset(f, k);
+    KIT_CHECK(cudaEventRecord(start, 0));
+    do {
+        kit_refine_round<<<(n + ROUND_THREADS - 1) / ROUND_THREADS, ROUND_THREADS>>>(f->d_state, n);
+        kit_end_round<<<1, 1>>>(f->d_state, f->d_more);
+        KIT_CHECK(cudaMemcpyAsync(f->h_more, f->d_more, sizeof(int), cudaMemcpyDeviceToHost, 0));
+        KIT_CHECK(cudaStreamSynchronize(0));
+    } while (*f->h_more);
+    KIT_CHECK(cudaEventRecord(stop, 0));
+    KIT_CHECK(cudaEventSynchronize(stop));
+    float ms = 0;
+    KIT_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    KIT_CHECK(cudaEventDestroy(start));
+    KIT_CHECK(cudaEventDestroy(stop));
+    return ms;
+}
+
+/* Workload k: the lines of w, with tolerance[k] and max_vertices[k]. */
+static void refinement_init(refinement_t *f, workload_t *w, const float *tolerance, const int *max_vertices)
+{
+    memset(f, 0, sizeof *f);
+    f->w = w;
+    for (int k = 0; k < 2; k++) {
+        f->tolerance[k] = tolerance[k];
+        f->max_vertices[k] = max_vertices[k];
+    }
+    KIT_CHECK(cudaMalloc((void **)&f->d_state, sizeof(refine_t)));
+    KIT_CHECK(cudaMalloc((void **)&f->d_counts, sizeof(int) * (size_t)w->n_lines));
+    KIT_CHECK(cudaMalloc((void **)&f->d_more, sizeof(int)));
+    KIT_CHECK(cudaMallocHost((void **)&f->h_more, sizeof(int)));
+    for (int k = 0; k < 2; k++) {
+        kit_loop(f, k);
+        refine_t s;
+        KIT_CHECK(cudaMemcpy(&s, f->d_state, sizeof s, cudaMemcpyDeviceToHost));
+        f->expected_rounds[k] = s.rounds;
+        f->h_expected[k] = (int *)kit_host_alloc(sizeof(int) * (size_t)w->n_lines);
+        KIT_CHECK(cudaMemcpy(f->h_expected[k], f->d_counts, sizeof(int) * (size_t)w->n_lines,
+                             cudaMemcpyDeviceToHost));
+    }
+}
+
+static void refinement_free(refinement_t *f)
+{
+    KIT_CHECK(cudaFree(f->d_state));
+    KIT_CHECK(cudaFree(f->d_counts));
+    KIT_CHECK(cudaFree(f->d_more));
+    KIT_CHECK(cudaFreeHost(f->h_more));
+    free(f->h_expected[0]);
+    free(f->h_expected[1]);
+}
+
+/* One host launch of a student's executable graph on workload k, then what it left. The device is
+ * synchronized, not just the stream: work a graph hands to the GPU is waited for wherever it runs.
+ * The stop event follows the launch in its stream: a graph's tail launches belong to it, so the
+ * event completes after the last round (the bench's per-round times agree). */
+static refine_run_t refine_launch(refinement_t *f, cudaGraphExec_t exec, int k)
+{
+    refine_run_t run;
+    memset(&run, 0, sizeof run);
+    run.first_bad_line = -1;
+    refine_reset(f, k);
+    kit_launch_log_reset();
+    cudaEvent_t start, stop;
+    KIT_CHECK(cudaEventCreate(&start));
+    KIT_CHECK(cudaEventCreate(&stop));
+    KIT_CHECK(cudaEventRecord(start, 0));
+    KIT_CHECK(cudaGraphLaunch(exec, 0));
+    KIT_CHECK(cudaEventRecord(stop, 0));
+    KIT_CHECK(cudaDeviceSynchronize());
+    float ms = 0;
+    KIT_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    KIT_CHECK(cudaEventDestroy(start));
+    KIT_CHECK(cudaEventDestroy(stop));
+    run.ms = ms;
+    run.ran = 1;
+    run.log = kit_launch_log_read();
+    refine_t s;
+    KIT_CHECK(cudaMemcpy(&s, f->d_state, sizeof s, cudaMemcpyDeviceToHost));
+    run.rounds = s.rounds;
+    run.late_calls = s.late_calls;
+    run.bad_lines = s.bad_lines;
+    int n = f->w->n_lines;
+    int *got = (int *)kit_host_alloc(sizeof(int) * (size_t)n);
+    KIT_CHECK(cudaMemcpy(got, f->d_counts, sizeof(int) * (size_t)n, cudaMemcpyDeviceToHost));
+    for (int l = 0; l < n; l++)
+        if (got[l] != f->h_expected[k][l]) {
+            if (run.counts_wrong++ == 0) {
+                run.first_bad_line = l;
+                run.first_got = got[l];
+                run.first_want = f->h_expected[k][l];
+            }
+        }
+    free(got);
+    return run;
+}
+
+/* A student's loop, built and launched on both workloads: "key": {"built", ..., "runs": [...]}. */
+typedef struct {
+    int available, built, conditional_nodes;
+    unsigned long long exec_flags;
+    refine_run_t runs[2];
+} loop_result_t;
+
+static void json_loop(kit_json_t *j, const char *key, const loop_result_t *r, const refinement_t *f)
+{
+    kit_json_begin_object(j, key);
+    kit_json_bool(j, "available", r->available);
+    kit_json_bool(j, "built", r->built);
+    kit_json_int(j, "conditional_nodes", r->conditional_nodes);
+    kit_json_bool(j, "device_launch", (r->exec_flags & cudaGraphInstantiateFlagDeviceLaunch) != 0);
+    kit_json_int(j, "host_launches_per_run", 1);
+    kit_json_begin_array(j, "runs");
+    for (int k = 0; k < 2 && r->built; k++) {
+        const refine_run_t *run = &r->runs[k];
+        kit_json_begin_object(j, NULL);
+        kit_json_double(j, "tolerance", f->tolerance[k]);
+        kit_json_int(j, "max_vertices", f->max_vertices[k]);
+        kit_json_uint(j, "rounds", run->rounds);
+        kit_json_uint(j, "expected_rounds", f->expected_rounds[k]);
+        kit_json_uint(j, "late_calls", run->late_calls);
+        kit_json_uint(j, "bad_lines", run->bad_lines);
+        kit_json_int(j, "counts_wrong", run->counts_wrong);
+        kit_json_int(j, "first_bad_line", run->first_bad_line);
+        kit_json_int(j, "first_got", run->first_got);
+        kit_json_int(j, "first_want", run->first_want);
+        kit_json_launch_log(j, "launch_log", run->log);
+        kit_json_double(j, "ms", run->ms);
+        kit_json_end_object(j);
+    }
+    kit_json_end_array(j);
+    kit_json_end_object(j);
+}
+
+static void print_loop(const char *what, const loop_result_t *r, const refinement_t *f)
+{
+    if (!r->available) {
+        printf("  %s: not available on this toolkit (conditional nodes need CUDA 12.4 or newer)\n", what);
+        return;
+    }
+    if (!r->built) {
+        printf("  %s: the builder returned NULL\n", what);
+        return;
+    }
+    for (int k = 0; k < 2; k++) {
+        const refine_run_t *run = &r->runs[k];
+        printf("  %s, workload %d (tolerance %g, max %d): %u rounds (the kit's loop: %u), %d of %d counts wrong, "
+               "%u refine_line calls after the loop ended, %.3f ms\n", what, k + 1, f->tolerance[k],
+               f->max_vertices[k], run->rounds, f->expected_rounds[k], run->counts_wrong, f->w->n_lines,
+               run->late_calls, run->ms);
+        if (run->counts_wrong)
+            printf("    first: line %d has %d vertices, expected %d\n", run->first_bad_line, run->first_got,
+                   run->first_want);
+    }
+}
+
+/* Conditional nodes in a graph, its child graphs included. */
+static int count_conditional_nodes(cudaGraph_t graph)
+{
+    size_t n = 0;
+    KIT_CHECK(cudaGraphGetNodes(graph, NULL, &n));
+    if (n == 0)
+        return 0;
+    cudaGraphNode_t *nodes = (cudaGraphNode_t *)kit_host_alloc(sizeof(cudaGraphNode_t) * n);
+    KIT_CHECK(cudaGraphGetNodes(graph, nodes, &n));
+    int found = 0;
+    for (size_t i = 0; i < n; i++) {
+        enum cudaGraphNodeType type;
+        KIT_CHECK(cudaGraphNodeGetType(nodes[i], &type));
+#if KIT_HAS_CONDITIONAL_NODES
+        if (type == cudaGraphNodeTypeConditional)
+            found++;
+#endif
+        if (type == cudaGraphNodeTypeGraph) {
+            cudaGraph_t child;
+            KIT_CHECK(cudaGraphChildGraphNodeGetGraph(nodes[i], &child));
+            found += count_conditional_nodes(child);
+        }
+    }
+    free(nodes);
+    return found;
+}
+
+static loop_result_t run_while_graph(refinement_t *f)
+{
+    loop_result_t r;
+    memset(&r, 0, sizeof r);
+#if KIT_HAS_CONDITIONAL_NODES
+    r.available = 1;
+    cudaGraph_t graph = build_while_graph(f->d_state, f->w->n_lines);
+    KIT_CHECK(cudaGetLastError());
+    if (graph == NULL)
+        return r;
+    r.built = 1;
+    r.conditional_nodes = count_conditional_nodes(graph);
+    cudaGraphExec_t exec;
+    KIT_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+    KIT_CHECK(cudaGraphExecGetFlags(exec, &r.exec_flags));
+    for (int k = 0; k < 2; k++)
+        r.runs[k] = refine_launch(f, exec, k);
+    KIT_CHECK(cudaGraphExecDestroy(exec));
+    KIT_CHECK(cudaGraphDestroy(graph));
+#else
+    (void)f;
+#endif
+    return r;
+}
+
+static loop_result_t run_device_graph(refinement_t *f)
+{
+    loop_result_t r;
+    memset(&r, 0, sizeof r);
+    r.available = 1;
+    cudaGraphExec_t exec = build_device_graph(f->d_state, f->w->n_lines);
+    KIT_CHECK(cudaGetLastError());
+    if (exec == NULL)
+        return r;
+    r.built = 1;
+    KIT_CHECK(cudaGraphExecGetFlags(exec, &r.exec_flags));
+    for (int k = 0; k < 2; k++)
+        r.runs[k] = refine_launch(f, exec, k);
+    KIT_CHECK(cudaGraphExecDestroy(exec));
+    return r;
+}
+
+/* ---------------- Part A: the load-balanced tessellation ---------------- */
+
+typedef struct {
+    int captured;
+    char capture_error[96];
+    long long graph_nodes; /* the nodes the capture recorded: 0 when the call queued nothing */
+    long long scratch_bytes;
+    long long offsets_wrong, first_bad_offset, offset_got, offset_want;
+    check_t check;
+    point_calls_t calls;
+    int past_total; /* guard vertices past the total that changed */
+} balanced_result_t;
+
+/* The student's call captured into a graph (stream capture), and that graph instantiated: the
+ * contract's "asynchronous work in stream, nothing else" is what capture accepts. */
+typedef struct {
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+    bezier_line_t *lines; /* the case's lines, exactly n_lines of them: memcheck sees a read past the last */
+    void *scratch;
+    long long *offsets;
+    float2 *out;
+    long long scratch_bytes;
+} balanced_t;
+
+static const char *balanced_capture(balanced_t *b, workload_t *w, long long scratch_bytes)
+{
+    memset(b, 0, sizeof *b);
+    b->scratch_bytes = scratch_bytes;
+    KIT_CHECK(cudaMalloc((void **)&b->lines, sizeof(bezier_line_t) * (size_t)w->n_lines));
+    KIT_CHECK(cudaMemcpy(b->lines, w->d_lines, sizeof(bezier_line_t) * (size_t)w->n_lines, cudaMemcpyDeviceToDevice));
+    /* Exactly what the student asked for, so that memcheck sees a write past it. */
+    KIT_CHECK(cudaMalloc(&b->scratch, scratch_bytes > 0 ? (size_t)scratch_bytes : 1));
+    KIT_CHECK(cudaMalloc((void **)&b->offsets, sizeof(long long) * ((size_t)w->n_lines + 1)));
+    KIT_CHECK(cudaMalloc((void **)&b->out, sizeof(float2) * ((size_t)w->total + GUARD_VERTICES)));
+    cudaStream_t stream;
+    KIT_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    KIT_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    tessellate_balanced(b->lines, w->n_lines, w->factor, w->max_vertices, b->offsets, b->out, b->scratch, stream);
+    cudaError_t err = cudaStreamEndCapture(stream, &b->graph);
+    if (err == cudaSuccess)
+        err = cudaGraphInstantiate(&b->exec, b->graph, 0);
+    (void)cudaGetLastError(); /* a failed capture is the submission's, reported below, not a fault */
+    KIT_CHECK(cudaStreamDestroy(stream));
+    return err == cudaSuccess ? NULL : cudaGetErrorName(err);
+}
+
+static void balanced_free(balanced_t *b)
+{
+    if (b->exec)
+        KIT_CHECK(cudaGraphExecDestroy(b->exec));
+    if (b->graph)
+        KIT_CHECK(cudaGraphDestroy(b->graph));
+    KIT_CHECK(cudaFree(b->lines));
+    KIT_CHECK(cudaFree(b->scratch));
+    KIT_CHECK(cudaFree(b->offsets));
+    KIT_CHECK(cudaFree(b->out));
+}
+
+/* One launch of the captured graph, then every offset and vertex against the kit's. */
+static balanced_result_t balanced_check(balanced_t *b, workload_t *w)
+{
+    balanced_result_t r;
+    memset(&r, 0, sizeof r);
+    r.check.first_bad_line = -1;
+    r.first_bad_offset = -1;
+    int n = w->n_lines;
+    /* All bits set: offsets of -1 and NaN vertices until the submission writes them, and a scratch
+     * that holds nothing from the capture (work queued outside the stream ran then, not in the graph). */
+    KIT_CHECK(cudaMemset(b->offsets, 0xff, sizeof(long long) * ((size_t)n + 1)));
+    KIT_CHECK(cudaMemset(b->scratch, 0xff, b->scratch_bytes > 0 ? (size_t)b->scratch_bytes : 1));
+    size_t nodes = 0;
+    KIT_CHECK(cudaGraphGetNodes(b->graph, NULL, &nodes));
+    r.graph_nodes = (long long)nodes;
+    KIT_CHECK(cudaMemset(b->out, 0xff, sizeof(float2) * ((size_t)w->total + GUARD_VERTICES)));
+    point_calls_start();
+    KIT_CHECK(cudaGraphLaunch(b->exec, 0));
+    KIT_CHECK(cudaDeviceSynchronize());
+    r.calls = point_calls_stop();
+
+    long long *got = (long long *)kit_host_alloc(sizeof(long long) * ((size_t)n + 1));
+    KIT_CHECK(cudaMemcpy(got, b->offsets, sizeof(long long) * ((size_t)n + 1), cudaMemcpyDeviceToHost));
+    for (int i = 0; i <= n; i++) {
+        long long want = i < n ? w->h_offsets[i] : w->total;
+        if (got[i] != want && r.offsets_wrong++ == 0) {
+            r.first_bad_offset = i;
+            r.offset_got = got[i];
+            r.offset_want = want;
+        }
+    }
+    free(got);
+
+    /* The vertices, where the kit's layout puts them: each line's vertices and count set in the
+     * lines for the kit's check, then taken out again. */
+    for (int l = 0; l < n; l++) {
+        w->h_lines[l].vertices = b->out + w->h_offsets[l];
+        w->h_lines[l].n_vertices = w->h_counts[l];
+    }
+    KIT_CHECK(cudaMemcpy(w->d_lines, w->h_lines, sizeof(bezier_line_t) * (size_t)n, cudaMemcpyHostToDevice));
+    r.check = check_lines(w, 0);
+    reset_lines(w, 0);
+
+    unsigned int guard[2 * GUARD_VERTICES];
+    KIT_CHECK(cudaMemcpy(guard, b->out + w->total, sizeof guard, cudaMemcpyDeviceToHost));
+    for (int k = 0; k < 2 * GUARD_VERTICES; k += 2)
+        r.past_total += guard[k] != 0xffffffffu || guard[k + 1] != 0xffffffffu;
+    return r;
+}
+
+/* ---- timing ---- */
+
+#define VERSION_BALANCED 0
+#define VERSION_FLAT 1
+#define VERSION_CDP 2
+#define VERSION_COPY 3
+#define N_VERSIONS 4
+static const char *const version_keys[N_VERSIONS] = {"balanced", "flat", "cdp", "copy"};
+static const char *const version_names[N_VERSIONS] = {"balanced, yours", "flat, a block per line (kit)",
+                                                      "CDP, fire-and-forget (kit)", "copy of the bytes (bound)"};
+
+typedef struct {
+    workload_t *w;
+    balanced_t *b;
+    int version;
+    void *copy_from, *copy_to;
+    size_t copy_bytes;
+} timed_t;
+
+static void timed_launch(void *p)
+{
+    timed_t *t = (timed_t *)p;
+    workload_t *w = t->w;
+    switch (t->version) {
+    case VERSION_BALANCED:
+        KIT_CHECK(cudaGraphLaunch(t->b->exec, 0));
+        break;
+    case VERSION_FLAT:
+        kit_flat<<<w->n_lines, FLAT_THREADS>>>(w->d_lines, w->n_lines, w->factor, w->max_vertices, w->d_offsets,
+                                              w->d_out);
+        break;
+    case VERSION_CDP:
+        kit_cdp<<<(w->n_lines + PARENT_THREADS - 1) / PARENT_THREADS, PARENT_THREADS>>>(
+            w->d_lines, w->n_lines, w->factor, w->max_vertices, w->d_offsets, w->d_out, KIT_STREAM_FIRE_AND_FORGET);
+        break;
+    default:
+        KIT_CHECK(cudaMemcpyAsync(t->copy_to, t->copy_from, t->copy_bytes, cudaMemcpyDeviceToDevice, 0));
+    }
+}
+
+/* The bytes Part A must write: every vertex and every offset. */
+static long long bytes_required(const workload_t *w)
+{
+    return w->total * (long long)sizeof(float2) + ((long long)w->n_lines + 1) * (long long)sizeof(long long);
+}
+
+/* Medians of every version, in this order, in one process; the kit's CDP launches counted apart. */
+static void time_versions(workload_t *w, balanced_t *b, int repeats, double *ms, kit_launch_log_t *cdp_log)
+{
+    timed_t t = {w, b, 0, NULL, NULL, (size_t)bytes_required(w)};
+    KIT_CHECK(cudaMalloc(&t.copy_from, t.copy_bytes));
+    KIT_CHECK(cudaMalloc(&t.copy_to, t.copy_bytes));
+    KIT_CHECK(cudaMemset(t.copy_from, 0, t.copy_bytes));
+    for (int v = 0; v < N_VERSIONS; v++) {
+        t.version = v;
+        if (v == VERSION_CDP)
+            kit_launch_log_reset();
+        ms[v] = kit_time_kernel(NULL, timed_launch, &t, 2, repeats).median_ms;
+        if (v == VERSION_CDP)
+            *cdp_log = kit_launch_log_read();
+    }
+    KIT_CHECK(cudaFree(t.copy_from));
+    KIT_CHECK(cudaFree(t.copy_to));
+}
+
+/* ---------------- the bench ---------------- */
+
+__device__ unsigned int bench_left; /* rounds left in a chain */
+__device__ unsigned long long bench_stamp[2];
+
+static __device__ unsigned long long globaltimer(void)
+{
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+__global__ void bench_tick(void)
+{
+    atomicSub(&bench_left, 1u);
+}
+
+__global__ void bench_cdp_chain(void)
+{
+    if (atomicSub(&bench_left, 1u) > 1) {
+        bench_cdp_chain<<<1, 1, 0, cudaStreamTailLaunch>>>();
+        KIT_CHECK_LAUNCH();
+    }
+}
+
+__global__ void bench_graph_chain(void)
+{
+    if (atomicSub(&bench_left, 1u) > 1)
+        KIT_CHECK_DEVICE(cudaGraphLaunch(cudaGetCurrentGraphExec(), cudaStreamGraphTailLaunch));
+}
+
+#if KIT_HAS_CONDITIONAL_NODES
+__global__ void bench_while_round(cudaGraphConditionalHandle loop)
+{
+    cudaGraphSetConditional(loop, atomicSub(&bench_left, 1u) > 1);
+}
+#endif
+
+/* Launch-to-start: the parent stamps the time just before its launch (or, for a tail launch, as
+ * it ends), the child as it starts. */
+__global__ void bench_stamp_child(void)
+{
+    bench_stamp[1] = globaltimer();
+}
+
+#define HOW_CDP_FIRE_AND_FORGET 0
+#define HOW_CDP_TAIL 1
+#define HOW_GRAPH_FIRE_AND_FORGET 2
+#define HOW_GRAPH_TAIL 3
+/* A kernel that launches a device graph can only run as a node of a graph: one parent per kind. */
+__global__ void bench_stamp_cdp(int tail)
+{
+    bench_stamp[0] = globaltimer();
+    bench_stamp_child<<<1, 1, 0, tail ? cudaStreamTailLaunch : cudaStreamFireAndForget>>>();
+    KIT_CHECK_LAUNCH();
+    if (tail)
+        bench_stamp[0] = globaltimer(); /* a tail launch starts only once this grid ends */
+}
+
+__global__ void bench_stamp_graph(int tail, cudaGraphExec_t child)
+{
+    bench_stamp[0] = globaltimer();
+    KIT_CHECK_DEVICE(cudaGraphLaunch(child, tail ? cudaStreamGraphTailLaunch : cudaStreamGraphFireAndForget));
+    if (tail)
+        bench_stamp[0] = globaltimer();
+}
+
+/* A graph of one kernel of one thread, with its parameters. */
+static cudaGraph_t one_kernel_graph(void *func, void **args)
+{
+    cudaGraph_t graph;
+    cudaGraphNode_t node;
+    struct cudaKernelNodeParams p = {};
+    p.func = func;
+    p.gridDim = dim3(1);
+    p.blockDim = dim3(1);
+    p.kernelParams = args;
+    KIT_CHECK(cudaGraphCreate(&graph, 0));
+    KIT_CHECK(cudaGraphAddKernelNode(&node, graph, NULL, 0, &p));
+    return graph;
+}
+
+static cudaGraphExec_t instantiate(cudaGraph_t graph, unsigned long long flags)
+{
+    cudaGraphExec_t exec;
+    KIT_CHECK(cudaGraphInstantiate(&exec, graph, flags));
+    KIT_CHECK(cudaGraphDestroy(graph));
+    return exec;
+}
+
+static void set_left(unsigned int n)
+{
+    KIT_CHECK(cudaMemcpyToSymbol(bench_left, &n, sizeof n));
+}
+
+static double elapsed_ms(cudaEvent_t start, cudaEvent_t stop)
+{
+    float ms = 0;
+    KIT_CHECK(cudaEventSynchronize(stop));
+    KIT_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    return ms;
+}
+
+#define CHAIN_HOST_LAUNCH 0
+#define CHAIN_HOST_ROUND_TRIP 1
+#define CHAIN_HOST_GRAPH 2
+#define CHAIN_CDP_TAIL 3
+#define CHAIN_GRAPH_TAIL 4
+#define CHAIN_WHILE 5
+#define N_CHAINS 6
+static const char *const chain_names[N_CHAINS] = {
+    "host launch, back to back", "host launch and wait (a host round trip)", "host graph launch",
+    "device launch (CDP), tail", "device graph launch, tail", "conditional WHILE node"};
+
+/* Microseconds per step of a chain of LATENCY_ROUNDS steps, each a kernel of one thread; -1 where
+ * the toolkit lacks the way. The device chains are one host launch each. */
+static double chain_us(int way)
+{
+    cudaEvent_t start, stop;
+    KIT_CHECK(cudaEventCreate(&start));
+    KIT_CHECK(cudaEventCreate(&stop));
+    cudaGraphExec_t exec = NULL;
+    if (way == CHAIN_HOST_GRAPH)
+        exec = instantiate(one_kernel_graph((void *)bench_tick, NULL), 0);
+    if (way == CHAIN_GRAPH_TAIL)
+        exec = instantiate(one_kernel_graph((void *)bench_graph_chain, NULL), cudaGraphInstantiateFlagDeviceLaunch);
+#if KIT_HAS_CONDITIONAL_NODES
+    if (way == CHAIN_WHILE) {
+        cudaGraph_t graph;
+        cudaGraphConditionalHandle loop;
+        KIT_CHECK(cudaGraphCreate(&graph, 0));
+        KIT_CHECK(cudaGraphConditionalHandleCreate(&loop, graph, 1, cudaGraphCondAssignDefault));
+        struct cudaGraphNodeParams params = {}; /* every field zero, then set */
+        params.type = cudaGraphNodeTypeConditional;
+        params.conditional.handle = loop;
+        params.conditional.type = cudaGraphCondTypeWhile;
+        params.conditional.size = 1;
+        cudaGraphNode_t node, body_node;
+#if CUDART_VERSION >= 13000
+        KIT_CHECK(cudaGraphAddNode(&node, graph, NULL, NULL, 0, &params));
+#else
+        KIT_CHECK(cudaGraphAddNode(&node, graph, NULL, 0, &params));
+#endif
+        void *args[] = {&loop};
+        struct cudaKernelNodeParams p = {};
+        p.func = (void *)bench_while_round;
+        p.gridDim = dim3(1);
+        p.blockDim = dim3(1);
+        p.kernelParams = args;
+        KIT_CHECK(cudaGraphAddKernelNode(&body_node, params.conditional.phGraph_out[0], NULL, 0, &p));
+        exec = instantiate(graph, 0);
+    }
+#else
+    if (way == CHAIN_WHILE)
+        return -1;
+#endif
+    unsigned int *h_left = NULL;
+    KIT_CHECK(cudaMallocHost((void **)&h_left, sizeof *h_left));
+    set_left(LATENCY_ROUNDS);
+    KIT_CHECK(cudaDeviceSynchronize());
+    KIT_CHECK(cudaEventRecord(start, 0));
+    switch (way) {
+    case CHAIN_HOST_LAUNCH:
+        for (int i = 0; i < LATENCY_ROUNDS; i++)
+            bench_tick<<<1, 1>>>();
+        break;
+    case CHAIN_HOST_ROUND_TRIP:
+        do {
+            bench_tick<<<1, 1>>>();
+            KIT_CHECK(cudaMemcpyFromSymbolAsync(h_left, bench_left, sizeof *h_left, 0, cudaMemcpyDeviceToHost, 0));
+            KIT_CHECK(cudaStreamSynchronize(0));
+        } while (*h_left > 0);
+        break;
+    case CHAIN_HOST_GRAPH:
+        for (int i = 0; i < LATENCY_ROUNDS; i++)
+            KIT_CHECK(cudaGraphLaunch(exec, 0));
+        break;
+    case CHAIN_CDP_TAIL:
+        bench_cdp_chain<<<1, 1>>>();
+        break;
+    default:
+        KIT_CHECK(cudaGraphLaunch(exec, 0));
+    }
+    KIT_CHECK(cudaGetLastError());
+    KIT_CHECK(cudaEventRecord(stop, 0));
+    double ms = elapsed_ms(start, stop);
+    KIT_CHECK(cudaDeviceSynchronize());
+    KIT_CHECK(cudaMemcpyFromSymbol(h_left, bench_left, sizeof *h_left));
+    if (*h_left != 0) /* the chain did not run its rounds: a figure of it would be wrong */
+        printf("  (%s: %u of %d rounds not run)\n", chain_names[way], *h_left, LATENCY_ROUNDS);
+    KIT_CHECK(cudaFreeHost(h_left));
+    if (exec)
+        KIT_CHECK(cudaGraphExecDestroy(exec));
+    KIT_CHECK(cudaEventDestroy(start));
+    KIT_CHECK(cudaEventDestroy(stop));
+    return ms * 1000.0 / LATENCY_ROUNDS;
+}
+
+static const char *const how_names[4] = {"device launch (CDP), fire-and-forget", "device launch (CDP), tail",
+                                         "device graph launch, fire-and-forget", "device graph launch, tail"};
+
+/* Median microseconds from a launch on the device to the child's first instruction. */
+static double launch_to_start_us(int how)
+{
+    cudaGraphExec_t child = instantiate(one_kernel_graph((void *)bench_stamp_child, NULL),
+                                        cudaGraphInstantiateFlagDeviceLaunch);
+    KIT_CHECK(cudaGraphUpload(child, 0));
+    cudaGraphExec_t parent = NULL;
+    int tail = how == HOW_CDP_TAIL || how == HOW_GRAPH_TAIL;
+    void *args[] = {&tail, &child};
+    if (how == HOW_GRAPH_FIRE_AND_FORGET || how == HOW_GRAPH_TAIL)
+        parent = instantiate(one_kernel_graph((void *)bench_stamp_graph, args), 0);
+    double us[LATENCY_SAMPLES];
+    for (int i = 0; i < LATENCY_SAMPLES; i++) {
+        if (parent)
+            KIT_CHECK(cudaGraphLaunch(parent, 0));
+        else
+            bench_stamp_cdp<<<1, 1>>>(tail);
+        KIT_CHECK(cudaGetLastError());
+        KIT_CHECK(cudaDeviceSynchronize());
+        unsigned long long stamp[2];
+        KIT_CHECK(cudaMemcpyFromSymbol(stamp, bench_stamp, sizeof stamp));
+        us[i] = ((double)stamp[1] - (double)stamp[0]) / 1000.0;
+    }
+    if (parent)
+        KIT_CHECK(cudaGraphExecDestroy(parent));
+    KIT_CHECK(cudaGraphExecDestroy(child));
+    return kit_median(us, LATENCY_SAMPLES);
+}
+
+static void bench(int repeats, unsigned long long seed, const char *json_path)
+{
+    /* Part A: lines, max vertices, workload (1: heavy). */
+    static const int rows[][3] = {{16384, 32, 0}, {4096, 4096, 1}, {16384, 65536, 1}, {16384, 1 << 20, 1}};
+    const int n_rows = (int)(sizeof rows / sizeof rows[0]);
+    kit_json_t j;
+    if (json_path != NULL) {
+        kit_json_open(&j, json_path);
+        kit_json_begin_object(&j, NULL);
+        kit_json_string(&j, "lab", "08-device-graphs");
+        kit_json_device(&j);
+        kit_json_begin_object(&j, "bench");
+        kit_json_int(&j, "repeats", repeats);
+        kit_json_uint(&j, "seed", seed);
+        kit_json_begin_array(&j, "versions");
+        for (int v = 0; v < N_VERSIONS; v++)
+            kit_json_string(&j, NULL, version_names[v]);
+        kit_json_end_array(&j);
+        kit_json_begin_array(&j, "tessellation");
+    }
+    printf("Part A: median of %d runs, ms\n%-8s %6s %8s %10s", repeats, "workload", "lines", "max", "vertices");
+    for (int v = 0; v < N_VERSIONS; v++)
+        printf(" | %28s", version_names[v]);
+    printf("\n");
+    for (int k = 0; k < n_rows; k++) {
+        workload_t w;
+        workload_init(&w, rows[k][0], rows[k][2], rows[k][1], 16.0f, seed, 0);
+        balanced_t b;
+        const char *error = balanced_capture(&b, &w, (long long)balanced_scratch_bytes(w.n_lines));
+        printf("%-8s %6d %8d %10lld", rows[k][2] ? "heavy" : "chained", w.n_lines, w.max_vertices, w.total);
+        double ms[N_VERSIONS];
+        kit_launch_log_t cdp_log;
+        if (error == NULL) {
+            time_versions(&w, &b, repeats, ms, &cdp_log);
+            for (int v = 0; v < N_VERSIONS; v++)
+                printf(" | %28.3f", ms[v]);
+        } else {
+            printf(" | your tessellate_balanced could not be captured: %s", error);
+        }
+        printf("\n");
+        if (json_path != NULL && error == NULL) {
+            kit_json_begin_object(&j, NULL);
+            kit_json_string(&j, "workload", rows[k][2] ? "heavy" : "chained");
+            kit_json_int(&j, "lines", w.n_lines);
+            kit_json_int(&j, "max_vertices", w.max_vertices);
+            kit_json_int(&j, "vertices", w.total);
+            kit_json_int(&j, "bytes", bytes_required(&w));
+            kit_json_begin_array(&j, "median_ms");
+            for (int v = 0; v < N_VERSIONS; v++)
+                kit_json_double(&j, NULL, ms[v]);
+            kit_json_end_array(&j);
+            kit_json_end_object(&j);
+        }
+        balanced_free(&b);
+        workload_free(&w);
+    }
+    if (json_path != NULL) {
+        kit_json_end_array(&j);
+        kit_json_begin_array(&j, "chains");
+    }
+    printf("\nOne step of a chain of %d, each a kernel of one thread that decides the next (us per step)\n",
+           LATENCY_ROUNDS);
+    for (int way = 0; way < N_CHAINS; way++) {
+        double us = chain_us(way);
+        if (us < 0)
+            printf("  %-44s not available on this toolkit\n", chain_names[way]);
+        else
+            printf("  %-44s %8.2f\n", chain_names[way], us);
+        if (json_path != NULL) {
+            kit_json_begin_object(&j, NULL);
+            kit_json_string(&j, "way", chain_names[way]);
+            if (us < 0)
+                kit_json_null(&j, "us_per_step");
+            else
+                kit_json_double(&j, "us_per_step", us);
+            kit_json_end_object(&j);
+        }
+    }
+    if (json_path != NULL) {
+        kit_json_end_array(&j);
+        kit_json_begin_array(&j, "launch_to_start");
+    }
+    printf("\nFrom a launch on the device to the child's first instruction (median of %d, us)\n", LATENCY_SAMPLES);
+    for (int how = 0; how < 4; how++) {
+        double us = launch_to_start_us(how);
+        printf("  %-44s %8.2f\n", how_names[how], us);
+        if (json_path != NULL) {
+            kit_json_begin_object(&j, NULL);
+            kit_json_string(&j, "way", how_names[how]);
+            kit_json_double(&j, "us", us);
+            kit_json_end_object(&j);
+        }
+    }
+
+    /* The refinement three ways, on the heavy workload. */
+    workload_t w;
+    workload_init(&w, 16384, 1, 1 << 20, 16.0f, seed, 0);
+    refinement_t f;
+    const float tolerance[2] = {1e-4f, 1e-4f};
+    const int caps[2] = {w.max_vertices, w.max_vertices};
+    refinement_init(&f, &w, tolerance, caps);
+    double host_ms = kit_loop(&f, 0);
+    loop_result_t while_loop = run_while_graph(&f), device_loop = run_device_graph(&f);
+    printf("\nThe refinement of %d heavy lines, tolerance %g: %u rounds (ms, one run)\n", w.n_lines, f.tolerance[0],
+           f.expected_rounds[0]);
+    printf("  %-44s %8.3f\n", "the kit's loop, a host round trip per round", host_ms);
+    const loop_result_t *loops[2] = {&while_loop, &device_loop};
+    static const char *const loop_names[2] = {"your WHILE conditional node", "your device graph, tail relaunch"};
+    if (json_path != NULL) {
+        kit_json_end_array(&j);
+        kit_json_begin_object(&j, "refinement");
+        kit_json_int(&j, "lines", w.n_lines);
+        kit_json_double(&j, "tolerance", f.tolerance[0]);
+        kit_json_uint(&j, "rounds", f.expected_rounds[0]);
+        kit_json_double(&j, "host_loop_ms", host_ms);
+    }
+    for (int k = 0; k < 2; k++) {
+        const loop_result_t *r = loops[k];
+        int ok = r->built && r->runs[0].rounds == f.expected_rounds[0] && r->runs[0].counts_wrong == 0;
+        if (ok)
+            printf("  %-44s %8.3f\n", loop_names[k], r->runs[0].ms);
+        else
+            printf("  %-44s %s\n", loop_names[k], r->available ? "did not run the kit's rounds" : "not available");
+        if (json_path != NULL) {
+            if (ok)
+                kit_json_double(&j, k == 0 ? "while_ms" : "device_graph_ms", r->runs[0].ms);
+            else
+                kit_json_null(&j, k == 0 ? "while_ms" : "device_graph_ms");
+        }
+    }
+    refinement_free(&f);
+    workload_free(&w);
+    if (json_path != NULL) {
+        kit_json_end_object(&j);
+        kit_json_end_object(&j);
+        kit_json_end_object(&j);
+        kit_json_close(&j);
+    }
+}
+
+/* ---------------- one case ---------------- */
+
+static void json_balanced(kit_json_t *j, const balanced_result_t *r)
+{
+    kit_json_begin_object(j, "balanced");
+    kit_json_bool(j, "captured", r->captured);
+    kit_json_string(j, "capture_error", r->capture_error);
+    kit_json_int(j, "graph_nodes", r->graph_nodes);
+    kit_json_int(j, "scratch_bytes", r->scratch_bytes);
+    kit_json_int(j, "offsets_wrong", r->offsets_wrong);
+    kit_json_int(j, "first_bad_offset", r->first_bad_offset);
+    kit_json_int(j, "offset_got", r->offset_got);
+    kit_json_int(j, "offset_want", r->offset_want);
+    json_check(j, "vertices", r->check);
+    kit_json_begin_object(j, "point_calls");
+    kit_json_uint(j, "calls", r->calls.calls);
+    kit_json_uint(j, "out_of_range", r->calls.out_of_range);
+    kit_json_end_object(j);
+    kit_json_int(j, "past_total", r->past_total);
+    kit_json_end_object(j);
+}
+
+static int run_case(int argc, char **argv)
+{
+    int n_lines = (int)kit_arg_long(argc, argv, "--lines", 4096, 1, MAX_LINES);
+    const char *workload_name = kit_arg_string(argc, argv, "--workload", "chained");
+    int max_vertices = (int)kit_arg_long(argc, argv, "--max", 32, MIN_VERTICES, MAX_MAX_VERTICES);
+    float factor = (float)kit_arg_long(argc, argv, "--factor", 16, 1, 1000000);
+    unsigned long long seed = (unsigned long long)kit_arg_long(argc, argv, "--seed", 1, 0, 2000000000L);
+    /* The refinement's two workloads: the case's lines with a tolerance and a cap each. */
+    float tolerance[2];
+    int caps[2];
+    long tolerance_ppm = kit_arg_long(argc, argv, "--tolerance", 2000, 1, MAX_TOLERANCE);
+    long tolerance2_ppm = kit_arg_long(argc, argv, "--tolerance2", 500, 1, MAX_TOLERANCE);
+    tolerance[0] = (float)(tolerance_ppm * 1e-6);
+    tolerance[1] = (float)(tolerance2_ppm * 1e-6);
+    caps[1] = (int)kit_arg_long(argc, argv, "--max2", 13, MIN_VERTICES, MAX_MAX_VERTICES);
+    int repeats = (int)kit_arg_long(argc, argv, "--repeats", 0, 0, 100);
+    int bench_mode = (int)kit_arg_long(argc, argv, "--bench", 0, 0, 1);
+    const char *json_path = kit_arg_string(argc, argv, "--json", NULL);
+    int heavy = strcmp(workload_name, "heavy") == 0;
+    if (!heavy && strcmp(workload_name, "chained") != 0) {
+        fprintf(stderr, "--workload must be chained or heavy\n");
+        return KIT_EXIT_USAGE;
+    }
+    /* The kit's CDP version launches a child per line, all pending at once. */
+    if (!kit_case_limit(cudaLimitDevRuntimePendingLaunchCount, (bench_mode ? 16384 : n_lines) + 2048))
+        return KIT_CASE_DEFERRED;
+    if (bench_mode) {
+        bench(repeats > 0 ? repeats : 5, seed, json_path);
+        return 0;
+    }
+
+    workload_t w;
+    caps[0] = max_vertices;
+    workload_init(&w, n_lines, heavy, max_vertices, factor, seed, 0);
+    printf("%d %s lines, factor %g, max %d: %lld vertices in all\n", n_lines, workload_name, factor, max_vertices,
+           w.total);
+
+    /* Part A */
+    balanced_result_t a;
+    memset(&a, 0, sizeof a);
+    a.check.first_bad_line = -1;
+    a.first_bad_offset = -1;
+    a.scratch_bytes = (long long)balanced_scratch_bytes(n_lines);
+    balanced_t b;
+    const char *error = balanced_capture(&b, &w, a.scratch_bytes);
+    if (error != NULL) {
+        snprintf(a.capture_error, sizeof a.capture_error, "%s", error);
+        printf("  Part A: your tessellate_balanced could not be captured into a graph: %s\n", error);
+    } else {
+        long long scratch = a.scratch_bytes;
+        a = balanced_check(&b, &w);
+        a.captured = 1;
+        a.scratch_bytes = scratch;
+        print_check("Part A", a.check, n_lines);
+        printf("  Part A: a graph of %lld nodes; %lld of %d offsets wrong", a.graph_nodes, a.offsets_wrong,
+               n_lines + 1);
+        if (a.offsets_wrong)
+            printf(" (first: offsets[%lld] is %lld, expected %lld)", a.first_bad_offset, a.offset_got, a.offset_want);
+        printf("; %llu bezier_point calls for %lld vertices; %d vertices written past the total\n", a.calls.calls,
+               w.total, a.past_total);
+    }
+    double ms[N_VERSIONS];
+    memset(ms, 0, sizeof ms);
+    kit_launch_log_t cdp_log;
+    memset(&cdp_log, 0, sizeof cdp_log);
+    if (repeats > 0 && error == NULL) {
+        time_versions(&w, &b, repeats, ms, &cdp_log);
+        for (int v = 0; v < N_VERSIONS; v++)
+            printf("  %-32s median %.3f ms\n", version_names[v], ms[v]);
+    }
+    balanced_free(&b);
+
+    /* Parts B and C */
+    refinement_t f;
+    refinement_init(&f, &w, tolerance, caps);
+    loop_result_t while_loop = run_while_graph(&f);
+    print_loop("Part B (WHILE node)", &while_loop, &f);
+    loop_result_t device_loop = run_device_graph(&f);
+    print_loop("Part C (device graph)", &device_loop, &f);
+
+    if (json_path != NULL) {
+        kit_json_t j;
+        kit_json_open(&j, json_path);
+        kit_json_begin_object(&j, NULL);
+        kit_json_string(&j, "lab", "08-device-graphs");
+        kit_json_device(&j);
+        kit_json_begin_object(&j, "params");
+        kit_json_int(&j, "lines", n_lines);
+        kit_json_string(&j, "workload", workload_name);
+        kit_json_double(&j, "factor", factor);
+        kit_json_int(&j, "max", max_vertices);
+        kit_json_int(&j, "seed", (long long)seed);
+        kit_json_int(&j, "repeats", repeats);
+        kit_json_end_object(&j);
+        kit_json_int(&j, "total_vertices", w.total);
+        kit_json_int(&j, "bytes_required", bytes_required(&w));
+        json_balanced(&j, &a);
+        if (repeats > 0 && error == NULL) {
+            kit_json_begin_object(&j, "timing_ms");
+            for (int v = 0; v < N_VERSIONS; v++)
+                kit_json_double(&j, version_keys[v], ms[v]);
+            kit_json_end_object(&j);
+            kit_json_launch_log(&j, "kit_cdp_log", cdp_log);
+        }
+        json_loop(&j, "while_graph", &while_loop, &f);
+        json_loop(&j, "device_graph", &device_loop, &f);
+        kit_json_end_object(&j);
+        kit_json_close(&j);
+    }
+    refinement_free(&f);
+    workload_free(&w);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    static const char *const options[] = {"--lines", "--workload", "--factor", "--max", "--seed", "--tolerance",
+                                          "--tolerance2", "--max2", "--repeats", "--bench", NULL};
+    return kit_harness_main(argc, argv, options, run_case);
+}

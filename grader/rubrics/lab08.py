@@ -1,0 +1,363 @@
+"""Lab 08: scheduling work from the GPU without a launch per item (grading rules).
+
+Part A: the harness captures the student's tessellate_balanced into a graph, launches it, and compares
+every offset with the kit's exclusive scan of vertex_count and every vertex with a double-precision
+evaluation; the heavy timing case compares it, in the same run, with the kit's one-block-per-line flat
+version, the kit's CDP version and a device-to-device copy of the bytes it must write. Parts B and C:
+the harness computes the refinement with its own host-driven loop (kit_refine_round, end_round, a copy
+back per round) on two workloads, then launches each graph the student built once per workload and
+compares the rounds end_round counted and every line's count.
+"""
+import re
+
+from gradelib import checks as chk
+from gradelib.bezier_lines import first_wrong_vertex
+from gradelib.grading import COMPILES, RUNS_CLEANLY, compiles, memcheck_clean, per_case, runs_cleanly, timing_run
+from gradelib.harness import Contract, Option
+from gradelib.registry import Lab, hint
+
+HANDOUT = "handouts/08-device-graphs.md"
+MAX_LINES = 100000  # bezier_lines.h
+MAX_MAX_VERTICES = 1 << 22
+HEAVY_EVERY, SHORT_MAX = 256, 30  # common/src/bezier_lines.cu: the heavy workload
+# Conditional graph nodes need CUDA 12.4 or newer here (scheduling.h: KIT_HAS_CONDITIONAL_NODES).
+CONDITIONAL_NODES_SINCE = (12, 4)
+TIMING_REPEATS = 7
+# Same-run ratios on the heavy timing case, both sides measured 10 times each
+# (tools/measure_thresholds.py, handouts/figures/data/thresholds.json).
+# The bound: the student's time at most this many times a copy of the bytes it writes.
+MAX_OVER_COPY = 3.0
+# Faster than the kit's one-block-per-line flat version, and twice as fast as its CDP version.
+MIN_FLAT_OVER_BALANCED = 1.0
+MIN_CDP_OVER_BALANCED = 2.0
+# 32 lines of 2^21 vertices among 8,192: fewer long lines than the GPU has SMs, so one block per line
+# leaves most of it idle, and 67 million vertices (538 MB) to write.
+TIMING_CASE = {"lines": 8192, "workload": "heavy", "factor": 16, "max": 1 << 21, "seed": 1,
+               "tolerance": 100, "tolerance2": 20, "max2": 1024}
+
+
+def make_cases(rng):
+    """Lines of every kind (Lab 04's chained and heavy workloads), one line, the most lines, every line at
+    MIN_VERTICES (no round refines anything: the loop's body runs once), counts that cross tiles and blocks
+    at every size; for the refinement, two workloads per case whose rounds differ (the second capped at
+    max2 vertices a line), and the heavy timing case."""
+    def case(lines, max_vertices, workload="chained", tolerance=2000, tolerance2=500, max2=13, seed=1, factor=16):
+        return {"lines": lines, "workload": workload, "factor": factor, "max": max_vertices, "seed": seed,
+                "tolerance": tolerance, "tolerance2": tolerance2, "max2": max2}
+    cases = [
+        case(4096, 64),
+        case(1, 4, max2=4096, tolerance2=100),           # one line; the first workload refines nothing
+        case(1, 4096, "heavy", tolerance=50, max2=4),    # one line past every tile; the second refines nothing
+        case(MAX_LINES, 32, tolerance=300),              # the most lines the harness takes
+        case(300, 4, max2=4),                            # every line at MIN_VERTICES: one round each time
+        case(16384, 65536, "heavy", tolerance=20, tolerance2=1000, max2=65536),
+        case(777, 1000, factor=1000, tolerance=1, tolerance2=7000, max2=100),
+    ]
+    for _ in range(3):
+        cases.append(case(rng.randint(2, 30000), rng.choice((4, 5, 32, 257, 4096)), rng.choice(("chained", "heavy")),
+                          rng.randint(20, 20000), rng.randint(20, 20000), rng.choice((4, 7, 13, 100, 4096)),
+                          rng.randint(0, 10 ** 9), rng.choice((1, 16, 64, 1000))))
+    return cases + [dict(TIMING_CASE, repeats=TIMING_REPEATS, timing="heavy")]
+
+
+HARNESS = Contract(
+    options=[Option("lines", 1, MAX_LINES), Option("workload", choices=("chained", "heavy")),
+             Option("factor", 1, 1000000), Option("max", 4, MAX_MAX_VERTICES), Option("seed", 0, 2000000000),
+             Option("tolerance", 1, 10000000), Option("tolerance2", 1, 10000000), Option("max2", 4, MAX_MAX_VERTICES),
+             Option("repeats", 0, 100), Option("bench", 0, 1)],
+    result_keys=["lab", "device", "params", "total_vertices", "bytes_required", "balanced", "while_graph",
+                 "device_graph"],
+    optional_result_keys=["timing_ms", "kit_cdp_log"],
+    case_keys=["timing"])
+
+
+def most_vertices(params):
+    """The most vertices a case's lines can need, all together (max_total_vertices in bezier_lines.cu)."""
+    n, top = params["lines"], params["max"]
+    if params["workload"] != "heavy":
+        return n * top
+    long_lines = -(-n // HEAVY_EVERY)
+    return long_lines * top + (n - long_lines) * min(SHORT_MAX + 1, top)
+
+
+def gpu_bytes(params):
+    """What a case's run allocates at most: the kit's vertices and the student's (8 bytes each), twice more
+    for the copy a timing run makes, and 256 MiB for the rest."""
+    copies = 4 if params.get("repeats") else 2
+    return copies * 8 * most_vertices(params) + (256 << 20)
+
+
+# ---- static ----
+
+def toolkit_release(ctx):
+    """(major, minor) of the CUDA toolkit that compiled the student's PTX, from its header, or None."""
+    for text in ctx.ptx.values():
+        found = re.search(r"Cuda compilation tools, release (\d+)\.(\d+)", text)
+        if found:
+            return int(found.group(1)), int(found.group(2))
+    return None
+
+
+def _no_conditional_nodes(release):
+    return chk.not_run_here("CUDA %d.%d or newer" % CONDITIONAL_NODES_SINCE,
+                            "not available on this toolkit: Part B's conditional graph nodes need CUDA %d.%d or "
+                            "newer, and this build used CUDA %s" % (CONDITIONAL_NODES_SINCE + ("%d.%d" % release,)))
+
+
+def check_condition_set_on_device(ctx):
+    """A WHILE node's condition is set by a kernel (cudaGraphSetConditional, a device function)."""
+    release = toolkit_release(ctx)
+    if release is not None and release < CONDITIONAL_NODES_SINCE:
+        return _no_conditional_nodes(release)
+    if "cudaGraphSetConditional" in ctx.ptx_calls():
+        return chk.passed()
+    return chk.failed("expected: a kernel of the WHILE node's body sets the loop's condition with "
+                      "cudaGraphSetConditional(handle, value)\n"
+                      "actual:   your PTX never calls cudaGraphSetConditional")
+
+
+def check_graph_launched_on_device(ctx):
+    """Part C relaunches its graph from device code: a device-side cudaGraphLaunch."""
+    if "cudaGraphLaunch" in ctx.ptx_calls():
+        return chk.passed()
+    return chk.failed("expected: a kernel of your device graph relaunches it with cudaGraphLaunch(..., "
+                      "cudaStreamGraphTailLaunch)\n"
+                      "actual:   your PTX never calls cudaGraphLaunch")
+
+
+# ---- Part A ----
+
+def _balanced(run):
+    return run.doc["balanced"]
+
+
+def _not_captured(run):
+    b = _balanced(run)
+    if not b["captured"]:
+        return ("your tessellate_balanced could not be captured into a graph (%s): it must only queue work in the "
+                "stream it is given: no synchronization, no allocation, no copy to the host" % b["capture_error"])
+    if not b["graph_nodes"]:
+        return "your tessellate_balanced queued nothing in the stream it is given: the captured graph is empty"
+    return None
+
+
+def check_captured(ctx):
+    return per_case(ctx, _not_captured)
+
+
+def check_offsets(ctx):
+    """offsets[0..n_lines] is the exclusive scan of the kit's vertex_count, offsets[n_lines] the total."""
+    def evaluate(run):
+        b = _balanced(run)
+        if not b["captured"]:
+            return "not captured: nothing ran"
+        if not b["offsets_wrong"]:
+            return None
+        n = run.doc["params"]["lines"]
+        where = "offsets[%d] (the total)" % n if b["first_bad_offset"] == n else "offsets[%d]" % b["first_bad_offset"]
+        return ("%d of %d offsets wrong; first: %s is %d, expected %d" % (b["offsets_wrong"], n + 1, where,
+                                                                          b["offset_got"], b["offset_want"]))
+    return per_case(ctx, evaluate)
+
+
+def check_vertices(ctx):
+    """Every vertex of every line at its place in out, and nothing written past the total."""
+    def evaluate(run):
+        b = _balanced(run)
+        if not b["captured"]:
+            return "not captured: nothing ran"
+        v = b["vertices"]
+        problems = []
+        if v["lines_bad"]:
+            detail = first_wrong_vertex(v)
+            problems.append("%d of %d lines wrong (%d vertices); first: line %d%s" % (
+                v["lines_bad"], run.doc["params"]["lines"], v["vertices_wrong"], v["first_bad_line"],
+                ", " + detail if detail else ""))
+        if b["past_total"]:
+            problems.append("%d of the %d vertices just past the total were written" % (b["past_total"], 64))
+        return "; ".join(problems) or None
+    return per_case(ctx, evaluate)
+
+
+def check_each_vertex_once(ctx):
+    """One thread per vertex: bezier_point called once for each vertex, never for an index outside its line."""
+    def evaluate(run):
+        b, total = _balanced(run), run.doc["total_vertices"]
+        if not b["captured"]:
+            return "not captured: nothing ran"
+        calls = b["point_calls"]
+        if calls["calls"] == total and not calls["out_of_range"]:
+            return None
+        return ("expected %d bezier_point calls, one per vertex; counted %d (%d for an index outside its line)"
+                % (total, calls["calls"], calls["out_of_range"]))
+    return per_case(ctx, evaluate)
+
+
+def _timed(ctx):
+    """(run, timing_ms, why its times do not count or None) of the heavy timing case."""
+    run, t = timing_run(ctx, "heavy")
+    if not t or not t.get("balanced"):
+        return run, t, "the heavy timing case reported no timing"
+    b = _balanced(run)
+    if b["offsets_wrong"] or b["vertices"]["lines_bad"] or b["past_total"]:
+        return run, t, ("%s: the timed tessellation's offsets or vertices are wrong (the checks above say how): its "
+                        "time does not count" % run.label())
+    return run, t, None
+
+
+def check_near_memory_bound(ctx):
+    """A tessellation writes its vertices and offsets: it can go no faster than memory takes them. The
+    student's time over a device-to-device copy of as many bytes, in the same run."""
+    run, t, why = _timed(ctx)
+    if why:
+        return chk.failed(why)
+    ratio = t["balanced"] / t["copy"]
+    message = ("%s: %d MB to write; a copy of as many bytes took %.3f ms, yours %.3f ms: %.2fx the copy (at most "
+               "%.1fx wanted)" % (run.label(), run.doc["bytes_required"] // 1000000, t["copy"], t["balanced"], ratio,
+                                  MAX_OVER_COPY))
+    return chk.passed(message) if ratio <= MAX_OVER_COPY else chk.failed(message)
+
+
+def check_beats_flat_and_cdp(ctx):
+    """Where a few lines hold most vertices, one block per line leaves the GPU idle and a child grid per
+    line pays a launch for each: the kit's versions' medians over the student's, in the same run."""
+    run, t, why = _timed(ctx)
+    if why:
+        return chk.failed(why)
+    flat, cdp = t["flat"] / t["balanced"], t["cdp"] / t["balanced"]
+    message = ("%s: yours %.3f ms; the kit's flat version (a block per line) %.3f ms: %.2fx yours (at least %.1fx "
+               "wanted); the kit's CDP version (a child grid per line) %.3f ms: %.2fx yours (at least %.1fx wanted)"
+               % (run.label(), t["balanced"], t["flat"], flat, MIN_FLAT_OVER_BALANCED, t["cdp"], cdp,
+                  MIN_CDP_OVER_BALANCED))
+    ok = flat >= MIN_FLAT_OVER_BALANCED and cdp >= MIN_CDP_OVER_BALANCED
+    return chk.passed(message) if ok else chk.failed(message)
+
+
+# ---- Parts B and C ----
+
+def _rounds_problem(run, key):
+    """What went wrong in a loop's two launches on this run, or None."""
+    loop = run.doc[key]
+    if not loop["built"]:
+        return "your builder returned NULL"
+    if key == "while_graph" and not loop["conditional_nodes"]:
+        return "the graph your build_while_graph returned has no conditional node (nor its child graphs)"
+    problems = []
+    for k, r in enumerate(loop["runs"]):
+        what = []
+        if r["rounds"] != r["expected_rounds"]:
+            what.append("%d rounds counted by end_round, expected %d" % (r["rounds"], r["expected_rounds"]))
+        if r["counts_wrong"]:
+            what.append("%d line counts wrong (first: line %d has %d vertices, expected %d)" % (
+                r["counts_wrong"], r["first_bad_line"], r["first_got"], r["first_want"]))
+        if r["late_calls"]:
+            what.append("%d refine_line calls after end_round ended the loop" % r["late_calls"])
+        if r["bad_lines"]:
+            what.append("%d refine_line calls for a line outside 0 .. %d" % (r["bad_lines"],
+                                                                          run.doc["params"]["lines"] - 1))
+        if what:
+            problems.append("launch %d (tolerance %g, max %d): %s" % (k + 1, r["tolerance"], r["max_vertices"],
+                                                                      "; ".join(what)))
+    return "; ".join(problems) or None
+
+
+def _loop_check(ctx, key):
+    return per_case(ctx, lambda run: _rounds_problem(run, key))
+
+
+def check_while_loop(ctx):
+    """The WHILE node's loop, one host launch per workload: as many rounds as the kit's host-driven loop,
+    every line's count the same. Not available before CUDA 12.4, never a pass there."""
+    unavailable = [run for run in ctx.runs if run.doc and not run.doc["while_graph"]["available"]]
+    if unavailable:
+        runtime = unavailable[0].doc["device"]["runtime_version"]
+        return _no_conditional_nodes((runtime // 1000, runtime % 1000 // 10))
+    return _loop_check(ctx, "while_graph")
+
+
+def check_device_loop(ctx):
+    """The device graph's loop, one host launch per workload, relaunched from the GPU: the same rounds and
+    counts as the kit's loop."""
+    return _loop_check(ctx, "device_graph")
+
+
+def check_instantiated_for_device_launch(ctx):
+    """The executable graph build_device_graph returned was instantiated with
+    cudaGraphInstantiateFlagDeviceLaunch (cudaGraphExecGetFlags, read by the harness)."""
+    def evaluate(run):
+        loop = run.doc["device_graph"]
+        if not loop["built"]:
+            return "your build_device_graph returned NULL"
+        if loop["device_launch"]:
+            return None
+        return ("the executable graph your build_device_graph returned was not instantiated with "
+                "cudaGraphInstantiateFlagDeviceLaunch: the device cannot launch it")
+    return per_case(ctx, evaluate)
+
+
+def check_relaunches_checked(ctx):
+    """Each device-side relaunch checked with KIT_CHECK_DEVICE, and none failed: a round of the device
+    graph's loop but the last relaunches it, so a run of R rounds checks at least R - 1 calls."""
+    def evaluate(run):
+        loop = run.doc["device_graph"]
+        if not loop["built"]:
+            return "your build_device_graph returned NULL"
+        for k, r in enumerate(loop["runs"]):
+            log = r["launch_log"]
+            if log["calls_failed"]:
+                return ("launch %d: %d device runtime call(s) failed (first: %s, at line %d of your file)"
+                        % (k + 1, log["calls_failed"], log["first_call_error"], log["first_call_error_line"]))
+            if log["calls_checked"] < r["expected_rounds"] - 1:
+                return ("launch %d: %d rounds need %d relaunches, each checked with KIT_CHECK_DEVICE; %d checked "
+                        "call(s) counted" % (k + 1, r["expected_rounds"], r["expected_rounds"] - 1,
+                                             log["calls_checked"]))
+        return None
+    return per_case(ctx, evaluate)
+
+
+# The memcheck case: 300 lines (a partly filled last block everywhere), up to 64 vertices each.
+MEMCHECK_CASE = {"lines": 300, "workload": "chained", "factor": 16, "max": 64, "seed": 5, "tolerance": 2000,
+                 "tolerance2": 500, "max2": 13}
+
+
+LAB = Lab(
+    name="08-device-graphs",
+    title="Lab 08: work from the GPU without a launch per item",
+    handout=HANDOUT,
+    harness=HARNESS,
+    make_cases=make_cases,
+    recorded_case=MEMCHECK_CASE,
+    memcheck_case=MEMCHECK_CASE,
+    gpu_bytes=gpu_bytes,
+    test_time_limit=20,
+    starter_must_fail=("device graph relaunched from device code", "condition set in device code"),
+    checks=[
+        compiles(1, hint=hint(HANDOUT, "3 (the lab, step by step)")),
+        runs_cleanly(1, hint=hint(HANDOUT, "3 (the lab, step by step)")),
+        memcheck_clean(1, hint=hint(HANDOUT, "4 (how it is graded)")),
+        chk.Check("condition set in device code", 1, chk.STATIC, check_condition_set_on_device, parent=COMPILES,
+                  hint=hint(HANDOUT, "2.4 (a WHILE conditional node)")),
+        chk.Check("device graph relaunched from device code", 1, chk.STATIC, check_graph_launched_on_device,
+                  parent=COMPILES, hint=hint(HANDOUT, "2.5 (a device graph that relaunches itself)")),
+        chk.Check("tessellation captured into a graph", 1, chk.RUNTIME, check_captured, parent=RUNS_CLEANLY,
+                  hint=hint(HANDOUT, "2.2 (counts, a scan, a thread per vertex)")),
+        chk.Check("offsets are the scan of the counts", 2, chk.RUNTIME, check_offsets, parent=RUNS_CLEANLY,
+                  hint=hint(HANDOUT, "2.2 (counts, a scan, a thread per vertex)")),
+        chk.Check("vertices exact", 3, chk.RUNTIME, check_vertices, parent=RUNS_CLEANLY,
+                  hint=hint(HANDOUT, "2.2 (counts, a scan, a thread per vertex)")),
+        chk.Check("each vertex computed once", 1, chk.RUNTIME, check_each_vertex_once, parent=RUNS_CLEANLY,
+                  hint=hint(HANDOUT, "2.2 (counts, a scan, a thread per vertex)")),
+        chk.Check("near the memory bound on the heavy case", 2, chk.RUNTIME, check_near_memory_bound,
+                  parent=RUNS_CLEANLY, hint=hint(HANDOUT, "2.3 (what load balancing buys)"), timing=True),
+        chk.Check("beats the kit's flat and CDP versions", 2, chk.RUNTIME, check_beats_flat_and_cdp,
+                  parent=RUNS_CLEANLY, hint=hint(HANDOUT, "2.3 (what load balancing buys)"), timing=True),
+        chk.Check("WHILE loop ends on the right round", 3, chk.RUNTIME, check_while_loop, parent=RUNS_CLEANLY,
+                  hint=hint(HANDOUT, "2.4 (a WHILE conditional node)")),
+        chk.Check("graph instantiated for device launch", 1, chk.RUNTIME, check_instantiated_for_device_launch,
+                  parent=RUNS_CLEANLY, hint=hint(HANDOUT, "2.5 (a device graph that relaunches itself)")),
+        chk.Check("device graph loop ends on the right round", 3, chk.RUNTIME, check_device_loop,
+                  parent=RUNS_CLEANLY, hint=hint(HANDOUT, "2.5 (a device graph that relaunches itself)")),
+        chk.Check("every relaunch checked", 1, chk.RUNTIME, check_relaunches_checked, parent=RUNS_CLEANLY,
+                  hint=hint(HANDOUT, "2.5 (a device graph that relaunches itself)")),
+    ],
+)
