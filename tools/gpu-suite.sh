@@ -8,7 +8,7 @@
 #     thresholds: both sides of the grader's timing thresholds and the races (tools/measure_thresholds.py;
 #                 THRESHOLD_LABS="lab07" for some labs, the others kept as recorded)
 #     figures:    the solutions graded, what a student sees, the recorded harness documents of every
-#                 submission and the handout figures drawn from them, the Lab 04 and Lab 07 bench tables (data/bench-04.json, data/bench-07.json)
+#                 submission and the handout figures drawn from them, the bench tables of Labs 04, 07 and 08 (data/bench-0N.json)
 #     costs:      make costs, what launches and device malloc cost here (data/costs.json); "all" runs it too
 #     memcheck:   what compute-sanitizer's memcheck costs on each lab's memcheck case, and its verdict on each
 #                 solution and memcheck known-wrong submission (tools/memcheck_costs.py, data/memcheck.json); "all"
@@ -87,6 +87,11 @@ timeout 300 make -s --no-print-directory -f labs/04-bezier-streams/Makefile \
 timeout 300 make -s --no-print-directory -f labs/07-mandelbrot/Makefile \
     SRC_DIR="$PWD/solutions/07-mandelbrot" BUILD_DIR="$PWD/build/bench/07-mandelbrot" bench \
     ARGS="--json $PWD/$LOGS/data/bench-07.json" > "$LOGS/bench-07.txt" 2>&1 || bench_status=1
+# Lab 08's (make bench LAB=08): the tessellation four ways, what a launch or a round costs each way, the
+# refinement three ways, of the reference solution.
+timeout 300 make -s --no-print-directory -f labs/08-device-graphs/Makefile \
+    SRC_DIR="$PWD/solutions/08-device-graphs" BUILD_DIR="$PWD/build/bench/08-device-graphs" bench \
+    ARGS="--json $PWD/$LOGS/data/bench-08.json" > "$LOGS/bench-08.txt" 2>&1 || bench_status=1
 
 fi
 
@@ -119,6 +124,8 @@ done <<'PAGES'
 05 still-legacy solutions/incorrect/05-default-streams/still-legacy
 07 solution solutions/07-mandelbrot
 07 corners-only solutions/incorrect/07-mandelbrot/corners-only
+08 solution solutions/08-device-graphs
+08 no-assign-default solutions/incorrect/08-device-graphs/no-assign-default
 PAGES
 if command -v chromium > /dev/null || command -v google-chrome > /dev/null; then
     python3 tools/browser_check.py "$LOGS"/feedback/*.html > "$LOGS/feedback/browser-check.txt" 2>&1 || feedback_status=1

@@ -9,7 +9,8 @@ processes per size. Lab 02: how often the races of the known-wrong submissions s
 (the grader must reject them every time). Labs 04, 05 and 06: both sides of the timing thresholds,
 the solution and the known-wrong submissions they must reject, 10 runs each on the grader's timing
 cases. Lab 07: both sides of its timing threshold, and how many pixels the rule's own image differs
-from the exhaustive one in, over every case the grader draws for 50 seeds. Every harness is built and
+from the exhaustive one in, over every case the grader draws for 50 seeds. Lab 08: both sides of its
+three timing thresholds on the heavy case. Every harness is built and
 run through gradelib.harness, with each lab's own contract.
 Writes OUT_DIR/thresholds.json and OUT_DIR/thresholds.md and prints the tables.
 
@@ -129,7 +130,8 @@ RECORDED = os.path.join(paths.KIT_ROOT, "handouts", "figures", "data", "threshol
 def main():
     out_dir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(paths.BUILD_ROOT, "thresholds")
     only = sys.argv[2:]
-    measures = {"lab01": lab01, "lab02": lab02, "lab04": lab04, "lab05": lab05, "lab06": lab06, "lab07": lab07}
+    measures = {"lab01": lab01, "lab02": lab02, "lab04": lab04, "lab05": lab05, "lab06": lab06, "lab07": lab07,
+                "lab08": lab08}
     unknown = [name for name in only if name not in measures]
     if unknown:
         print("unknown lab(s) %s: choose from %s" % (", ".join(unknown), ", ".join(measures)))
@@ -284,6 +286,38 @@ def lab07():
     worst = max(survey, key=lambda row: row["rule_unlike_exhaustive"] / row["pixels"])
     return {"timing": timing, "survey_seeds": LAB07_SURVEY_SEEDS, "survey": survey,
             "worst_unlike_fraction": worst["rule_unlike_exhaustive"] / worst["pixels"]}
+
+
+LAB08_RUNS = 10
+
+
+def lab08():
+    """Lab 08: both sides of the three same-run ratios of the heavy timing case (over a copy of the bytes,
+    the kit's flat version over the student's, the kit's CDP version over the student's): the solution,
+    the alternative whose every vertex makes its own binary search, and the known-wrong submission that
+    goes back to one block per line after the scan, LAB08_RUNS runs each."""
+    from rubrics import lab08 as rules
+    lab = registry.resolve("08-device-graphs")
+    sides = [("solution", os.path.join(paths.SOLUTIONS_DIR, lab.name)),
+             ("search-per-vertex", os.path.join(paths.ALTERNATIVE_DIR, lab.name, "search-per-vertex")),
+             ("block-per-line", os.path.join(paths.INCORRECT_DIR, lab.name, "block-per-line"))]
+    case = dict(rules.TIMING_CASE, repeats=rules.TIMING_REPEATS)
+    timing, total = {}, None
+    for side, source in sides:
+        program = build_submission(lab.name, source, side)
+        row = {k: [] for k in ("balanced_ms", "flat_ms", "cdp_ms", "copy_ms", "balanced_over_copy",
+                               "flat_over_balanced", "cdp_over_balanced")}
+        for outcome in harness.run_cases(lab, program, [case] * LAB08_RUNS, RUN_TIMEOUT):
+            if not outcome.result or not outcome.result.ok or not outcome.doc:
+                sys.exit("%s: %s" % (side, outcome.why or "the run failed"))
+            t, total = outcome.doc["timing_ms"], outcome.doc["total_vertices"]
+            for key in ("balanced", "flat", "cdp", "copy"):
+                row[key + "_ms"].append(t[key])
+            row["balanced_over_copy"].append(t["balanced"] / t["copy"])
+            row["flat_over_balanced"].append(t["flat"] / t["balanced"])
+            row["cdp_over_balanced"].append(t["cdp"] / t["balanced"])
+        timing[side] = row
+    return {"case": rules.TIMING_CASE, "total_vertices": total, "timing": timing}
 
 
 if __name__ == "__main__":

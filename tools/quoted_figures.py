@@ -13,7 +13,8 @@ after it (an HTML comment: Markdown viewers and pandoc show nothing):
 "from SOURCE: EXPR" is checked: EXPR is evaluated on SOURCE and must round to the number as written
 (as many decimals as written; an integer's trailing zeros mean it was rounded to that many tens).
 SOURCE is a recorded document the kit's own runs wrote:
-    NAME            handouts/figures/data/NAME.json (costs, bench-04, bench-07, thresholds, suite, toolkits)
+    NAME            handouts/figures/data/NAME.json (costs, bench-04, bench-07, bench-08, thresholds, suite,
+                    toolkits)
     recorded/NAME   grader/tests/data/recorded/NAME.json (a lab's result document, make figures)
     mutants/NAME    grader/tests/data/mutants/NAME.json (a mutation run, make mutants)
     rubric/labNN    the constants of grader/rubrics/labNN.py (thresholds, points)
@@ -531,6 +532,46 @@ def _bench_07_table(load):
     return rows
 
 
+def _thresholds_lab08(load):
+    doc = load("thresholds")["lab08"]
+    rows = ["| submission | runs | yours (ms) | copy (ms) | yours / copy | flat / yours | CDP / yours |",
+            "| --- | --- | --- | --- | --- | --- | --- |"]
+    for side, r in doc["timing"].items():
+        rows.append("| %s | %d | %s | %s | %s | %s | %s |" % (
+            side, len(r["balanced_ms"]), _spread(r["balanced_ms"], 3), _spread(r["copy_ms"], 3),
+            _spread(r["balanced_over_copy"]), _spread(r["flat_over_balanced"]), _spread(r["cdp_over_balanced"])))
+    case = doc["case"]
+    rows += ["", "The heavy timing case: %s lines, at most %s vertices a line, %s vertices in all." % (
+        _number(case["lines"], 0), _number(case["max"], 0), _number(doc["total_vertices"], 0))]
+    return rows
+
+
+def _bench_08_table(load):
+    doc = load("bench-08")["bench"]
+    versions = doc["versions"]
+    rows = ["| workload | lines | max | vertices | " + " | ".join("%s (ms)" % v for v in versions)
+            + " | flat / balanced |", "| --- | --- | --- | --- | " + " | ".join("---" for _ in versions) + " | --- |"]
+    for r in doc["tessellation"]:
+        ms = r["median_ms"]
+        rows.append("| %s | %s | %s | %s | %s | %s |" % (
+            r["workload"], _number(r["lines"], 0), _number(r["max_vertices"], 0), _number(r["vertices"], 0),
+            " | ".join(_number(m, 3) for m in ms), _number(ms[1] / ms[0], 2)))
+    rows += ["", "| one step of a chain of kernels, each deciding the next | µs per step |", "| --- | --- |"]
+    for r in doc["chains"]:
+        rows.append("| %s | %s |" % (r["way"], "not available" if r["us_per_step"] is None
+                                     else _number(r["us_per_step"], 2)))
+    rows += ["", "| from a launch on the device to the child's first instruction | µs, median |", "| --- | --- |"]
+    for r in doc["launch_to_start"]:
+        rows.append("| %s | %s |" % (r["way"], _number(r["us"], 2)))
+    ref = doc["refinement"]
+    rows += ["", "| the refinement of %s heavy lines, %d rounds | ms, one run |" % (_number(ref["lines"], 0),
+                                                                               ref["rounds"]), "| --- | --- |",
+             "| the kit's loop, a host round trip per round | %s |" % _number(ref["host_loop_ms"], 3),
+             "| a WHILE conditional node | %s |" % _number(ref["while_ms"], 3),
+             "| a device graph relaunched by tail launch | %s |" % _number(ref["device_graph_ms"], 3)]
+    return rows
+
+
 RENDERERS = {
     "thresholds-lab01": _thresholds_lab01,
     "thresholds-lab02": _thresholds_lab02,
@@ -539,6 +580,8 @@ RENDERERS = {
     "thresholds-lab06": _thresholds_lab06,
     "thresholds-lab07": _thresholds_lab07,
     "bench-07": _bench_07_table,
+    "thresholds-lab08": _thresholds_lab08,
+    "bench-08": _bench_08_table,
     "costs": _costs_table,
     "bench-04": _bench_table,
     "machines": _machine,
