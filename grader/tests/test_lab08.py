@@ -78,12 +78,12 @@ def loop_doc(p, key):
     runs = []
     for tolerance, cap in ((p["tolerance"], p["max"]), (p["tolerance2"], p["max2"])):
         rounds = most_rounds(cap)
-        runs.append({"tolerance": as_float(tolerance * 1e-6), "max_vertices": cap, "rounds": rounds,
-                     "expected_rounds": rounds, "late_calls": 0, "bad_lines": 0, "counts_wrong": 0, "first_bad_line": -1,
+        runs.append({"tolerance": as_float(tolerance * 1e-6), "max_vertices": cap, "host_launches": 1,
+                     "rounds": rounds, "expected_rounds": rounds, "kit_host_launches": 2 * rounds, "late_calls": 0, "bad_lines": 0, "counts_wrong": 0, "first_bad_line": -1,
                      "first_got": 0, "first_want": 0,
                      "launch_log": launch_log(rounds - 1 if key == "device_graph" else 0), "ms": 0.05 * rounds})
     return {"available": True, "built": True, "conditional_nodes": 1 if key == "while_graph" else 0,
-            "device_launch": key == "device_graph", "host_launches_per_run": 1, "runs": runs}
+            "device_launch": key == "device_graph", "runs": runs}
 
 
 def good_doc(p, timing=None):
@@ -124,7 +124,7 @@ def unavailable(d, runtime=12030):
     """What the harness built with CUDA 12.3 writes: no WHILE graph (no conditional nodes before 12.4)."""
     d["device"].update(runtime_version=runtime, driver_version=max(runtime, 12040))
     d["while_graph"] = {"available": False, "built": False, "conditional_nodes": 0, "device_launch": False,
-                        "host_launches_per_run": 1, "runs": []}
+                        "runs": []}
 
 
 def not_built(d, key):
