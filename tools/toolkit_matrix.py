@@ -7,7 +7,8 @@ newer" that needs no GPU.
                                   [--json FILE] [--jobs N]
 
 Toolkits. Each version is installed from PyPI's NVIDIA wheels (nvidia-cuda-nvcc, -runtime, -crt and
-nvidia-nvvm for 13.x; nvidia-cuda-nvcc-cu12 and -runtime-cu12 for 12.x) into a cache outside the
+nvidia-nvvm for 13.x; nvidia-cuda-nvcc-cu12 and -runtime-cu12 for 12.x; and the newest CCCL of the
+major version, nvidia-cuda-cccl or -cccl-cu12: CUB, which a full toolkit ships) into a cache outside the
 checkout ($KIT_TOOLKIT_CACHE, else ~/.cache/cdp-kit/toolkits), once. "newest" is the newest 13.x
 there. A version whose wheels cannot be had, or hold no nvcc driver, is reported as not available,
 with why: never as a pass. The reference is the toolkit on PATH. Under each toolkit, in a copy of the
@@ -52,10 +53,16 @@ from selftest import read_note  # noqa: E402
 CLAIMED = ("12.0", "12.4", "12.9", "13.0", "newest")
 DEFAULT_ARCHS = ("75", "80", "86", "89", "90", "100", "120")
 CACHE_ENV = "KIT_TOOLKIT_CACHE"
-# The wheels that make a toolkit that builds the labs, by major version.
+# The wheels that make a toolkit that builds the labs, by major version, each pinned to the toolkit's
+# MAJOR.MINOR; and those taken at the newest release of the major version, whose numbers do not
+# follow the toolkit's: CCCL (CUB, Thrust, libcu++), which a full toolkit ships and Lab 08 uses.
 WHEELS = {
     "12": ("nvidia-cuda-nvcc-cu12", "nvidia-cuda-runtime-cu12"),
     "13": ("nvidia-cuda-nvcc", "nvidia-cuda-runtime", "nvidia-cuda-crt", "nvidia-nvvm"),
+}
+NEWEST_OF_MAJOR = {
+    "12": ("nvidia-cuda-cccl-cu12",),
+    "13": ("nvidia-cuda-cccl",),
 }
 STATIC_KINDS = (chk.BUILD, chk.STATIC)
 
@@ -78,17 +85,22 @@ def install(version):
     if major not in WHEELS:
         return None, "no wheels are known for CUDA %s" % major
     target = os.path.join(cache_root(), "cuda-%s" % version)
-    found = glob.glob(os.path.join(target, "nvidia", "*", "bin", "nvcc"))
-    if not found and not os.path.exists(os.path.join(target, ".installed")):
+    specs = (["%s==%s.*" % (name, version) for name in WHEELS[major]]
+             + ["%s>=%s,<%d" % (name, major, int(major) + 1) for name in NEWEST_OF_MAJOR[major]])
+    # The cache holds what one pip call installed (pip --target does not add to a folder it made
+    # before), named in .installed: another list of wheels installs afresh.
+    marker = os.path.join(target, ".installed")
+    installed = open(marker).read() if os.path.exists(marker) else None
+    if installed != "\n".join(specs):
         shutil.rmtree(target, ignore_errors=True)
-        specs = ["%s==%s.*" % (name, version) for name in WHEELS[major]]
         proc = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", target]
                               + specs, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
         if proc.returncode != 0:
             shutil.rmtree(target, ignore_errors=True)
             return None, "pip could not install %s: %s" % (" ".join(specs), proc.stdout.strip().splitlines()[-1:])
-        open(os.path.join(target, ".installed"), "w").close()
-        found = glob.glob(os.path.join(target, "nvidia", "*", "bin", "nvcc"))
+        with open(marker, "w") as f:
+            f.write("\n".join(specs))
+    found = glob.glob(os.path.join(target, "nvidia", "*", "bin", "nvcc"))
     if not found:
         return None, ("the registry's wheels for CUDA %s (%s) hold no nvcc driver (only ptxas and libnvvm): "
                       "it cannot build CUDA C here" % (version, ", ".join(WHEELS[major])))
