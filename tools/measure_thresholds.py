@@ -58,6 +58,16 @@ def build_submission(lab_name, source_dir, tag):
     return program
 
 
+def run_docs(lab, program, cases, what):
+    """The result documents of one process's runs of cases (exits, naming what, on a run that is not clean)."""
+    docs = []
+    for outcome in harness.run_cases(lab, program, cases, RUN_TIMEOUT):
+        if not outcome.result or not outcome.result.ok or not outcome.doc:
+            sys.exit("%s: %s" % (what, outcome.why or "the run failed"))
+        docs.append(outcome.doc)
+    return docs
+
+
 def run_case(lab_name, program, params):
     """The result document of one run of a lab's harness on one case (exits on a run that is not clean)."""
     ran, doc, why = harness.run(registry.resolve(lab_name), program, params, RUN_TIMEOUT)
@@ -260,10 +270,8 @@ def lab07():
         for name in names:
             case = dict(rules.TIMING_CASES[name], repeats=rules.TIMING_REPEATS)
             ratios, exhaustive, yours = [], [], []
-            for outcome in harness.run_cases(lab, program, [case] * LAB07_RUNS, RUN_TIMEOUT):
-                if not outcome.result or not outcome.result.ok or not outcome.doc:
-                    sys.exit("%s %s: %s" % (side, name, outcome.why or "the run failed"))
-                t = outcome.doc["timing_ms"]
+            for doc in run_docs(lab, program, [case] * LAB07_RUNS, "%s %s" % (side, name)):
+                t = doc["timing_ms"]
                 ratios.append(t["exhaustive"] / t["cdp_student"])
                 exhaustive.append(t["exhaustive"])
                 yours.append(t["cdp_student"])
@@ -307,10 +315,8 @@ def lab08():
         program = build_submission(lab.name, source, side)
         row = {k: [] for k in ("balanced_ms", "flat_ms", "cdp_ms", "copy_ms", "balanced_over_copy",
                                "flat_over_balanced", "cdp_over_balanced")}
-        for outcome in harness.run_cases(lab, program, [case] * LAB08_RUNS, RUN_TIMEOUT):
-            if not outcome.result or not outcome.result.ok or not outcome.doc:
-                sys.exit("%s: %s" % (side, outcome.why or "the run failed"))
-            t, total = outcome.doc["timing_ms"], outcome.doc["total_vertices"]
+        for doc in run_docs(lab, program, [case] * LAB08_RUNS, side):
+            t, total = doc["timing_ms"], doc["total_vertices"]
             for key in ("balanced", "flat", "cdp", "copy"):
                 row[key + "_ms"].append(t[key])
             row["balanced_over_copy"].append(t["balanced"] / t["copy"])

@@ -112,7 +112,6 @@ typedef struct {
 
 /* What one launch of a student's graph did on workload k. */
 typedef struct {
-    int ran;
     unsigned int host_launches; /* the harness's, for the whole loop */
     unsigned int rounds, late_calls, bad_lines;
     int counts_wrong, first_bad_line, first_got, first_want;
@@ -137,30 +136,50 @@ static void refine_reset(refinement_t *f, int k)
     free(start);
 }
 
-/* The kit's loop on workload k: one host round trip per round, its launches counted. Returns its time
- * in ms. */
-static double kit_loop(refinement_t *f, int k)
+/* One loop on workload k, timed once (kit_time_kernel): a student's executable graph launched once from
+ * the host, or, with exec NULL, the kit's own loop, one host round trip per round. */
+typedef struct {
+    refinement_t *f;
+    int k;
+    cudaGraphExec_t exec;
+    unsigned int host_launches;
+} loop_run_t;
+
+static void loop_reset(void *p)
 {
+    loop_run_t *run = (loop_run_t *)p;
+    refine_reset(run->f, run->k);
+    kit_launch_log_reset();
+    run->host_launches = 0;
+}
+
+/* A graph's tail launches belong to it, so the stop event that follows its launch completes after
+ * its last round (the bench's per-round times agree). */
+static void loop_launch(void *p)
+{
+    loop_run_t *run = (loop_run_t *)p;
+    refinement_t *f = run->f;
     int n = f->w->n_lines;
-    cudaEvent_t start, stop;
-    KIT_CHECK(cudaEventCreate(&start));
-    KIT_CHECK(cudaEventCreate(&stop));
-    refine_reset(f, k);
-    f->kit_host_launches[k] = 0;
-    KIT_CHECK(cudaEventRecord(start, 0));
+    if (run->exec != NULL) {
+        KIT_CHECK(cudaGraphLaunch(run->exec, 0));
+        run->host_launches++;
+        return;
+    }
     do {
         kit_refine_round<<<(n + ROUND_THREADS - 1) / ROUND_THREADS, ROUND_THREADS>>>(f->d_state, n);
         kit_end_round<<<1, 1>>>(f->d_state, f->d_more);
-        f->kit_host_launches[k] += 2;
+        run->host_launches += 2;
         KIT_CHECK(cudaMemcpyAsync(f->h_more, f->d_more, sizeof(int), cudaMemcpyDeviceToHost, 0));
         KIT_CHECK(cudaStreamSynchronize(0));
     } while (*f->h_more);
-    KIT_CHECK(cudaEventRecord(stop, 0));
-    KIT_CHECK(cudaEventSynchronize(stop));
-    float ms = 0;
-    KIT_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    KIT_CHECK(cudaEventDestroy(start));
-    KIT_CHECK(cudaEventDestroy(stop));
+}
+
+/* The kit's loop on workload k, its host launches counted. Returns its time in ms. */
+static double kit_loop(refinement_t *f, int k)
+{
+    loop_run_t run = {f, k, NULL, 0};
+    double ms = kit_time_kernel(loop_reset, loop_launch, &run, 0, 1).median_ms;
+    f->kit_host_launches[k] = run.host_launches;
     return ms;
 }
 
@@ -199,30 +218,16 @@ static void refinement_free(refinement_t *f)
 }
 
 /* One host launch of a student's executable graph on workload k, then what it left. The device is
- * synchronized, not just the stream: work a graph hands to the GPU is waited for wherever it runs.
- * The stop event follows the launch in its stream: a graph's tail launches belong to it, so the
- * event completes after the last round (the bench's per-round times agree). */
+ * synchronized, not just the stream: work a graph hands to the GPU is waited for wherever it runs. */
 static refine_run_t refine_launch(refinement_t *f, cudaGraphExec_t exec, int k)
 {
     refine_run_t run;
     memset(&run, 0, sizeof run);
     run.first_bad_line = -1;
-    refine_reset(f, k);
-    kit_launch_log_reset();
-    cudaEvent_t start, stop;
-    KIT_CHECK(cudaEventCreate(&start));
-    KIT_CHECK(cudaEventCreate(&stop));
-    KIT_CHECK(cudaEventRecord(start, 0));
-    KIT_CHECK(cudaGraphLaunch(exec, 0));
-    run.host_launches++;
-    KIT_CHECK(cudaEventRecord(stop, 0));
+    loop_run_t timed = {f, k, exec, 0};
+    run.ms = kit_time_kernel(loop_reset, loop_launch, &timed, 0, 1).median_ms;
     KIT_CHECK(cudaDeviceSynchronize());
-    float ms = 0;
-    KIT_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    KIT_CHECK(cudaEventDestroy(start));
-    KIT_CHECK(cudaEventDestroy(stop));
-    run.ms = ms;
-    run.ran = 1;
+    run.host_launches = timed.host_launches;
     run.log = kit_launch_log_read();
     refine_t s;
     KIT_CHECK(cudaMemcpy(&s, f->d_state, sizeof s, cudaMemcpyDeviceToHost));
@@ -615,18 +620,24 @@ __global__ void bench_stamp_graph(int tail, cudaGraphExec_t child)
         bench_stamp[0] = globaltimer();
 }
 
-/* A graph of one kernel of one thread, with its parameters. */
-static cudaGraph_t one_kernel_graph(void *func, void **args)
+/* A kernel of one thread, with its parameters, added to graph. */
+static void add_one_thread_kernel(cudaGraph_t graph, void *func, void **args)
 {
-    cudaGraph_t graph;
     cudaGraphNode_t node;
     struct cudaKernelNodeParams p = {};
     p.func = func;
     p.gridDim = dim3(1);
     p.blockDim = dim3(1);
     p.kernelParams = args;
-    KIT_CHECK(cudaGraphCreate(&graph, 0));
     KIT_CHECK(cudaGraphAddKernelNode(&node, graph, NULL, 0, &p));
+}
+
+/* A graph of one kernel of one thread. */
+static cudaGraph_t one_kernel_graph(void *func, void **args)
+{
+    cudaGraph_t graph;
+    KIT_CHECK(cudaGraphCreate(&graph, 0));
+    add_one_thread_kernel(graph, func, args);
     return graph;
 }
 
@@ -643,14 +654,6 @@ static void set_left(unsigned int n)
     KIT_CHECK(cudaMemcpyToSymbol(bench_left, &n, sizeof n));
 }
 
-static double elapsed_ms(cudaEvent_t start, cudaEvent_t stop)
-{
-    float ms = 0;
-    KIT_CHECK(cudaEventSynchronize(stop));
-    KIT_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    return ms;
-}
-
 #define CHAIN_HOST_LAUNCH 0
 #define CHAIN_HOST_ROUND_TRIP 1
 #define CHAIN_HOST_GRAPH 2
@@ -662,13 +665,51 @@ static const char *const chain_names[N_CHAINS] = {
     "host launch, back to back", "host launch and wait (a host round trip)", "host graph launch",
     "device launch (CDP), tail", "device graph launch, tail", "conditional WHILE node"};
 
+/* One chain, timed once (kit_time_kernel). */
+typedef struct {
+    int way;
+    cudaGraphExec_t exec; /* the graph the way launches, or NULL */
+    unsigned int *h_left; /* pinned: the rounds left, read back by the host round trip */
+} chain_t;
+
+static void chain_reset(void *p)
+{
+    (void)p;
+    set_left(LATENCY_ROUNDS);
+}
+
+static void chain_launch(void *p)
+{
+    chain_t *c = (chain_t *)p;
+    switch (c->way) {
+    case CHAIN_HOST_LAUNCH:
+        for (int i = 0; i < LATENCY_ROUNDS; i++)
+            bench_tick<<<1, 1>>>();
+        break;
+    case CHAIN_HOST_ROUND_TRIP:
+        do {
+            bench_tick<<<1, 1>>>();
+            KIT_CHECK(cudaMemcpyFromSymbolAsync(c->h_left, bench_left, sizeof *c->h_left, 0, cudaMemcpyDeviceToHost,
+                                                0));
+            KIT_CHECK(cudaStreamSynchronize(0));
+        } while (*c->h_left > 0);
+        break;
+    case CHAIN_HOST_GRAPH:
+        for (int i = 0; i < LATENCY_ROUNDS; i++)
+            KIT_CHECK(cudaGraphLaunch(c->exec, 0));
+        break;
+    case CHAIN_CDP_TAIL:
+        bench_cdp_chain<<<1, 1>>>();
+        break;
+    default:
+        KIT_CHECK(cudaGraphLaunch(c->exec, 0));
+    }
+}
+
 /* Microseconds per step of a chain of LATENCY_ROUNDS steps, each a kernel of one thread; -1 where
  * the toolkit lacks the way. The device chains are one host launch each. */
 static double chain_us(int way)
 {
-    cudaEvent_t start, stop;
-    KIT_CHECK(cudaEventCreate(&start));
-    KIT_CHECK(cudaEventCreate(&stop));
     cudaGraphExec_t exec = NULL;
     if (way == CHAIN_HOST_GRAPH)
         exec = instantiate(one_kernel_graph((void *)bench_tick, NULL), 0);
@@ -685,64 +726,30 @@ static double chain_us(int way)
         params.conditional.handle = loop;
         params.conditional.type = cudaGraphCondTypeWhile;
         params.conditional.size = 1;
-        cudaGraphNode_t node, body_node;
+        cudaGraphNode_t node;
 #if CUDART_VERSION >= 13000
         KIT_CHECK(cudaGraphAddNode(&node, graph, NULL, NULL, 0, &params));
 #else
         KIT_CHECK(cudaGraphAddNode(&node, graph, NULL, 0, &params));
 #endif
         void *args[] = {&loop};
-        struct cudaKernelNodeParams p = {};
-        p.func = (void *)bench_while_round;
-        p.gridDim = dim3(1);
-        p.blockDim = dim3(1);
-        p.kernelParams = args;
-        KIT_CHECK(cudaGraphAddKernelNode(&body_node, params.conditional.phGraph_out[0], NULL, 0, &p));
+        add_one_thread_kernel(params.conditional.phGraph_out[0], (void *)bench_while_round, args);
         exec = instantiate(graph, 0);
     }
 #else
     if (way == CHAIN_WHILE)
         return -1;
 #endif
-    unsigned int *h_left = NULL;
-    KIT_CHECK(cudaMallocHost((void **)&h_left, sizeof *h_left));
-    set_left(LATENCY_ROUNDS);
+    chain_t chain = {way, exec, NULL};
+    KIT_CHECK(cudaMallocHost((void **)&chain.h_left, sizeof *chain.h_left));
+    double ms = kit_time_kernel(chain_reset, chain_launch, &chain, 0, 1).median_ms;
     KIT_CHECK(cudaDeviceSynchronize());
-    KIT_CHECK(cudaEventRecord(start, 0));
-    switch (way) {
-    case CHAIN_HOST_LAUNCH:
-        for (int i = 0; i < LATENCY_ROUNDS; i++)
-            bench_tick<<<1, 1>>>();
-        break;
-    case CHAIN_HOST_ROUND_TRIP:
-        do {
-            bench_tick<<<1, 1>>>();
-            KIT_CHECK(cudaMemcpyFromSymbolAsync(h_left, bench_left, sizeof *h_left, 0, cudaMemcpyDeviceToHost, 0));
-            KIT_CHECK(cudaStreamSynchronize(0));
-        } while (*h_left > 0);
-        break;
-    case CHAIN_HOST_GRAPH:
-        for (int i = 0; i < LATENCY_ROUNDS; i++)
-            KIT_CHECK(cudaGraphLaunch(exec, 0));
-        break;
-    case CHAIN_CDP_TAIL:
-        bench_cdp_chain<<<1, 1>>>();
-        break;
-    default:
-        KIT_CHECK(cudaGraphLaunch(exec, 0));
-    }
-    KIT_CHECK(cudaGetLastError());
-    KIT_CHECK(cudaEventRecord(stop, 0));
-    double ms = elapsed_ms(start, stop);
-    KIT_CHECK(cudaDeviceSynchronize());
-    KIT_CHECK(cudaMemcpyFromSymbol(h_left, bench_left, sizeof *h_left));
-    if (*h_left != 0) /* the chain did not run its rounds: a figure of it would be wrong */
-        printf("  (%s: %u of %d rounds not run)\n", chain_names[way], *h_left, LATENCY_ROUNDS);
-    KIT_CHECK(cudaFreeHost(h_left));
+    KIT_CHECK(cudaMemcpyFromSymbol(chain.h_left, bench_left, sizeof *chain.h_left));
+    if (*chain.h_left != 0) /* the chain did not run its rounds: a figure of it would be wrong */
+        printf("  (%s: %u of %d rounds not run)\n", chain_names[way], *chain.h_left, LATENCY_ROUNDS);
+    KIT_CHECK(cudaFreeHost(chain.h_left));
     if (exec)
         KIT_CHECK(cudaGraphExecDestroy(exec));
-    KIT_CHECK(cudaEventDestroy(start));
-    KIT_CHECK(cudaEventDestroy(stop));
     return ms * 1000.0 / LATENCY_ROUNDS;
 }
 
