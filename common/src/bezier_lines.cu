@@ -41,8 +41,8 @@ __device__ int vertex_count(const bezier_line_t *line, float factor, int max_ver
 /* While counting (point_calls_start .. point_calls_stop), every call of bezier_point is counted, and
  * so is every call for a vertex outside the line (i < 0 or i >= n): a vertex computed twice, or by
  * both a parent and its child, shows as more calls than vertices. Off while timing. */
-__device__ int kit_counting_points;
-__device__ point_calls_t kit_point_calls;
+static __device__ int kit_counting_points;
+static __device__ point_calls_t kit_point_calls;
 
 __device__ float2 bezier_point(const bezier_line_t *line, int i, int n)
 {
@@ -66,7 +66,7 @@ typedef struct {
 } alloc_header_t;
 #define FENCE_WORDS ((KIT_ALLOC_OVERHEAD - (int)sizeof(alloc_header_t)) / 4)
 
-__device__ heap_stats_t kit_heap;
+static __device__ heap_stats_t kit_heap;
 
 /* Timing runs measure the launches, not the allocator: while kit_pool is set, blocks are carved
  * from one buffer the kit allocated beforehand instead of the device heap. */
@@ -74,7 +74,7 @@ typedef struct {
     char *base;
     unsigned long long size, next;
 } pool_t;
-__device__ pool_t kit_pool;
+static __device__ pool_t kit_pool;
 
 __device__ float2 *kit_malloc_vertices(int count)
 {

@@ -33,9 +33,9 @@ typedef struct {
 } grid_shape_t;
 
 /* Instrumentation, written only by entry_kernel. */
-__device__ unsigned int child_grids_started;
-__device__ grid_shape_t child_grid_log[MAX_LOGGED_GRIDS];
-__device__ unsigned long long kit_child_spin_ns; /* set by --child-spin-us */
+static __device__ unsigned int child_grids_started;
+static __device__ grid_shape_t child_grid_log[MAX_LOGGED_GRIDS];
+static __device__ unsigned long long kit_child_spin_ns; /* set by --child-spin-us */
 
 __device__ void entry_work(unsigned long long *foo, int n)
 {

@@ -39,19 +39,19 @@
 /* ---- kit-owned device code ---- */
 
 /* Part A's time stamps (first trial only; NULL otherwise): set by the host before race_parent. */
-__device__ int *kit_race_seen;                  /* the seen array of the timed trial */
-__device__ int *kit_race_slots;                 /* its slots */
-__device__ int kit_race_parents;
-__device__ unsigned long long *kit_read_ns;     /* [i]: when the child of parent i read its slot */
-__device__ unsigned long long *kit_store_ns;    /* [i]: when a store_value_kernel wrote slot i */
+static __device__ int *kit_race_seen;                  /* the seen array of the timed trial */
+static __device__ int *kit_race_slots;                 /* its slots */
+static __device__ int kit_race_parents;
+static __device__ unsigned long long *kit_read_ns;     /* [i]: when the child of parent i read its slot */
+static __device__ unsigned long long *kit_store_ns;    /* [i]: when a store_value_kernel wrote slot i */
 
 /* Grids of the kit's children that ran, each counted by its first thread: with the launch log's
  * counts, they tell whether every launch was checked. */
 typedef struct {
     unsigned int observe, store, add_one, use_result;
 } child_grids_t;
-__device__ child_grids_t kit_child_grids;
-__device__ unsigned long long kit_observe_delay_ns;
+static __device__ child_grids_t kit_child_grids;
+static __device__ unsigned long long kit_observe_delay_ns;
 
 __global__ void observe_kernel(const int *slot, int *seen)
 {
@@ -121,10 +121,10 @@ __global__ void add_one_kernel(int *data, int count)
         data[j] += 1;
 }
 
-__device__ int *kit_used;            /* kit_used[i]: the value element i was used with */
-__device__ unsigned int *kit_use_count; /* kit_use_count[i]: how many times element i was used */
-__device__ int kit_used_n;              /* n: uses of other elements are counted, not stored */
-__device__ unsigned int kit_uses_out_of_range;
+static __device__ int *kit_used;            /* kit_used[i]: the value element i was used with */
+static __device__ unsigned int *kit_use_count; /* kit_use_count[i]: how many times element i was used */
+static __device__ int kit_used_n;              /* n: uses of other elements are counted, not stored */
+static __device__ unsigned int kit_uses_out_of_range;
 
 __device__ void use_result(int i, int value)
 {

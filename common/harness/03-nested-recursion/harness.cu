@@ -24,12 +24,12 @@ typedef struct {
     int depth, block, thread;
 } hello_record_t;
 
-__device__ int kit_print_hello;
-__device__ unsigned int kit_hello_count;
-__device__ unsigned int kit_hello_grids; /* grids of nested_hello that ran, the host's included */
-__device__ hello_record_t kit_hello_log[MAX_RECORDS];
-__device__ unsigned int kit_levels_ran;
-__device__ int kit_deepest_level;
+static __device__ int kit_print_hello;
+static __device__ unsigned int kit_hello_count;
+static __device__ unsigned int kit_hello_grids; /* grids of nested_hello that ran, the host's included */
+static __device__ hello_record_t kit_hello_log[MAX_RECORDS];
+static __device__ unsigned int kit_levels_ran;
+static __device__ int kit_deepest_level;
 
 __device__ void report_hello(int depth)
 {

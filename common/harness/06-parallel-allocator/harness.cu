@@ -72,7 +72,7 @@ static_assert(sizeof(kit_record_t) == KIT_RECORD_BYTES, "KIT_RECORD_BYTES must b
 typedef struct {
     unsigned long long calls, failures;
 } malloc_stats_t;
-__device__ malloc_stats_t kit_malloc_stats;
+static __device__ malloc_stats_t kit_malloc_stats;
 
 __device__ void *kit_device_malloc(size_t bytes)
 {
@@ -267,7 +267,7 @@ __global__ void kit_objects_malloc(void **objects, unsigned int n, unsigned int 
     }
 }
 
-__device__ char *kit_bulk_block;
+static __device__ char *kit_bulk_block;
 
 __global__ void kit_bulk_malloc(unsigned int n, unsigned int bytes)
 {

@@ -65,14 +65,14 @@ typedef struct {
 
 /* ---- kit-owned device code ---- */
 
-__device__ int kit_counting;                      /* 0 while timing: no counts, no records */
-__device__ unsigned long long kit_dwell_calls;
-__device__ unsigned int kit_grids[DEPTH_SLOTS];   /* grids that called report_rect, per depth */
-__device__ rect_t *kit_rect_log;                  /* one record per grid whose rectangle is in the image */
-__device__ unsigned int kit_rect_log_size;
-__device__ unsigned int kit_rect_count;
-__device__ unsigned int kit_misshapen;            /* grids not of one block of MS_THREADS threads */
-__device__ unsigned int kit_misshapen_shape[2];   /* the first one's blocks and threads per block */
+static __device__ int kit_counting;                      /* 0 while timing: no counts, no records */
+static __device__ unsigned long long kit_dwell_calls;
+static __device__ unsigned int kit_grids[DEPTH_SLOTS];   /* grids that called report_rect, per depth */
+static __device__ rect_t *kit_rect_log;                  /* one record per grid whose rectangle is in the image */
+static __device__ unsigned int kit_rect_log_size;
+static __device__ unsigned int kit_rect_count;
+static __device__ unsigned int kit_misshapen;            /* grids not of one block of MS_THREADS threads */
+static __device__ unsigned int kit_misshapen_shape[2];   /* the first one's blocks and threads per block */
 
 __device__ int kit_dwell(mandel_job_t job, int px, int py)
 {

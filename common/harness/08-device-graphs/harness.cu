@@ -555,8 +555,8 @@ static void time_versions(workload_t *w, balanced_t *b, int repeats, double *ms,
 
 /* ---------------- the bench ---------------- */
 
-__device__ unsigned int bench_left; /* rounds left in a chain */
-__device__ unsigned long long bench_stamp[2];
+static __device__ unsigned int bench_left; /* rounds left in a chain */
+static __device__ unsigned long long bench_stamp[2];
 
 static __device__ unsigned long long globaltimer(void)
 {
