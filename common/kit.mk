@@ -46,7 +46,7 @@ KIT_OBJ_DIR ?= $(KIT_ROOT)/build/kit/sm_$(CUDA_ARCH)
 
 # -rdc=true: a kernel that launches kernels needs relocatable device code and a device link step.
 # -lcudadevrt: the device runtime (nvcc links it by itself with -rdc=true; named here so you see it).
-NVCC_FLAGS := -O2 -lineinfo -rdc=true -arch=sm_$(CUDA_ARCH) -Wno-deprecated-gpu-targets \
+NVCC_FLAGS := -O2 -lineinfo -rdc=true -DNVTX_DISABLE -arch=sm_$(CUDA_ARCH) -Wno-deprecated-gpu-targets \
               -Xcompiler -Wall,-Wextra -I$(KIT_ROOT)/common/include -I$(HARNESS_DIR) $(EXTRA_NVCC_FLAGS)
 LDLIBS     := -lcudadevrt
 
@@ -85,8 +85,13 @@ $(BUILD_DIR)/$(PROGRAM): $(STUDENT_OBJS) $(HARNESS_OBJS) $(COMMON_OBJS)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCC_FLAGS) $^ -o $@ $(LDLIBS)
 
+# A student object's device code is kept too, as the compiler wrote it into the object (--keep; only the
+# .cubin stays), for the grader's check of what the object imports (grader/gradelib/objects.py): the
+# object's own fatbin may be compressed.
 $(BUILD_DIR)/%.o: $(SRC_DIR)/%.cu $(KIT_HEADERS) $(STUDENT_FLAGS_CHECKED)
-	$(call compile,$(STUDENT_NVCC_FLAGS))
+	@rm -rf $(BUILD_DIR)/$*.device && mkdir -p $(BUILD_DIR)/$*.device
+	$(call compile,$(STUDENT_NVCC_FLAGS) --keep --keep-dir $(BUILD_DIR)/$*.device)
+	@find $(BUILD_DIR)/$*.device -type f ! -name '*.cubin' -delete
 
 $(KIT_OBJ_DIR)/$(LAB_NAME)/%.o: $(HARNESS_DIR)/%.cu $(KIT_HEADERS)
 	$(compile)

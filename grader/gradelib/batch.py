@@ -43,7 +43,6 @@ import hashlib
 import json
 import os
 import random
-import re
 import shutil
 import sys
 import tempfile
@@ -98,32 +97,6 @@ def submission_seed(batch_seed, sub_id):
 
 # ---- one submission ----
 
-# Host-side constructs a lab's device code has no use for; the sheet lists them for a person to
-# read. They change no score: an instructor decides.
-REVIEW_PATTERNS = [
-    ("runs before main", re.compile(r"__attribute__\s*\(\(\s*constructor")),
-    ("reads /proc", re.compile(r"/proc/")),
-    ("touches descriptors", re.compile(r"\b(dprintf|fdopen|dup2?|close)\s*\(")),
-    ("opens files", re.compile(r"\b(fopen|open|creat)\s*\(")),
-    ("exits", re.compile(r"\b(_?exit|abort|quick_exit)\s*\(")),
-    ("starts processes", re.compile(r"\b(fork|system|popen|exec[lv]p?e?)\s*\(")),
-    ("mentions the nonce", re.compile(r"nonce", re.IGNORECASE)),
-]
-
-
-def review_flags(lab_dir, lab_name):
-    """What in the student's files an instructor may want to read (REVIEW_PATTERNS)."""
-    found = []
-    for name in build.lab_vars(lab_name)["student_files"]:
-        path = os.path.join(lab_dir, name)
-        if not os.path.isfile(path) or os.path.islink(path) or os.path.getsize(path) > build.MAX_STUDENT_FILE_BYTES:
-            continue
-        with open(path, errors="replace") as f:
-            text = f.read()
-        found += [label for label, pattern in REVIEW_PATTERNS if pattern.search(text) and label not in found]
-    return found
-
-
 def _failure_gradescope(message, max_score):
     return {"score": 0, "max_score": max_score, "output": message, "visibility": "visible",
             "stdout_visibility": "visible",
@@ -166,7 +139,6 @@ def grade_submission(lab, sub, files, batch_seed, version, gpu, timeout, scratch
     started = time.monotonic()
     try:
         lab_dir = build.find_submission_dir(lab.name, sub.open(scratch))
-        record["review"] = review_flags(lab_dir, lab.name)
         rep = grade_lab(lab, lab_dir, record["seed"], timeout=timeout, gpu=gpu, sandboxed=sandboxed)
         record.update(verdict=sheets.verdict_of(rep), score=rep.score, max_score=rep.max_score,
                       checks={r.name: r.score for r in rep.results}, report=rep.to_dict(),

@@ -8,6 +8,7 @@ reworded freely: the score sheet's verdict is read from these kinds (VERDICTS), 
 MISSING_FILE = "missing-file"
 REFUSED_FILE = "refused-file"      # a link, or a file too large to be a source file
 COMPILE_ERROR = "compile-error"    # the build failed or ran out of time
+REFUSED_CODE = "refused-code"      # the objects import, define or run what the lab does not allow (gradelib.objects)
 
 # a harness run
 TIMEOUT = "timeout"
@@ -25,6 +26,7 @@ VERDICTS = {
     MISSING_FILE: "missing file",
     REFUSED_FILE: "refused file",
     COMPILE_ERROR: "compile error",
+    REFUSED_CODE: "refused code",
     TIMEOUT: "timeout",
     CRASH: "crash",
     OUTPUT_FLOOD: "output flood",

@@ -6,7 +6,7 @@ import shutil
 import sys
 import tempfile
 
-from . import build, exits, failures, gpushare, harness, memcheck, paths, ptx, process, sandbox
+from . import build, exits, failures, gpushare, harness, memcheck, objects, paths, ptx, process, sandbox
 from . import checks as chk
 from .registry import times_something
 
@@ -194,6 +194,9 @@ def _compiles(ctx):
     made = build.cached_make(ctx.lab.name, src_dir, ctx.build_dir, ["all", "ptx"], build.cuda_arch(), ctx.sandboxed)
     if ctx.sandboxed:
         sandbox.check_made(made, "the build")
+    refused = _refused_code(ctx, src_dir, made.ok)
+    if refused:
+        return refused
     if not made.ok:
         return chk.failed("the build %s with the kit's flags (nvcc -rdc=true, sm_%s):\n%s"
                           % ("failed" if made.verdict == process.EXITED else made.describe(build.BUILD_TIMEOUT),
@@ -205,6 +208,29 @@ def _compiles(ctx):
             ctx.ptx[name] = f.read()
     ctx.program = os.path.join(ctx.build_dir, build.lab_vars(ctx.lab.name)["program"])
     return chk.passed()
+
+
+# "off" turns the check of the student's objects off: only for the kit's test of the sandbox, which needs
+# the attacks to run (tools/gpu-suite.sh sandbox).
+OBJECT_CHECK_ENV = "KIT_OBJECT_CHECK"
+
+
+def _refused_code(ctx, src_dir, built):
+    """The failed outcome of "compiles" when the student's objects import, define or run what the lab does
+    not allow (gradelib.objects), else None. Read before the build's own verdict: an import of kit state
+    also fails the link, and the refusal says why in one line. Objects a failed build did not write are
+    the compiler's verdict to give."""
+    if os.environ.get(OBJECT_CHECK_ENV, "").lower() == "off":
+        return None
+    objects_built = all(os.path.isfile(os.path.join(ctx.build_dir, name[:-3] + ".o")) for name in ctx.student_cu_files())
+    if not built and not objects_built:
+        return None
+    found = objects.refusals(ctx.lab.imports, ctx.build_dir, ctx.student_cu_files(), src_dir)
+    if not found:
+        return None
+    return chk.failed("refused before anything ran: your code may call what %s's README lists under \"What your "
+                      "code may call\", and run nothing before main\n%s"
+                      % (ctx.lab.name, "\n".join("  " + line for line in found)), failure=failures.REFUSED_CODE)
 
 
 def _output_tail(text, lines=12):

@@ -4,6 +4,8 @@ import importlib
 import os
 import pkgutil
 
+from . import objects
+
 
 class Lab:
     """What the grader needs to know about one lab, declared once in its rubric module.
@@ -28,6 +30,9 @@ class Lab:
                     than all of them has the GPU alone. The cases whose parameters set "timing" always
                     have it alone (times_something); every other case shares the GPU with other runs,
                     which no check that takes no timing can tell.
+    imports         what the student's objects may import beyond what every lab may (gradelib.objects.Imports):
+                    the kit functions its header declares for the student's device code, the runtime
+                    calls its parts need; its README shows the whole list
     test_time_limit seconds per case that the kit's own tests (grader/selftest.py) grade with: ample for
                     every case of the solution and the alternatives run alone, short because each
                     deliberate hang in those tests (hostile classes, known-wrong submissions) holds the
@@ -38,7 +43,7 @@ class Lab:
     """
 
     def __init__(self, name, title, handout, harness, make_cases, recorded_case, checks, starter_must_fail=(),
-                 gpu_bytes=None, test_time_limit=6, memcheck_case=None):
+                 gpu_bytes=None, test_time_limit=6, memcheck_case=None, imports=None):
         self.name = name
         self.title = title
         self.handout = handout
@@ -50,6 +55,7 @@ class Lab:
         self.starter_must_fail = tuple(starter_must_fail)
         self.gpu_bytes = gpu_bytes or (lambda params: None)
         self.test_time_limit = test_time_limit
+        self.imports = imports or objects.Imports()
 
     @property
     def number(self):
@@ -74,7 +80,7 @@ class Lab:
         title: those cases as a whole grade with the same seed has them."""
         return Lab(self.name, title, self.handout, self.harness,
                    lambda rng: [c for c in self.make_cases(rng) if keep_case(c)], self.recorded_case, checks,
-                   self.starter_must_fail, self.gpu_bytes, self.test_time_limit, self.memcheck_case)
+                   self.starter_must_fail, self.gpu_bytes, self.test_time_limit, self.memcheck_case, self.imports)
 
     def check_named(self, name):
         for c in self.checks:

@@ -48,18 +48,17 @@ def scores_csv(lab, records, expected_ids, refused=()):
     names = [c.name for c in lab.checks]
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(["id", "verdict", "score", "max_score"] + names + ["review"])
+    writer.writerow(["id", "verdict", "score", "max_score"] + names)
     max_score = lab.max_score
     reasons = dict(refused)
     for sub_id in sorted(set(expected_ids) | set(records) | set(reasons)):
         record = records.get(sub_id)
         if record is None:
             verdict = REFUSED + reasons[sub_id] if sub_id in reasons else NOT_GRADED
-            writer.writerow([sub_id, verdict, "", max_score] + [""] * len(names) + [""])
+            writer.writerow([sub_id, verdict, "", max_score] + [""] * len(names))
             continue
         writer.writerow([sub_id, record["verdict"], "%g" % record["score"], "%g" % record["max_score"]]
-                        + ["%g" % record["checks"][n] if n in record["checks"] else "" for n in names]
-                        + ["; ".join(record.get("review", []))])
+                        + ["%g" % record["checks"][n] if n in record["checks"] else "" for n in names])
     return buf.getvalue()
 
 
@@ -94,9 +93,6 @@ def summary_text(lab, records, expected_ids, seconds=None, graded_now=0, refused
                 failed[c["name"]] = failed.get(c["name"], 0) + 1
     top = sorted(failed.items(), key=lambda kv: (-kv[1], kv[0]))[:5]
     lines.append("most-failed checks: " + (", ".join("%s (%d)" % kv for kv in top) if top else "none"))
-    flagged = [r["id"] for r in rows if r.get("review")]
-    if flagged:
-        lines.append("to read (the review column of scores.csv): " + ", ".join(flagged))
     lines += list(notes)
     return "\n".join(lines) + "\n"
 

@@ -243,16 +243,6 @@ class ClassFolderTest(unittest.TestCase):
         self.assertEqual([kind for kind, _ in problems], [failures.REFUSED_FILE])
 
 
-class ReviewFlagTest(unittest.TestCase):
-    def test_host_tricks_are_flagged_for_a_person(self):
-        with tempfile.TemporaryDirectory() as tmp:
-            with open(os.path.join(tmp, LAB01_FILE), "w") as f:
-                f.write("__attribute__((constructor)) static void f(void) { FILE *x = fopen(\"r.json\", \"w\"); exit(0); }")
-            self.assertEqual(batch.review_flags(tmp, LAB01), ["runs before main", "opens files", "exits"])
-            shutil.copy(os.path.join(paths.SOLUTIONS_DIR, LAB01, LAB01_FILE), tmp)
-            self.assertEqual(batch.review_flags(tmp, LAB01), [])
-
-
 class ShardTest(unittest.TestCase):
     def test_shards_cover_everything_once(self):
         items = ["s%02d" % i for i in range(11)]
@@ -298,7 +288,7 @@ class VerdictTest(unittest.TestCase):
 
     def test_build_verdicts(self):
         for kind, expected in ((failures.MISSING_FILE, "missing file"), (failures.REFUSED_FILE, "refused file"),
-                               (failures.COMPILE_ERROR, "compile error")):
+                               (failures.COMPILE_ERROR, "compile error"), (failures.REFUSED_CODE, "refused code")):
             self.assertEqual(self.verdict(_Result(COMPILES, chk.FAILED, message="reworded", failure=kind)), expected)
 
     def test_run_verdicts(self):
@@ -314,7 +304,7 @@ class VerdictTest(unittest.TestCase):
     def test_every_kind_has_a_verdict_and_runs_have_an_order(self):
         kinds = {v for k, v in vars(failures).items() if k.isupper() and isinstance(v, str)}
         self.assertEqual(kinds, set(failures.VERDICTS))
-        build_kinds = {failures.MISSING_FILE, failures.REFUSED_FILE, failures.COMPILE_ERROR}
+        build_kinds = {failures.MISSING_FILE, failures.REFUSED_FILE, failures.COMPILE_ERROR, failures.REFUSED_CODE}
         self.assertEqual(set(failures.RUN_ORDER), kinds - build_kinds)
 
     def test_score_verdicts(self):
