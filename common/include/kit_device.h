@@ -3,6 +3,7 @@
  *   if (kit_first_thread_of_grid()) ...        once per grid, whatever its shape
  *   unsigned long long t = kit_globaltimer_ns();
  *   t = kit_spin_ns(t, 5000);                    busy-wait 5 us from t; returns the time it stopped
+ *   unsigned long long g = kit_grid_id();        which grid launch this thread belongs to
  */
 #ifndef KIT_DEVICE_H
 #define KIT_DEVICE_H
@@ -32,6 +33,17 @@ static __device__ __forceinline__ int kit_first_thread_of_grid(void)
 {
     return threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0 && blockIdx.x == 0 && blockIdx.y == 0 &&
            blockIdx.z == 0;
+}
+
+/* The running grid's identity (PTX %gridid): one 64-bit number per grid launch in the context, the
+ * same in every thread of the grid, host- or device-launched. Kit code that a student's code calls
+ * reads it to count the grids that actually ran, each once however often it calls: a count of calls
+ * would count a loop in one grid as many grids. */
+static __device__ __forceinline__ unsigned long long kit_grid_id(void)
+{
+    unsigned long long id;
+    asm volatile("mov.u64 %0, %%gridid;" : "=l"(id));
+    return id;
 }
 
 #endif /* KIT_DEVICE_H */

@@ -1,10 +1,12 @@
 """Lab 01: the divergent counter (grading rules).
 
 The harness runs diverge_cta<<<K, 32*M>>>(foo, N). Expected, computed here from the parameters:
-foo == K * (N*M + 5*(M-1)); exactly K child grids of entry_kernel, each 1 block of M threads.
+foo == K * (N*M + 5*(M-1)); exactly K child grids of entry_kernel (counted by the kit, each grid
+once by its identity), each 1 block of M threads, doing the K*M*N increments of the divergent phase
+(the kit counts those done in its child grids and those done by entry_work called from diverge_cta).
 One case injects launch failures (a pending-launch pool far smaller than K, children that stay
-pending): every failed launch must be seen by the check right after it, and foo must hold exactly
-the work of the child grids that ran.
+pending): launches must fail there, every failed launch must be seen by the check right after it,
+and foo must hold exactly the work of the child grids that ran.
 """
 from gradelib import checks as chk
 from gradelib import ptx
@@ -12,9 +14,11 @@ from gradelib.grading import (COMPILES, FAULT, RUNS_CLEANLY, barrier_reached, co
                              launches_checked_in_order, per_case, memcheck_clean, runs_cleanly)
 from gradelib.harness import Contract, Option
 from gradelib.registry import Lab, hint
+from gradelib.objects import Imports
 
 HANDOUT = "handouts/01-divergent-counter.md"
 MAX_K = 2048  # the harness's limit: one child per block stays inside the default pending-launch pool
+MAX_N = 1 << 24  # the harness's largest N
 LARGE_N = 1 << 20
 
 
@@ -32,13 +36,16 @@ FAULT_CHILD_SPIN_US = 2000
 
 
 def make_cases(rng):
-    """Edge cases (M=1, M=32, K=1, K at the harness's limit, large N), three seeded random draws, and
-    the fault case: most of its launches fail, and the checks see whether the student's code saw that."""
+    """Edge cases (M=1, 31 and 32, K=1, K at the harness's limit, a large N and the harness's largest),
+    three seeded random draws, and the fault case: about half of its launches fail, and the checks see
+    whether the student's code saw that."""
     cases = [
         {"K": 1, "M": 1, "N": 1},
         {"K": 1, "M": 32, "N": 1000},
         {"K": 3, "M": 32, "N": LARGE_N},
         {"K": MAX_K, "M": 17, "N": 64},
+        {"K": 2, "M": 31, "N": 33},
+        {"K": 1, "M": 2, "N": MAX_N},
     ]
     for _ in range(3):
         cases.append({"K": rng.randint(1, 1000), "M": rng.randint(1, 32), "N": rng.randint(1, 2000)})
@@ -50,11 +57,12 @@ def make_cases(rng):
 
 # The harness's contract (common/harness/01-divergent-counter/harness.cu). Graded runs time nothing.
 HARNESS = Contract(
-    options=[Option("K", 1, MAX_K), Option("M", 1, 32), Option("N", 1, 1 << 24), Option("repeats", 0, 1000),
+    options=[Option("K", 1, MAX_K), Option("M", 1, 32), Option("N", 1, MAX_N), Option("repeats", 0, 1000),
              Option("pending_limit", 0, 1 << 20), Option("child_spin_us", 0, 100000)],
     result_keys=["lab", "device", "params", "student_foo", "reference_foo", "child_grids", "child_shapes",
                  "child_grids_other_shapes", "pending_launch_limit", "launch_log"],
-    optional_result_keys=["timing"],
+    # "work": the divergent phase's increments by where they ran (documents recorded before it have none).
+    optional_result_keys=["timing", "work"],
     grading_defaults={"repeats": 0},
     case_keys=[FAULT])
 
@@ -100,17 +108,28 @@ def check_counter(ctx):
 
 
 def check_grid_count(ctx):
+    """K grids of entry_kernel ran, and they did the divergent phase's work: child grids launched with
+    nothing to do while diverge_cta's leaders call entry_work themselves are not the lab's design."""
     def evaluate(run):
-        want, got = run.params["K"], run.doc.get("child_grids")
+        p = run.params
+        want, got = p["K"], run.doc.get("child_grids")
         if got != want:
             return "expected %d child grids of entry_kernel (one per block), %s ran" % (want, got)
+        work = run.doc.get("work")
+        if work is not None:
+            whole = p["K"] * p["M"] * p["N"]
+            if work["in_child_grids"] != whole or work["elsewhere"]:
+                return ("expected the child grids to do the divergent work, K*M*N = %d increments; they did %d, and "
+                        "entry_work called from diverge_cta did %d" % (whole, work["in_child_grids"], work["elsewhere"]))
         return None
     return per_case(ctx, evaluate, runs=_clean_runs(ctx))
 
 
 def check_failures_seen(ctx):
-    """Every launch is checked once, right after it (every case); in the fault case, the failed
-    launches are exactly those whose grids never ran, and foo holds only the work of the grids that did."""
+    """Every launch is checked once, right after it (every case); in the fault case, launches fail (the
+    pool holds FAULT_PENDING_LIMIT of FAULT_K launches made within microseconds, each pending for
+    FAULT_CHILD_SPIN_US), the failed launches are exactly those whose grids never ran, and foo holds only
+    the work of the grids that did."""
     def evaluate(run):
         p, doc = run.params, run.doc
         log, grids = doc["launch_log"], doc["child_grids"]
@@ -118,8 +137,12 @@ def check_failures_seen(ctx):
         if problem or not p.get(FAULT):
             return problem
         limit = doc["pending_launch_limit"]
-        if log["failed"] == 0 and grids == p["K"]:
-            return None  # every launch fitted after all (a very fast GPU): nothing to see in this case
+        if log["failed"] == 0:
+            return ("expected failed launches, seen by KIT_CHECK_LAUNCH(): %d launches into a pending-launch pool "
+                    "of %d, each child pending for %d us; the launch log counted none failed (%d child grids ran, "
+                    "%d launches checked): a failure cleared before KIT_CHECK_LAUNCH() saw it, or a launch retried "
+                    "until it fitted, hides it from the launch log" % (p["K"], limit, p["child_spin_us"], grids,
+                                                                        log["checked"]))
         # Either the failed blocks' work is lost, or the code did it another way (a fallback), once.
         lost = grids * p["N"] * p["M"] + 5 * p["K"] * (p["M"] - 1)
         whole = expected_foo(p["K"], p["M"], p["N"])
@@ -154,6 +177,10 @@ def check_grid_shape(ctx):
 MEMCHECK_CASE = {"K": 3, "M": 32, "N": 100}
 
 
+# What the student's objects may import beyond what every lab may (gradelib.objects): the kit's child kernel and its work.
+IMPORTS = Imports(device=("entry_kernel", "entry_work"))
+
+
 LAB = Lab(
     name="01-divergent-counter",
     title="Lab 01: divergent counter",
@@ -162,6 +189,7 @@ LAB = Lab(
     make_cases=make_cases,
     recorded_case={"K": 5, "M": 3, "N": 7},
     memcheck_case=MEMCHECK_CASE,
+    imports=IMPORTS,
     starter_must_fail=("device launch in PTX", "launch errors checked"),
     checks=[
         compiles(2, hint=hint(HANDOUT, "2.2 (the launch statement)")),

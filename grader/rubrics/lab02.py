@@ -5,6 +5,10 @@ with SECOND_VALUE; every child must see FIRST_VALUE. Part B: consume_parent's ch
 data produced by the whole block; every element must be used with the child's result, i + 1.
 Expected sums are computed here from n. In some cases every Part A child waits before it reads its
 slot (a late start): a second write that is not ordered after the child then lands first every time.
+The kit's own children count their grids (observe_kernel, add_one_kernel: one per parent, one per
+block) and check what they read; use_result() knows the grid that called produce() by its identity
+(%gridid), so a use in that grid, which cannot have seen a child's result, is counted whatever value
+it passes.
 """
 from gradelib import checks as chk
 from gradelib import ptx
@@ -12,30 +16,38 @@ from gradelib.grading import (COMPILES, RUNS_CLEANLY, barrier_reached, compiles,
                              launches_checked_in_order, per_case, memcheck_clean, runs_cleanly)
 from gradelib.harness import Contract, Option
 from gradelib.registry import Lab, hint
+from gradelib.objects import Imports
 
 HANDOUT = "handouts/02-memory-visibility.md"
 RACE_THREADS = 128  # parents per block, fixed by the harness
 FIRST_VALUE, SECOND_VALUE = 1, 2
 THREAD_CHOICES = (64, 96, 128, 160, 256, 500, 1024)
 OBSERVE_DELAY_US = 200  # a late child: far longer than a parent takes to make its second write
+MAX_BLOCKS = 128  # the harness's largest --blocks
 
 
 def make_cases(rng):
-    """Part A: 16 blocks x 128 parents x 2 trials = 4,096 parents per case; in every other case the
-    children start late. Part B: sizes that are and are not multiples of 32 or of the block size, edge
-    sizes (1, one thread per block, the harness's largest n), and three seeded random draws."""
+    """Part A: 16 blocks x 128 parents x 2 trials = 4,096 parents per case (one case with one block, one
+    with the harness's 128); in every other case the children start late. Part B: sizes that are and are
+    not multiples of 32 or of the block size, edge sizes (1, one thread per block, blocks of 31, 33 and
+    1,024 threads, n one short of and one past a block of 1,024, the harness's largest n), and three
+    seeded random draws."""
     race = {"blocks": 16, "trials": 2}
-    sizes = [(1, 32), (33, 32), (1000, 100), (4097, 256), (1 << 20, 1024), (77, 1)]
+    sizes = [(1, 32), (33, 32), (1000, 100), (4097, 256), (1 << 20, 1024), (77, 1),
+             (1025, 1024), (1023, 1024), (1000, 31), (1000, 33), (1, 1024)]
     for _ in range(3):
         sizes.append((rng.randint(1, 200000), rng.choice(THREAD_CHOICES)))
-    return [dict(race, n=n, threads=t, observe_delay_us=OBSERVE_DELAY_US * (k % 2)) for k, (n, t) in enumerate(sizes)]
+    cases = [dict(race, n=n, threads=t, observe_delay_us=OBSERVE_DELAY_US * (k % 2)) for k, (n, t) in enumerate(sizes)]
+    cases[1].update(blocks=1, trials=8)  # Part A's edges: one block of parents (1,024 observations in all),
+    cases[2]["blocks"] = MAX_BLOCKS      # and the most the harness takes (16,384 parents, 32,768 launches)
+    return cases
 
 
 
 # The harness's contract (common/harness/02-memory-visibility/harness.cu). Children start at once
 # unless a case says otherwise.
 HARNESS = Contract(
-    options=[Option("blocks", 1, 128), Option("trials", 1, 100), Option("n", 1, 1 << 20),
+    options=[Option("blocks", 1, MAX_BLOCKS), Option("trials", 1, 100), Option("n", 1, 1 << 20),
              Option("threads", 1, 1024), Option("observe_delay_us", 0, 100000)],
     result_keys=["lab", "device", "params", "race", "data", "uses", "used", "child_grids", "timeline",
                  "launch_log"],
@@ -97,8 +109,15 @@ def check_no_device_sync(ctx):
 
 
 def check_child_saw_first(ctx):
+    """Every child saw FIRST_VALUE; and the children were there: one grid of observe_kernel per parent,
+    each reading its own parent's slot (a parent that writes the seen array itself launches none)."""
     def evaluate(run):
         race = run.doc["race"]
+        observers = run.doc["child_grids"]["observe"]
+        if observers != race["parents"] or race.get("observed_elsewhere"):
+            return ("expected one child grid of observe_kernel per parent, reading its parent's slot: %d parents, "
+                    "%d such grids ran, %d read another slot" % (race["parents"], observers,
+                                                               race.get("observed_elsewhere", 0)))
         if race["saw_first"] != race["parents"]:
             return ("expected every child to see %d (written before the launch); of %d children %d saw %d "
                     "(written after the launch) and %d saw something else"
@@ -129,8 +148,19 @@ def _array_problem(run, key, what):
 
 
 def check_child_saw_block(ctx):
+    """data[i] == i + 1; one add_one_kernel grid per block did the adding; every element produced once,
+    by produce() in one grid (consume_parent's)."""
     def evaluate(run):
         problems = [p for p in (_array_problem(run, "data", "data[i] after the children"),) if p]
+        n, threads = run.params["n"], run.params["threads"]
+        blocks = (n + threads - 1) // threads
+        adders = run.doc["child_grids"]["add_one"]
+        if adders != blocks:
+            problems.append("expected one child grid of add_one_kernel per block (%d), %d ran" % (blocks, adders))
+        uses = run.doc["uses"]
+        if "produce_calls" in uses and (uses["produce_calls"] != n or uses["produce_calls_elsewhere"]):
+            problems.append("expected produce(i) called once per element (%d) by consume_parent's grid; %d calls, "
+                            "%d of them from another grid" % (n, uses["produce_calls"], uses["produce_calls_elsewhere"]))
         if run.doc["data"]["past_end"]:
             problems.append("%d element(s) after data[n - 1] were written: a thread with i >= n wrote"
                             % run.doc["data"]["past_end"])
@@ -147,11 +177,19 @@ def check_continuation(ctx):
             problems.append("expected every element used exactly once; %d never used (first: %d), %d used more "
                             "than once (first: %d)" % (uses["unused"], uses["first_unused"],
                                                         uses["used_more_than_once"], uses["first_used_more_than_once"]))
+        if uses.get("in_producing_grid"):
+            problems.append("%d use(s) in consume_parent's own grid, the grid that called produce(): a running parent "
+                            "never sees its child's result (whatever value it passes to use_result)"
+                            % uses["in_producing_grid"])
         if uses["out_of_range"]:
             problems.append("%d use(s) of elements outside [0, %d): a continuation ran past the end of its block's "
                             "part" % (uses["out_of_range"], run.params["n"]))
         return "; ".join(problems) or None
     return per_case(ctx, evaluate)
+
+
+# What the student's objects may import beyond what every lab may (gradelib.objects): the kit's functions and kernels of memory_visibility.h.
+IMPORTS = Imports(device=("produce", "use_result", "add_one_kernel", "observe_kernel", "store_value_kernel", "use_result_kernel"))
 
 
 LAB = Lab(
@@ -161,6 +199,7 @@ LAB = Lab(
     harness=HARNESS,
     make_cases=make_cases,
     recorded_case={"blocks": 8, "trials": 1, "n": 300, "threads": 128},
+    imports=IMPORTS,
     starter_must_fail=("continuation is tail-launched",),
     checks=[
         compiles(1, hint=hint(HANDOUT, "2.6 (then and now: the legacy API)")),

@@ -1,8 +1,12 @@
 """Lab 03: nested recursion (grading rules).
 
-Part A: nested_hello<<<B, n>>>(n, 0); the expected (depth, block, thread) records are computed here
-from B and n. Part B: deep_chain to depth D with no failed launch.
+Part A: nested_hello<<<B, n>>>(n, 0); the expected (depth, block, thread) records, and the grids of
+the tree (one of B blocks of n threads, then B of one block for each halving), are computed here
+from B and n. Part B: deep_chain to depth D with no failed launch, every level its own grid. The
+kit counts grids by their identity (%gridid), once each however often a grid reports: a loop of
+reports in one grid is one grid.
 """
+import collections
 
 from gradelib import checks as chk
 from gradelib import ptx
@@ -11,6 +15,7 @@ from gradelib.grading import (COMPILES, RUNS_CLEANLY, compiles, explained, launc
                              launches_checked_in_order, per_case, memcheck_clean, runs_cleanly)
 from gradelib.harness import Contract, Option
 from gradelib.registry import Lab, hint
+from gradelib.objects import Imports
 
 HANDOUT = "handouts/03-nested-recursion.md"
 MAX_DEPTH = 100000  # the harness's largest --depth: one case goes there
@@ -28,24 +33,51 @@ def expected_records(blocks, threads):
     return records
 
 
+def expected_grid_shapes(blocks, threads):
+    """{(blocks, threads): grids} of the tree: the host's grid, then one grid of one block per
+    top-level block for each level below it."""
+    shapes = collections.Counter({(blocks, threads): 1})
+    size = threads // 2
+    while size > 0:
+        shapes[(1, size)] += blocks
+        size //= 2
+    return shapes
+
+
+def shapes_text(shapes):
+    return ", ".join("%d x <<<%d, %d>>>" % (n, b, t) for (b, t), n in sorted(shapes.items(), key=lambda kv: -kv[0][1]))
+
+
 def record_text(record):
     """(depth, block, thread) as the kit's report_hello prints it."""
     depth, block, thread = record
     return "Recursion=%d: Hello World from thread %d block %d" % (depth, thread, block)
 
 
+# The largest tree the harness takes: 16 chains of 10 launches, 160 pending at once in the NULL stream.
+LARGEST_TREE = {"blocks": 16, "threads": 1024}
+DEFAULT_PENDING_LIMIT = 2048
+
+
 def make_cases(rng):
-    """Sizes that are and are not powers of two (1, odd, 1024), one and several blocks up to the
-    harness's 16, and a deep chain past the default pending-launch limit of 2,048 in every case, one
-    of them as deep as the harness allows: the first, so that the cases after it, run in the same
-    process, show that each starts from the default limit again."""
-    cases = [{"blocks": 1, "threads": 1}, {"blocks": 1, "threads": 8}, {"blocks": 3, "threads": 7},
-             {"blocks": 2, "threads": 1024}, {"blocks": 16, "threads": 1023}]
+    """Sizes that are and are not powers of two (1, odd, 31, 33, 1023, 1024), one and several blocks up
+    to the harness's 16, and deep chains: one as deep as the harness allows (the first, so that the
+    cases after it, run in the same process, show that each starts from the default limit again), one
+    just past the default pending-launch limit, random ones past it, and the shallowest chain (depth 1)
+    under the largest tree: a prepare_deep_recursion that lowers the limit (a tail-launched chain needs
+    one slot) or sizes it for the chain alone (depth + a margin) leaves Part A's 160 pending launches
+    short."""
+    deepest, shallowest = {"blocks": 1, "threads": 1}, dict(LARGEST_TREE)
+    past_the_pool = {"blocks": 16, "threads": 1023}
+    cases = [deepest, shallowest, {"blocks": 1, "threads": 8}, {"blocks": 3, "threads": 7},
+             {"blocks": 4, "threads": 31}, {"blocks": 5, "threads": 33}, {"blocks": 2, "threads": 1024},
+             past_the_pool]
     for _ in range(3):
         cases.append({"blocks": rng.randint(1, 8), "threads": rng.randint(2, 1000)})
     for c in cases:
         c["depth"] = rng.randint(3000, 6000)
-    cases[0]["depth"] = MAX_DEPTH
+    deepest["depth"], shallowest["depth"] = MAX_DEPTH, 1
+    past_the_pool["depth"] = DEFAULT_PENDING_LIMIT + 1
     return cases
 
 
@@ -81,10 +113,31 @@ def check_hello_records(ctx):
         if hello["count"] > len(actual):
             actual += ["(%d more records not kept: the kit's log was full)" % (hello["count"] - len(actual))]
         diff = multiset_diff(expected, actual)
-        if diff is None:
-            return None
-        return "the records differ from the expected tree:\n" + "\n".join("      " + l for l in diff.splitlines())
+        problems = []
+        if diff is not None:
+            problems.append("the records differ from the expected tree:\n" +
+                            "\n".join("      " + l for l in diff.splitlines()))
+        grids = _grid_tree_problem(p, hello)
+        if grids:
+            problems.append(grids)
+        return "\n".join(problems) or None
     return per_case(ctx, evaluate, limit=2)
+
+
+def _grid_tree_problem(p, hello):
+    """Whether the grids that reported (by identity, each once) are the tree's: the records alone could
+    come from one grid that reports every level itself. None where the document predates the count."""
+    if "grid_shapes" not in hello:
+        return None
+    want = expected_grid_shapes(p["blocks"], p["threads"])
+    got = collections.Counter({(b, t): n for b, t, n in hello["grid_shapes"]})
+    if got == want and not hello.get("grids_other_shapes") and not hello.get("grids_unkept"):
+        return None
+    more = hello.get("grids_other_shapes", 0) + hello.get("grids_unkept", 0)
+    return ("expected the tree's %d grids, each reporting (%s); %d grid(s) reported (%s%s): every level below "
+            "the first must be a grid launched by the level above"
+            % (sum(want.values()), shapes_text(want), hello.get("grids", sum(got.values())), shapes_text(got) or "none",
+               " and %d more" % more if more else ""))
 
 
 def check_launches_checked_in_order(ctx):
@@ -92,7 +145,8 @@ def check_launches_checked_in_order(ctx):
 
 
 def check_every_launch_checked(ctx):
-    """Part A: one check per grid below depth 0; Part B: one per level after the first."""
+    """Part A: one check per grid below depth 0; Part B: one per level after the first (grids that ran,
+    each counted once by the kit, so a loop of KIT_CHECK_LAUNCH() counts as the checks it is)."""
     def evaluate(run):
         hello, deep = run.doc["hello"], run.doc["deep"]
         problems = []
@@ -113,15 +167,21 @@ def check_deep(ctx):
         if log["failed"]:
             return ("%d launch(es) of the chain failed (first: %s); levels 0..%d should run, the deepest was %d"
                     % (log["failed"], log["first_error"], d, deep["deepest"]))
-        if deep["levels_ran"] != d + 1 or deep["deepest"] != d:
-            return "expected levels 0..%d to run once each; %d levels ran, the deepest %d" % (
-                d, deep["levels_ran"], deep["deepest"])
+        if deep["levels_ran"] != d + 1 or deep["deepest"] != d or deep.get("grids_unkept"):
+            return ("expected levels 0..%d to run, each in its own grid (%d grids); %d grid(s) reported a level%s, "
+                    "the deepest level reported %d" % (d, d + 1, deep["levels_ran"],
+                                                      " (and more)" if deep.get("grids_unkept") else "",
+                                                      deep["deepest"]))
         return None
     return per_case(ctx, evaluate)
 
 
 # The memcheck case: blocks of 1,024 threads, the most the harness takes (a per-thread array's end).
 MEMCHECK_CASE = {"blocks": 2, "threads": 1024, "depth": 100, "print": 0}
+
+
+# What the student's objects may import beyond what every lab may (gradelib.objects): the kit's reports of nested_recursion.h.
+IMPORTS = Imports(device=("report_hello", "report_level"))
 
 
 LAB = Lab(
@@ -132,6 +192,7 @@ LAB = Lab(
     make_cases=make_cases,
     recorded_case={"blocks": 2, "threads": 6, "depth": 2500},
     memcheck_case=MEMCHECK_CASE,
+    imports=IMPORTS,
     starter_must_fail=("recursive launch in PTX", "Part B fix explained"),
     # The 100,000-level chain, first in its process, took up to 16 s with 16 runs sharing the H100 (a
     # shared case over the limit runs again alone, where its process took 1.4 s to the chain's end).

@@ -33,6 +33,7 @@ def good_doc(p):
         "child_shapes": [{"grid": [1, 1, 1], "block": [p["M"], 1, 1], "count": p["K"]}],
         "child_grids_other_shapes": 0,
         "launch_log": {"checked": p["K"], "failed": 0, "first_error": "", "first_error_line": 0},
+        "work": {"in_child_grids": p["K"] * p["M"] * p["N"], "elsewhere": 0},
     }
 
 
@@ -56,6 +57,8 @@ class Lab01Test(unittest.TestCase):
         self.assertTrue({1, 32} <= ms)
         self.assertIn(1, {c["K"] for c in self.cases})
         self.assertTrue(any(c["N"] >= lab01.LARGE_N for c in self.cases))
+        self.assertIn(lab01.MAX_N, {c["N"] for c in self.cases})  # the harness's largest N
+        self.assertIn(31, ms)
         self.assertGreaterEqual(len(self.cases), 7)
         self.assertEqual(self.cases, lab01.make_cases(random.Random(7)))
         self.assertNotEqual(self.cases, lab01.make_cases(random.Random(8)))
@@ -99,6 +102,19 @@ class Lab01Test(unittest.TestCase):
         self.assertEqual(outcome.status, chk.FAILED)
         self.assertIn("grid(1,1,1) block(", outcome.message)
 
+    def test_empty_children_and_the_work_in_the_parent_fail_the_grid_count(self):
+        """K child grids of the right shape with n = 0, while diverge_cta's leaders call entry_work: foo,
+        the grid count and the shapes are right; the kit's count of where the work ran is not."""
+        def empty_children(p, d):
+            d["work"] = {"in_child_grids": 0, "elsewhere": p["K"] * p["M"] * p["N"]}
+        outcome = self.run_check(lab01.check_grid_count, empty_children)
+        self.assertEqual(outcome.status, chk.FAILED)
+        self.assertEqual(outcome.fraction, 0.0)
+        self.assertIn("entry_work called from diverge_cta did", outcome.message)
+        self.assertEqual(self.run_check(lab01.check_counter, empty_children).status, chk.PASSED)
+        # Documents recorded before the kit counted the work: the grid count alone.
+        self.assertEqual(self.run_check(lab01.check_grid_count, lambda p, d: d.pop("work")).status, chk.PASSED)
+
     def test_no_child_grids(self):
         def none(p, d):
             d["child_grids"], d["child_shapes"] = 0, []
@@ -131,6 +147,17 @@ class Lab01Test(unittest.TestCase):
         fallback = (k - 40) * p["N"] * p["M"]
         self.assertEqual(lab01.check_failures_seen(self.fault_run(k, k - 40, 40, foo_shift=fallback)).status,
                          chk.PASSED)
+
+    def test_fault_case_must_fail_launches(self):
+        """A launch retried until it fits, its failures cleared by a bare cudaGetLastError(): every grid
+        ran and every check saw success, in a case whose pool cannot hold its launches."""
+        k = lab01.FAULT_K
+        outcome = lab01.check_failures_seen(self.fault_run(k, 0, k))
+        self.assertEqual(outcome.status, chk.FAILED)
+        self.assertIn("expected failed launches", outcome.message)
+        self.assertIn("pending-launch pool of %d" % lab01.FAULT_PENDING_LIMIT, outcome.message)
+        # Retried, with every failure recorded (KIT_CHECK_LAUNCH() in the loop): seen, and right.
+        self.assertEqual(lab01.check_failures_seen(self.fault_run(k + 900, 900, k)).status, chk.PASSED)
 
     def test_fault_case_is_left_out_of_the_exact_counts(self):
         ctx = self.fault_run(lab01.FAULT_K, lab01.FAULT_K - 40, 40)

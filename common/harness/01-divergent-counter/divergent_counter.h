@@ -12,11 +12,13 @@
 
 #include "kit_check.h"
 
-/* The per-thread work of the divergent phase: n atomic increments of *foo. */
+/* The per-thread work of the divergent phase: n atomic increments of *foo. The kit counts the
+ * increments made through it: in your solution the child grids do that work, not diverge_cta. */
 __device__ void entry_work(unsigned long long *foo, int n);
 
-/* The same work as a kernel: every thread of the grid calls entry_work(foo, n).
- * The kit counts every grid of it that runs and records the grid's shape. */
+/* The same work as a kernel: every thread of the grid does entry_work's n increments.
+ * The kit counts every grid of it that runs (by the grid's identity), records the grid's shape,
+ * and counts the increments done in these grids. */
 __global__ void entry_kernel(unsigned long long *foo, int n);
 
 /* Written by the student (divergent_counter.cu). */

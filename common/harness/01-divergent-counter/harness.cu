@@ -11,6 +11,7 @@
  * launching thread, right after its launch, can see it. The grader's fault-injection case.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "divergent_counter.h"
@@ -32,29 +33,50 @@ typedef struct {
     unsigned int block[3];
 } grid_shape_t;
 
-/* Instrumentation, written only by entry_kernel. */
-static __device__ unsigned int child_grids_started;
-static __device__ grid_shape_t child_grid_log[MAX_LOGGED_GRIDS];
-static __device__ unsigned long long kit_child_spin_ns; /* set by --child-spin-us */
+typedef struct {
+    unsigned long long id; /* kit_grid_id() */
+    grid_shape_t shape;
+} logged_grid_t;
 
-__device__ void entry_work(unsigned long long *foo, int n)
+/* Instrumentation, written only by kit code. */
+static __device__ unsigned int child_grids_started;
+static __device__ logged_grid_t child_grid_log[MAX_LOGGED_GRIDS];
+static __device__ unsigned long long kit_child_spin_ns; /* set by --child-spin-us */
+/* The divergent phase's increments, by where they ran: in grids of entry_kernel, or in a call of
+ * entry_work from the student's code (the parent's own threads, where the work was to move out). */
+static __device__ unsigned long long kit_work_in_child_grids;
+static __device__ unsigned long long kit_work_elsewhere;
+
+static __device__ void add_work(unsigned long long *foo, int n)
 {
     for (int i = 0; i < n; i++)
         atomicAdd(foo, 1ULL);
 }
 
+/* Only the student's code calls this one: entry_kernel does its work through add_work. */
+__device__ void entry_work(unsigned long long *foo, int n)
+{
+    if (n > 0)
+        atomicAdd(&kit_work_elsewhere, (unsigned long long)n);
+    add_work(foo, n);
+}
+
 __global__ void entry_kernel(unsigned long long *foo, int n)
 {
+    /* A kit kernel: its first thread runs once in each grid of it, and the grid's identity is logged
+     * with its shape, so the harness counts distinct grids that ran. */
     if (kit_first_thread_of_grid()) {
         unsigned int ticket = atomicAdd(&child_grids_started, 1u);
         if (ticket < MAX_LOGGED_GRIDS) {
-            grid_shape_t s = {{gridDim.x, gridDim.y, gridDim.z}, {blockDim.x, blockDim.y, blockDim.z}};
-            child_grid_log[ticket] = s;
+            logged_grid_t g = {kit_grid_id(), {{gridDim.x, gridDim.y, gridDim.z}, {blockDim.x, blockDim.y, blockDim.z}}};
+            child_grid_log[ticket] = g;
         }
     }
     if (kit_child_spin_ns > 0) /* stay pending a while, so that later launches find the pool full */
         kit_spin_ns(kit_globaltimer_ns(), (long long)kit_child_spin_ns);
-    entry_work(foo, n);
+    if (n > 0)
+        atomicAdd(&kit_work_in_child_grids, (unsigned long long)n);
+    add_work(foo, n);
 }
 
 /* The flat version, as the textbook has it, except that every thread reaches the barrier: thread 0
@@ -67,7 +89,7 @@ __global__ void reference_diverge_cta(unsigned long long *foo, int n)
     if (threadIdx.x == 0)
         x = 5;
     if (leader)
-        entry_work(foo, n);
+        add_work(foo, n);
     __syncthreads();
     if (leader && threadIdx.x != 0)
         atomicAdd(foo, (unsigned long long)x);
@@ -112,20 +134,37 @@ static int same_shape(const grid_shape_t *a, const grid_shape_t *b)
     return memcmp(a, b, sizeof *a) == 0;
 }
 
+static int compare_ids(const void *a, const void *b)
+{
+    unsigned long long x = ((const logged_grid_t *)a)->id, y = ((const logged_grid_t *)b)->id;
+    return x < y ? -1 : x > y;
+}
+
+/* Keeps one entry per grid identity (sorting the log by id); returns how many are left. */
+static unsigned int distinct_grids(logged_grid_t *log, unsigned int n)
+{
+    unsigned int kept = 0;
+    qsort(log, n, sizeof *log, compare_ids);
+    for (unsigned int i = 0; i < n; i++)
+        if (kept == 0 || log[i].id != log[kept - 1].id)
+            log[kept++] = log[i];
+    return kept;
+}
+
 /* Groups the logged grids by shape; returns the number of distinct shapes kept (at most MAX_SHAPES;
  * grids of further shapes are counted in *other). */
-static int summarize_shapes(const grid_shape_t *log, unsigned int n, shape_count_t *out, unsigned int *other)
+static int summarize_shapes(const logged_grid_t *log, unsigned int n, shape_count_t *out, unsigned int *other)
 {
     int distinct = 0;
     *other = 0;
     for (unsigned int i = 0; i < n; i++) {
         int j = 0;
-        while (j < distinct && !same_shape(&out[j].shape, &log[i]))
+        while (j < distinct && !same_shape(&out[j].shape, &log[i].shape))
             j++;
         if (j < distinct) {
             out[j].count++;
         } else if (distinct < MAX_SHAPES) {
-            out[distinct].shape = log[i];
+            out[distinct].shape = log[i].shape;
             out[distinct].count = 1;
             distinct++;
         } else {
@@ -188,16 +227,24 @@ static int run_case(int argc, char **argv)
     unsigned long long reference_foo = run_once(&reference);
 
     unsigned int zero = 0;
+    unsigned long long zero_work = 0, work_in_child_grids = 0, work_elsewhere = 0;
     KIT_CHECK(cudaMemcpyToSymbol(child_grids_started, &zero, sizeof zero));
+    KIT_CHECK(cudaMemcpyToSymbol(kit_work_in_child_grids, &zero_work, sizeof zero_work));
+    KIT_CHECK(cudaMemcpyToSymbol(kit_work_elsewhere, &zero_work, sizeof zero_work));
     kit_launch_log_reset();
     unsigned long long student_foo = run_once(&student);
-    unsigned int grids = 0;
-    KIT_CHECK(cudaMemcpyFromSymbol(&grids, child_grids_started, sizeof grids));
+    unsigned int started = 0;
+    KIT_CHECK(cudaMemcpyFromSymbol(&started, child_grids_started, sizeof started));
+    KIT_CHECK(cudaMemcpyFromSymbol(&work_in_child_grids, kit_work_in_child_grids, sizeof work_in_child_grids));
+    KIT_CHECK(cudaMemcpyFromSymbol(&work_elsewhere, kit_work_elsewhere, sizeof work_elsewhere));
     kit_launch_log_t launches = kit_launch_log_read();
 
-    static grid_shape_t log[MAX_LOGGED_GRIDS];
-    unsigned int logged = grids < MAX_LOGGED_GRIDS ? grids : MAX_LOGGED_GRIDS;
-    KIT_CHECK(cudaMemcpyFromSymbol(log, child_grid_log, sizeof(grid_shape_t) * logged));
+    static logged_grid_t log[MAX_LOGGED_GRIDS];
+    unsigned int logged = started < MAX_LOGGED_GRIDS ? started : MAX_LOGGED_GRIDS;
+    KIT_CHECK(cudaMemcpyFromSymbol(log, child_grid_log, sizeof(logged_grid_t) * logged));
+    /* Distinct grids by identity; past the log's end (a wrong submission only) the starts are counted. */
+    logged = distinct_grids(log, logged);
+    unsigned int grids = logged + (started - (started < MAX_LOGGED_GRIDS ? started : MAX_LOGGED_GRIDS));
     shape_count_t shapes[MAX_SHAPES];
     unsigned int other_shapes = 0;
     int distinct = summarize_shapes(log, logged, shapes, &other_shapes);
@@ -205,6 +252,8 @@ static int run_case(int argc, char **argv)
     printf("flat reference:  foo = %llu\n", reference_foo);
     printf("your diverge_cta: foo = %llu\n", student_foo);
     printf("child grids of entry_kernel that ran: %u\n", grids);
+    printf("divergent work (increments): %llu in those grids, %llu by entry_work called from your kernel\n",
+           work_in_child_grids, work_elsewhere);
     for (int i = 0; i < distinct; i++)
         printf("  %u x grid(%u,%u,%u) block(%u,%u,%u)\n", shapes[i].count,
                shapes[i].shape.grid[0], shapes[i].shape.grid[1], shapes[i].shape.grid[2],
@@ -245,6 +294,10 @@ static int run_case(int argc, char **argv)
         }
         kit_json_end_array(&j);
         kit_json_uint(&j, "child_grids_other_shapes", other_shapes);
+        kit_json_begin_object(&j, "work");
+        kit_json_uint(&j, "in_child_grids", work_in_child_grids);
+        kit_json_uint(&j, "elsewhere", work_elsewhere);
+        kit_json_end_object(&j);
         kit_json_launch_log(&j, "launch_log", launches);
         if (repeats > 0) {
             kit_json_begin_object(&j, "timing");

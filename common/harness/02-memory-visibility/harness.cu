@@ -52,11 +52,19 @@ typedef struct {
 } child_grids_t;
 static __device__ child_grids_t kit_child_grids;
 static __device__ unsigned long long kit_observe_delay_ns;
+/* Part A: reads by observe_kernel of anything but a parent's own slot into that parent's seen entry
+ * (a child that does not watch the race). */
+static __device__ unsigned int kit_observed_elsewhere;
 
 __global__ void observe_kernel(const int *slot, int *seen)
 {
     if (kit_first_thread_of_grid())
         atomicAdd(&kit_child_grids.observe, 1u);
+    if (kit_race_parents > 0) {
+        long long at = slot - kit_race_slots;
+        if (at < 0 || at >= kit_race_parents || seen - kit_race_seen != at)
+            atomicAdd(&kit_observed_elsewhere, 1u);
+    }
     if (kit_observe_delay_ns > 0)
         kit_spin_ns(kit_globaltimer_ns(), (long long)kit_observe_delay_ns);
     *seen = *(const volatile int *)slot;
@@ -105,8 +113,21 @@ __global__ void kit_probe_parent(int *slots, int *seen, unsigned long long *stam
     stamps[4 * i + 2] = kit_globaltimer_ns();
 }
 
+/* Part B's producing grid: the first grid to call produce() (consume_parent's, by the contract), by
+ * its identity + 1 (0: none yet). A use of an element in that same grid cannot have seen the child's
+ * result, however the value was obtained; calls of produce() from any other grid are counted. */
+static __device__ unsigned long long kit_producer_grid;
+static __device__ unsigned int kit_produce_calls, kit_produce_calls_elsewhere;
+
 __device__ int produce(int i)
 {
+    unsigned long long me = kit_grid_id() + 1ULL;
+    unsigned long long producer = *(volatile unsigned long long *)&kit_producer_grid;
+    if (producer == 0ULL)
+        producer = atomicCAS(&kit_producer_grid, 0ULL, me);
+    if (producer != 0ULL && producer != me)
+        atomicAdd(&kit_produce_calls_elsewhere, 1u);
+    atomicAdd(&kit_produce_calls, 1u);
     if (threadIdx.x >= 32)
         kit_spin_ns(kit_globaltimer_ns(), PRODUCE_DELAY_NS);
     return i;
@@ -125,9 +146,12 @@ static __device__ int *kit_used;            /* kit_used[i]: the value element i 
 static __device__ unsigned int *kit_use_count; /* kit_use_count[i]: how many times element i was used */
 static __device__ int kit_used_n;              /* n: uses of other elements are counted, not stored */
 static __device__ unsigned int kit_uses_out_of_range;
+static __device__ unsigned int kit_uses_in_producing_grid;
 
 __device__ void use_result(int i, int value)
 {
+    if (kit_grid_id() + 1ULL == *(volatile unsigned long long *)&kit_producer_grid)
+        atomicAdd(&kit_uses_in_producing_grid, 1u);
     if (i < 0 || i >= kit_used_n) {
         atomicAdd(&kit_uses_out_of_range, 1u);
         return;
@@ -414,11 +438,13 @@ static array_summary_t summarize(const int *v, int n)
 typedef struct {
     int unused, used_more_than_once, first_unused, first_used_more_than_once;
     unsigned int out_of_range; /* uses of an element outside [0, n) */
+    unsigned int in_producing_grid; /* uses in the grid that called produce(), before any child's result */
+    unsigned int produce_calls, produce_calls_elsewhere;
 } use_counts_t;
 
 static use_counts_t summarize_uses(const unsigned int *counts, int n, unsigned int out_of_range)
 {
-    use_counts_t u = {0, 0, -1, -1, out_of_range};
+    use_counts_t u = {0, 0, -1, -1, out_of_range, 0, 0, 0};
     for (int i = 0; i < n; i++) {
         if (counts[i] == 0 && u.unused++ == 0)
             u.first_unused = i;
@@ -443,6 +469,11 @@ static void run_consume(int n, int threads, array_summary_t *data_out, array_sum
     KIT_CHECK(cudaMemcpyToSymbol(kit_use_count, &use_count, sizeof use_count));
     KIT_CHECK(cudaMemcpyToSymbol(kit_used_n, &n, sizeof n));
     KIT_CHECK(cudaMemcpyToSymbol(kit_uses_out_of_range, &zero, sizeof zero));
+    unsigned long long no_grid = 0;
+    KIT_CHECK(cudaMemcpyToSymbol(kit_producer_grid, &no_grid, sizeof no_grid));
+    KIT_CHECK(cudaMemcpyToSymbol(kit_uses_in_producing_grid, &zero, sizeof zero));
+    KIT_CHECK(cudaMemcpyToSymbol(kit_produce_calls, &zero, sizeof zero));
+    KIT_CHECK(cudaMemcpyToSymbol(kit_produce_calls_elsewhere, &zero, sizeof zero));
     int blocks = (n + threads - 1) / threads;
     consume_parent<<<blocks, threads>>>(data, n);
     KIT_CHECK_KERNEL();
@@ -457,6 +488,10 @@ static void run_consume(int n, int threads, array_summary_t *data_out, array_sum
     KIT_CHECK(cudaMemcpy(h_counts, use_count, sizeof(unsigned int) * (size_t)n, cudaMemcpyDeviceToHost));
     KIT_CHECK(cudaMemcpyFromSymbol(&out_of_range, kit_uses_out_of_range, sizeof out_of_range));
     *uses_out = summarize_uses(h_counts, n, out_of_range);
+    KIT_CHECK(cudaMemcpyFromSymbol(&uses_out->in_producing_grid, kit_uses_in_producing_grid, sizeof(unsigned int)));
+    KIT_CHECK(cudaMemcpyFromSymbol(&uses_out->produce_calls, kit_produce_calls, sizeof(unsigned int)));
+    KIT_CHECK(cudaMemcpyFromSymbol(&uses_out->produce_calls_elsewhere, kit_produce_calls_elsewhere,
+                                   sizeof(unsigned int)));
     free(h_counts);
     free(h_data);
     free(h_used);
@@ -533,8 +568,11 @@ static int run_case(int argc, char **argv)
     KIT_CHECK(cudaMemcpyToSymbol(kit_observe_delay_ns, &observe_delay_ns, sizeof observe_delay_ns));
     child_grids_t no_grids = {0, 0, 0, 0};
     KIT_CHECK(cudaMemcpyToSymbol(kit_child_grids, &no_grids, sizeof no_grids));
+    unsigned int observed_elsewhere = 0;
+    KIT_CHECK(cudaMemcpyToSymbol(kit_observed_elsewhere, &observed_elsewhere, sizeof observed_elsewhere));
     kit_launch_log_reset();
     race_counts_t race = run_race(blocks, trials);
+    KIT_CHECK(cudaMemcpyFromSymbol(&observed_elsewhere, kit_observed_elsewhere, sizeof observed_elsewhere));
     long long observations = (long long)blocks * RACE_THREADS * trials;
     printf("Part A: %lld parents (%d trials of %d blocks x %d)", observations, trials, blocks, RACE_THREADS);
     if (observe_delay_us > 0)
@@ -554,6 +592,9 @@ static int run_case(int argc, char **argv)
     if (data_summary.past_end)
         printf("  WRONG: %d of the %d elements after data[n - 1] were written\n", data_summary.past_end, DATA_GUARD);
     print_summary("values used (use_result(i, v) with v == i + 1)", used_summary, n);
+    if (uses.in_producing_grid)
+        printf("  WRONG: %u uses in the grid that produced the data (consume_parent's), which cannot see a child's "
+               "result\n", uses.in_producing_grid);
     if (uses.unused || uses.used_more_than_once || uses.out_of_range)
         printf("  uses: %d elements never used (first: %d), %d used more than once (first: %d), %u uses of "
                "elements outside [0, n)\n", uses.unused, uses.first_unused, uses.used_more_than_once,
@@ -601,6 +642,7 @@ static int run_case(int argc, char **argv)
         kit_json_int(&j, "saw_second", race.saw_second);
         kit_json_int(&j, "saw_other", race.saw_other);
         kit_json_int(&j, "ended_second", race.ended_second);
+        kit_json_uint(&j, "observed_elsewhere", observed_elsewhere);
         kit_json_end_object(&j);
         json_summary(&j, "data", data_summary);
         json_summary(&j, "used", used_summary);
@@ -610,6 +652,9 @@ static int run_case(int argc, char **argv)
         kit_json_int(&j, "used_more_than_once", uses.used_more_than_once);
         kit_json_int(&j, "first_used_more_than_once", uses.first_used_more_than_once);
         kit_json_uint(&j, "out_of_range", uses.out_of_range);
+        kit_json_uint(&j, "in_producing_grid", uses.in_producing_grid);
+        kit_json_uint(&j, "produce_calls", uses.produce_calls);
+        kit_json_uint(&j, "produce_calls_elsewhere", uses.produce_calls_elsewhere);
         kit_json_end_object(&j);
         kit_json_launch_log(&j, "launch_log", launches);
         kit_json_begin_object(&j, "child_grids");

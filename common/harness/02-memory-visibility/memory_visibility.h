@@ -26,11 +26,13 @@ __global__ void store_value_kernel(int *slot, int value);
 __global__ void race_parent(int *slots, int *seen);
 
 /* Part B (kit-owned): returns i. Threads outside warp 0 take about 50 microseconds first, as real
- * work of uneven length would: long enough for a child launched without a barrier to start first. */
+ * work of uneven length would: long enough for a child launched without a barrier to start first.
+ * The kit notes the grid that calls it (consume_parent's) by its identity. */
 __device__ int produce(int i);
 /* Part B (kit-owned): the child; adds 1 to data[0..count). */
 __global__ void add_one_kernel(int *data, int count);
-/* Part B (kit-owned): element i of the whole array is used with this value; the kit records it. */
+/* Part B (kit-owned): element i of the whole array is used with this value; the kit records it,
+ * and counts a use made in the grid that called produce(), which cannot have seen a child's result. */
 __device__ void use_result(int i, int value);
 /* Part B (kit-owned): a continuation: use_result(base + j, data[j]) for j in [0, count). */
 __global__ void use_result_kernel(const int *data, int base, int count);

@@ -16,12 +16,14 @@
 
 /* Part A (kit-owned): records (depth, blockIdx.x, threadIdx.x) in the kit's log and, when the
  * harness prints (make run), prints "Recursion=<depth>: Hello World from thread <t> block <b>".
- * printf alone could not be graded: its buffer drops lines silently when full. */
+ * printf alone could not be graded: its buffer drops lines silently when full. The kit also notes
+ * the calling grid (its identity and shape), once per grid: the grids that ran must be the tree's. */
 __device__ void report_hello(int depth);
 /* Part A (student). */
 __global__ void nested_hello(int size, int depth);
 
-/* Part B (kit-owned): records that level `depth` of the chain ran. */
+/* Part B (kit-owned): records that level `depth` of the chain ran, in the calling grid: the kit
+ * counts the grids that report (each once, by identity), not the calls. */
 __device__ void report_level(int depth);
 /* Part B (student). */
 __global__ void deep_chain(int depth, int max_depth);

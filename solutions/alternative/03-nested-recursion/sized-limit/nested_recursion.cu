@@ -27,11 +27,16 @@ __global__ void deep_chain(int depth, int max_depth)
 /* Called by the harness before any kernel runs. */
 void prepare_deep_recursion(int max_depth)
 {
-    /* Every level stays pending until its child completes: max_depth pending at once, plus a margin. */
-    KIT_CHECK(cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, (size_t)max_depth + 64));
+    /* Every level stays pending until its child completes: max_depth pending at once, plus a margin.
+     * Raised, never lowered: the limit holds for the whole device, and Part A runs under it too. */
+    size_t limit = 0, needed = (size_t)max_depth + 64;
+    KIT_CHECK(cudaDeviceGetLimit(&limit, cudaLimitDevRuntimePendingLaunchCount));
+    if (needed > limit)
+        KIT_CHECK(cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, needed));
 }
 
 /* WHY: a level launched into the NULL stream is pending until its own child completes, so at the
  * bottom of the chain every ancestor holds a slot of the pending-launch pool: max_depth of them.
  * prepare_deep_recursion raises the limit to that plus a margin before the first launch, which is
- * when the runtime sizes the pool. The cost is device memory reserved for every slot. */
+ * when the runtime sizes the pool, and never lowers it: Part A's tree runs under the same limit. The
+ * cost is device memory reserved for every slot. */

@@ -1,0 +1,39 @@
+/* Hostile submission for the kit's integrity tests: Part A launches nothing at run time; each parent writes what a child should have seen into the seen array itself and ends its slot at SECOND_VALUE, and launches in code that never runs keep the PTX looking right */
+#include "memory_visibility.h"
+
+/* Part A: each thread is a parent with its own slot. The child must see FIRST_VALUE, and the slot
+ * must still end at SECOND_VALUE. */
+__global__ void race_parent(int *slots, int *seen)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    slots[i] = FIRST_VALUE;
+    seen[i] = FIRST_VALUE;  /* what the child should see, written by the parent */
+    slots[i] = SECOND_VALUE; /* and the second write, at once */
+    if (i < 0) { /* never true: the launches are in the PTX, not in the run */
+        observe_kernel<<<1, 1>>>(slots + i, seen + i);
+        KIT_CHECK_LAUNCH();
+        store_value_kernel<<<1, 1, 0, cudaStreamTailLaunch>>>(slots + i, SECOND_VALUE);
+        KIT_CHECK_LAUNCH();
+    }
+}
+
+/* Part B: each block fills its part of data, thread 0 launches the child that adds 1, and every
+ * element must then be used with the child's result. */
+__global__ void consume_parent(int *data, int n)
+{
+    int base = blockIdx.x * blockDim.x;
+    int i = base + threadIdx.x;
+    int count = min((int)blockDim.x, n - base); /* the last block may be partly past n */
+    int child_blocks = (count + 31) / 32;
+
+    if (i < n)
+        data[i] = produce(i);
+    __syncthreads(); /* the other threads' writes now precede thread 0's launch */
+    if (threadIdx.x == 0) {
+        add_one_kernel<<<child_blocks, 32>>>(data + base, count);
+        KIT_CHECK_LAUNCH();
+        /* The continuation runs after this grid and all its children: it sees every child write. */
+        use_result_kernel<<<child_blocks, 32, 0, cudaStreamTailLaunch>>>(data + base, base, count);
+        KIT_CHECK_LAUNCH();
+    }
+}
