@@ -49,6 +49,18 @@ typedef struct {
     unsigned long long calls, out_of_range;
 } point_calls_t;
 
+/* Which grids computed the lines (grid_probe_start .. grid_probe_stop): for each line of the workload,
+ * the grid that first asked vertex_count for it (the parent, which sizes the line) and the grid that
+ * first computed its vertex 0 with bezier_point, each by its PTX %gridid (unique per launched grid in
+ * the context). Evidence of child grids from the grids that ran, not from launch checks. */
+typedef struct {
+    int lines_counted;   /* lines some grid asked vertex_count for */
+    int lines_pointed;   /* lines whose vertex 0 some grid computed */
+    int lines_in_child;  /* of those, computed by a grid that asked no line's vertex count: a child */
+    int child_grids;     /* distinct grids among those: child grids that ran and computed a line */
+    int counting_grids;  /* distinct grids that asked vertex_count: the parents */
+} grid_census_t;
+
 /* ---- kit versions, for the timing comparisons (device code) ---- */
 /* Each writes line i's vertices at out + offsets[i] (the workload's d_out and d_offsets, laid out
  * from the kit's counts); none touches a line's vertices or n_vertices, or the kit's heap. */
@@ -93,5 +105,10 @@ void set_pool(char *base, unsigned long long size);
  * return the counts. Never while timing: counting costs an atomic per vertex. */
 void point_calls_start(void);
 point_calls_t point_calls_stop(void);
+/* Record which grid counts and which computes each line of w (its d_lines) from now on; stop (after a
+ * device synchronize) and return the census. Never while timing: it costs an atomic per line. */
+void grid_probe_start(const workload_t *w);
+grid_census_t grid_probe_stop(void);
+void json_grid_census(kit_json_t *j, const char *key, grid_census_t g);
 
 #endif /* BEZIER_LINES_H */

@@ -17,6 +17,7 @@
 
 #include "bezier_lines.h"
 #include "kit_check.h"
+#include "kit_device.h"
 #include "kit_result.h"
 
 #define HEAVY_EVERY 256          /* heavy workload: one line in 256 needs max_vertices */
@@ -26,8 +27,29 @@
 
 /* ---------------- kit-owned device code ---------------- */
 
+/* The grid probe (grid_probe_start .. grid_probe_stop): per line of one workload, the identity
+ * (PTX %gridid) of the grid that first asked vertex_count for it and of the grid that first
+ * computed its vertex 0. A line is known by its address in the workload's d_lines; a line elsewhere
+ * (a copy) is not recorded. */
+#define NO_GRID 0xffffffffffffffffULL
+typedef struct {
+    const bezier_line_t *lines; /* NULL: off */
+    int n_lines;
+    unsigned long long *count_grid, *point_grid;
+} grid_probe_t;
+static __device__ grid_probe_t kit_grid_probe;
+
+static __device__ void probe_line(unsigned long long *grids, const bezier_line_t *line)
+{
+    const bezier_line_t *base = kit_grid_probe.lines;
+    if (line >= base && line < base + kit_grid_probe.n_lines)
+        atomicCAS(&grids[line - base], NO_GRID, kit_grid_id());
+}
+
 __device__ int vertex_count(const bezier_line_t *line, float factor, int max_vertices)
 {
+    if (kit_grid_probe.lines != NULL)
+        probe_line(kit_grid_probe.count_grid, line);
     float2 p0 = line->cp[0], p1 = line->cp[1], p2 = line->cp[2];
     float bend = hypotf(p1.x - 0.5f * (p0.x + p2.x), p1.y - 0.5f * (p0.y + p2.y));
     float span = hypotf(p2.x - p0.x, p2.y - p0.y);
@@ -51,6 +73,8 @@ __device__ float2 bezier_point(const bezier_line_t *line, int i, int n)
         if (i < 0 || i >= n)
             atomicAdd(&kit_point_calls.out_of_range, 1ULL);
     }
+    if (i == 0 && kit_grid_probe.lines != NULL)
+        probe_line(kit_grid_probe.point_grid, line);
     float u = (float)i / (float)(n - 1);
     float a = (1.0f - u) * (1.0f - u), b = 2.0f * u * (1.0f - u), c = u * u;
     float2 p;
@@ -497,4 +521,94 @@ point_calls_t point_calls_stop(void)
     KIT_CHECK(cudaMemcpyToSymbol(kit_counting_points, &off, sizeof off));
     KIT_CHECK(cudaMemcpyFromSymbol(&counted, kit_point_calls, sizeof counted));
     return counted;
+}
+
+/* The probe's per-line records, on the host side while it is on. */
+static grid_probe_t probe_host;
+
+void grid_probe_start(const workload_t *w)
+{
+    grid_probe_t p;
+    size_t bytes = sizeof(unsigned long long) * (size_t)(w->n_lines > 0 ? w->n_lines : 1);
+    p.lines = w->d_lines;
+    p.n_lines = w->n_lines;
+    KIT_CHECK(cudaMalloc((void **)&p.count_grid, bytes));
+    KIT_CHECK(cudaMalloc((void **)&p.point_grid, bytes));
+    KIT_CHECK(cudaMemset(p.count_grid, 0xff, bytes)); /* NO_GRID */
+    KIT_CHECK(cudaMemset(p.point_grid, 0xff, bytes));
+    KIT_CHECK(cudaMemcpyToSymbol(kit_grid_probe, &p, sizeof p));
+    probe_host = p;
+}
+
+static int compare_u64(const void *a, const void *b)
+{
+    unsigned long long x = *(const unsigned long long *)a, y = *(const unsigned long long *)b;
+    return (x > y) - (x < y);
+}
+
+/* Distinct values of v[0..n) other than NO_GRID; sorts v. */
+static int distinct_grids(unsigned long long *v, int n)
+{
+    int count = 0;
+    qsort(v, (size_t)n, sizeof v[0], compare_u64);
+    for (int k = 0; k < n; k++)
+        count += v[k] != NO_GRID && (k == 0 || v[k] != v[k - 1]);
+    return count;
+}
+
+static int contains_grid(const unsigned long long *sorted, int n, unsigned long long id)
+{
+    return bsearch(&id, sorted, (size_t)n, sizeof id, compare_u64) != NULL;
+}
+
+/* The census of n lines' records (sorts and overwrites both arrays). */
+static grid_census_t grid_census(unsigned long long *counted, unsigned long long *pointed, int n)
+{
+    grid_census_t g;
+    memset(&g, 0, sizeof g);
+    int in_child = 0;
+    for (int l = 0; l < n; l++) {
+        g.lines_counted += counted[l] != NO_GRID;
+        g.lines_pointed += pointed[l] != NO_GRID;
+    }
+    g.counting_grids = distinct_grids(counted, n); /* counted is sorted from here on */
+    /* A line computed by a grid that counted no line: by a child. Keep those grids, then count them. */
+    for (int l = 0; l < n; l++)
+        if (pointed[l] != NO_GRID && !contains_grid(counted, n, pointed[l]))
+            pointed[in_child++] = pointed[l];
+    g.lines_in_child = in_child;
+    g.child_grids = distinct_grids(pointed, in_child);
+    return g;
+}
+
+grid_census_t grid_probe_stop(void)
+{
+    grid_probe_t off;
+    grid_probe_t p = probe_host;
+    memset(&off, 0, sizeof off);
+    KIT_CHECK(cudaDeviceSynchronize());
+    KIT_CHECK(cudaMemcpyToSymbol(kit_grid_probe, &off, sizeof off));
+    int n = p.n_lines;
+    unsigned long long *counted = (unsigned long long *)kit_host_alloc(sizeof(unsigned long long) * (size_t)(n + 1));
+    unsigned long long *pointed = (unsigned long long *)kit_host_alloc(sizeof(unsigned long long) * (size_t)(n + 1));
+    KIT_CHECK(cudaMemcpy(counted, p.count_grid, sizeof(unsigned long long) * (size_t)n, cudaMemcpyDeviceToHost));
+    KIT_CHECK(cudaMemcpy(pointed, p.point_grid, sizeof(unsigned long long) * (size_t)n, cudaMemcpyDeviceToHost));
+    grid_census_t g = grid_census(counted, pointed, n);
+    free(counted);
+    free(pointed);
+    KIT_CHECK(cudaFree(p.count_grid));
+    KIT_CHECK(cudaFree(p.point_grid));
+    memset(&probe_host, 0, sizeof probe_host);
+    return g;
+}
+
+void json_grid_census(kit_json_t *j, const char *key, grid_census_t g)
+{
+    kit_json_begin_object(j, key);
+    kit_json_int(j, "lines_counted", g.lines_counted);
+    kit_json_int(j, "lines_pointed", g.lines_pointed);
+    kit_json_int(j, "lines_in_child", g.lines_in_child);
+    kit_json_int(j, "child_grids", g.child_grids);
+    kit_json_int(j, "counting_grids", g.counting_grids);
+    kit_json_end_object(j);
 }

@@ -10,14 +10,18 @@ children must not serialize), and CDP against flat on a heavy-tailed workload.
 from gradelib import checks as chk
 from gradelib import ptx
 from gradelib.bezier_lines import first_wrong_vertex
-from gradelib.grading import (COMPILES, RUNS_CLEANLY, compiles, launch_log_problem, launches_checked_in_order,
-                             per_case, memcheck_clean, runs_cleanly, side_by_side_stream_problems, timing_run)
+from gradelib.grading import (COMPILES, RUNS_CLEANLY, compiles, launch_log_problem, launched_grids_problem,
+                             launches_checked_in_order, per_case, memcheck_clean, runs_cleanly,
+                             side_by_side_stream_problems, timing_run)
 from gradelib.harness import Contract, Option
 from gradelib.registry import Lab, hint
+from gradelib.objects import Imports
 
 HANDOUT = "handouts/04-bezier-streams.md"
 DEFAULT_PENDING_LIMIT = 2048
 HARNESS_MAX_LINES = 100000  # MAX_LINES in common/include/bezier_lines.h
+HARNESS_MAX_VERTICES = 1 << 22  # MAX_MAX_VERTICES in common/include/bezier_lines.h
+HARNESS_MAX_FACTOR = 1000000  # --factor's largest value (harness.cu)
 KIT_ALLOC_OVERHEAD = 1024   # bytes of kit header and fence per heap block (kit_bezier.h)
 TIMING_REPEATS = 7
 # Thresholds on ratios of medians measured in the same run. Both sides, 10 runs each, are in
@@ -48,7 +52,7 @@ FEEDBACK_FIGURE_LINES = 60
 def make_cases(rng):
     """The textbook's sizes, more lines than the default pending-launch limit, a case whose worst case
     outgrows the default 8 MiB heap, a heavy-tailed case, seeded random sizes, two cases at the edges
-    of prepare_cdp's arithmetic, and the timing cases."""
+    of prepare_cdp's arithmetic, one line at the largest count and factor, and the timing cases."""
     def case(lines, workload="chained", factor=16, max_vertices=32, repeats=0):
         return {"lines": lines, "workload": workload, "factor": factor, "max": max_vertices,
                 "seed": rng.randint(1, 10 ** 9), "repeats": repeats}
@@ -71,6 +75,10 @@ def make_cases(rng):
         # computed in 32 bits wraps around to a few MiB
         case(1024, max_vertices=1 << 19),
     ]
+    # Drawn last, likewise. One line at the largest count the harness takes (--max 2^22, its largest
+    # --factor): a child grid of 2^17 blocks, a 32 MiB block of the heap, a parent block of 64 threads
+    # with one line, the flat version's one block walking 4M vertices.
+    edges.append(case(1, factor=HARNESS_MAX_FACTOR, max_vertices=HARNESS_MAX_VERTICES))
     return cases + edges + timing
 
 
@@ -86,7 +94,9 @@ HARNESS = Contract(
     result_keys=["lab", "device", "params", "flat_ran", "flat", "cdp", "cdp_log", "launch_log", "heap",
                  "heap_bytes", "heap_need_bytes", "exact_bytes", "worst_case_bytes", "pending_launch_limit",
                  "total_vertices", "max_total_vertices", "flat_point_calls", "cdp_point_calls"],
-    optional_result_keys=["timing_ms", "figure"],
+    # cdp_grids: the child grids the kit saw compute lines (recordings before it lack it);
+    # timed_runs_checked: every run of the student's timing loop checked (timing runs only).
+    optional_result_keys=["timing_ms", "timed_runs_checked", "figure", "cdp_grids"],
     case_keys=["timing"], one_case_per_process=True)
 
 
@@ -193,13 +203,23 @@ def check_no_line_lost(ctx):
 
 def check_each_launch_checked(ctx):
     """Each line that got its vertex block launches one child (after its stream, whose failure the log
-    counts) and checks that launch once: the log's checked launches equal those lines."""
+    counts) and checks that launch once: the log's checked launches equal those lines, and equal the
+    child grids the kit saw run (a grid that computed a line and counted none: its %gridid, from
+    bezier_point) plus the launches that failed. A loop of checks, or checks of launches that never
+    happen, count as launches in the log but start no grid."""
     def evaluate(run):
         log, blocks = run.doc["cdp_log"], run.doc["heap"]["allocations"]
         checked, failed_calls = log["checked"], log["calls_failed"]
         low = max(0, blocks - failed_calls)  # a line whose stream could not be made launches nothing
+        grids = run.doc.get("cdp_grids")  # absent only from recordings that predate it
         if low <= checked <= blocks:
-            return None
+            if grids is None:
+                return None
+            problem = launched_grids_problem(log, grids["child_grids"])
+            if problem is None:
+                return None
+            return "%s (the kit saw %d child grids compute %d of %d lines)" % (
+                problem, grids["child_grids"], grids["lines_in_child"], run.params["lines"])
         expected = "%d" % blocks if low == blocks else "%d to %d" % (low, blocks)
         return ("expected %s launches checked with KIT_CHECK_LAUNCH() (one per line that got its vertex block%s); "
                 "the launch log counted %d: %s" % (
@@ -260,10 +280,32 @@ def check_freed(ctx):
     return per_case(ctx, evaluate)
 
 
+def timed_runs_problem(run):
+    """What the harness found in the runs of the student's version in its timing loop (each checked like
+    the checked run, outside the timed region), or None when every one was right. A run that did no
+    work (a flag set once, state kept across runs) must not pass for a fast one."""
+    checked = run.doc.get("timed_runs_checked")
+    expected = run.params.get("repeats", 0) + 1  # and one warm-up run
+    if not checked or checked["runs"] != expected:
+        return ("the %s timing case checked %s of its %d timed runs of your version (1 warm-up and %d timed)"
+                % (run.params.get("timing"), checked["runs"] if checked else "none", expected, expected - 1))
+    if not checked["runs_wrong"]:
+        return None
+    k, warmup = checked["first_wrong_run"], checked.get("warmup", 1)
+    which = "the warm-up repetition" if k <= warmup else "repetition %d" % (k - warmup)
+    return ("%s of the timed run did not write its vertices (%d of %d runs wrong; %s): a version that works "
+            "only on its first call, or keeps state from one run to the next, is not timed"
+            % (which, checked["runs_wrong"], checked["runs"],
+               _lines_message(checked["first_wrong"], run.params["lines"])))
+
+
 def _ratio_check(ctx, case, numerator, threshold, what, extra=""):
     run, t = timing_run(ctx, case)
     if not t or not t.get("cdp_student"):
         return chk.failed("the %s timing case reported no timing" % case)
+    wrong = timed_runs_problem(run)
+    if wrong:
+        return chk.failed("%s: %s" % (run.label(), wrong))
     ratio = t[numerator] / t["cdp_student"]
     message = ("%s: %s %.3f ms, yours %.3f ms: %.2fx faster (at least %.2fx wanted)%s"
                % (run.label(), what, t[numerator], t["cdp_student"], ratio, threshold, extra))
@@ -299,6 +341,10 @@ def gpu_bytes(params):
 MEMCHECK_CASE = {"lines": 300, "factor": 64, "max": 256, "seed": 5}
 
 
+# What the student's objects may import beyond what every lab may (gradelib.objects): the kit's Bezier functions and heap (kit_bezier.h).
+IMPORTS = Imports(device=("vertex_count", "bezier_point", "kit_malloc_vertices", "kit_free_vertices"))
+
+
 LAB = Lab(
     name="04-bezier-streams",
     title="Lab 04: Bezier tessellation, streams and pool limits",
@@ -307,6 +353,7 @@ LAB = Lab(
     make_cases=make_cases,
     recorded_case={"lines": 300, "factor": 64, "max": 256, "seed": 5, "figure_lines": 60},
     memcheck_case=MEMCHECK_CASE,
+    imports=IMPORTS,
     starter_must_fail=("device launch into a created stream or fire-and-forget", "launch checked after it is made"),
     gpu_bytes=gpu_bytes,
     # The 4 GiB edge case takes the solution about 8 s alone on an H100, and its shared cases took up

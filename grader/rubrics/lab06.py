@@ -16,9 +16,11 @@ import re
 from gradelib import checks as chk
 from gradelib import ptx
 from gradelib.bezier_lines import first_wrong_vertex
-from gradelib.grading import COMPILES, RUNS_CLEANLY, compiles, launch_log_problem, left_out_note, per_case, memcheck_clean, runs_cleanly
+from gradelib.grading import (COMPILES, RUNS_CLEANLY, compiles, launch_log_problem, launched_grids_problem,
+                              left_out_note, per_case, memcheck_clean, runs_cleanly)
 from gradelib.harness import Contract, Option
 from gradelib.registry import Lab, hint
+from gradelib.objects import Imports
 
 HANDOUT = "handouts/06-parallel-allocator.md"
 TIMING_REPEATS = 5
@@ -33,6 +35,10 @@ TIMING_CASE = {"objects": 1 << 18, "object_bytes": 128, "take_rounds": 32}
 # 2-D blocks for the uniqueness run: blockDim.x not a multiple of 32 (threadIdx.x % 32 is not the
 # lane) and a block size not a multiple of 32 (the last warp of each block is partial).
 BLOCK_SHAPES = ((24, 5), (40, 3), (20, 7), (36, 7), (12, 9), (33, 3))
+HARNESS_MAX_LINES = 100000      # MAX_LINES in common/include/bezier_lines.h
+HARNESS_MAX_VERTICES = 1 << 22  # MAX_MAX_VERTICES in common/include/bezier_lines.h
+HARNESS_MAX_FACTOR = 1000000    # --factor's largest value
+HARNESS_MAX_BLOCK_THREADS = 512  # --block-x times --block-y, at most (MAX_BLOCK_THREADS in the harness)
 BIG_SLOT_BYTES = 4096  # with a little over 2^20 slots the slot array passes 4 GiB: 32-bit offsets wrap
 
 # The work collect_vertices hands to its child, for tools/mutants.py's "parent keeps the work" mutant.
@@ -71,7 +77,7 @@ def make_cases(rng):
     big = (1 << 20) + rng.randint(1 << 12, 1 << 16)
     big_many = (1 << 20) + rng.randint(1 << 15, 1 << 16)
     many = rng.choice((1024, 2048, 4096))
-    return [
+    cases = [
         case("uniqueness", capacity=capacity, requests=4 * capacity),
         case("uniqueness", capacity=small, requests=rng.randint(1000, 100000)),
         case("uniqueness", capacity=roomy, requests=rng.randint(roomy // 2, roomy)),
@@ -90,6 +96,17 @@ def make_cases(rng):
         case("collect", lines=rng.randint(500, 3000), factor=256, max=1024, fit=50),
         case("timing", repeats=TIMING_REPEATS, timing=True, **TIMING_CASE),
     ]
+    # Drawn after the others, so that a seed keeps the cases it had before these were added; run before
+    # the timing case. At the edges the harness takes: Part C with as many lines as it takes (a child
+    # per line pending at once) and with one line at the largest count and factor (pool_alloc_many of
+    # 2^22 slots, a child grid of 2^17 blocks).
+    # And Part B's largest block (16 warps a block, twice the others': a per-warp table sized for the
+    # kit's 256 threads overflows).
+    widest = rng.randint(20000, 200000)
+    edges = [case("collect", lines=HARNESS_MAX_LINES),
+             case("collect", lines=1, factor=HARNESS_MAX_FACTOR, max=HARNESS_MAX_VERTICES),
+             case("uniqueness", capacity=widest, requests=3 * widest, block_x=HARNESS_MAX_BLOCK_THREADS)]
+    return cases[:-1] + edges + cases[-1:]
 
 
 
@@ -97,7 +114,7 @@ def make_cases(rng):
 # the checks.
 HARNESS = Contract(
     options=[Option("capacity", 0, 1 << 30), Option("requests", 0, 1 << 28), Option("slot_bytes", 12, 4096),
-             Option("blocks", 0, 1 << 20), Option("block_x", 1, 1024), Option("block_y", 1, 1024),
+             Option("blocks", 0, 1 << 20), Option("block_x", 1, 512), Option("block_y", 1, 512),
              Option("lanes", choices=("contiguous", "scattered")), Option("many", 0, 4096),
              Option("wrap_capacity", 1, 1 << 24), Option("wrap_requests", 0, 1 << 34), Option("lines", 0, 100000),
              Option("workload", choices=("chained", "heavy")), Option("factor", 1, 1000000), Option("max", 4, 1 << 22),
@@ -105,7 +122,8 @@ HARNESS = Contract(
              Option("heap_mib", 0, 65536), Option("take_rounds", 0, 1024), Option("repeats", 0, 100),
              Option("seed", 0, 2000000000)],
     result_keys=["lab", "device", "params", "uniqueness", "wrap", "collect", "timing", "heap_bytes",
-                 "pending_launch_limit"],
+                 "pending_launch_limit"],  # collect's "grids" and the timing entries' run checks are newer than
+                                           # data/recorded/lab06-solution.json; nested keys are not compared
     case_keys=["part", "timing"])
 
 
@@ -336,6 +354,13 @@ def check_collect_vertices(ctx):
             problems.append("%d launch(es) checked with KIT_CHECK_LAUNCH(), expected one per line that got "
                             "vertices (%d): check each child launch right after it, in the thread that made it"
                             % (c["log"]["checked"], c["lines_with_vertices"]))
+        # The child grids the kit saw compute lines (their %gridid, from bezier_point): a check counts a
+        # launch only where a grid ran or the launch failed. Absent only from recordings that predate it.
+        if "grids" in c and not lost:
+            unlaunched = launched_grids_problem(c["log"], c["grids"]["child_grids"])
+            if unlaunched:
+                problems.append("%s (the kit saw %d child grids compute %d of the %d lines)"
+                                % (unlaunched, c["grids"]["child_grids"], c["grids"]["lines_in_child"], c["lines"]))
         return "; ".join(problems) or None
     return _per_case(ctx, "collect", evaluate)
 
@@ -403,6 +428,22 @@ def _timing(ctx):
     return runs[0], runs[0].doc["timing"]
 
 
+def timed_runs_problem(t, entry, what, failure):
+    """What the harness found in the runs of a timing loop of the student's code (each checked outside
+    the timed region), or None when every one did its work: a run that did nothing (a flag set once, a
+    pool's counter or state kept from one run to the next) must not pass for a fast one. failure: what
+    the first wrong run did not do, and what it did instead."""
+    expected = t["repeats"] + 1  # and one warm-up run
+    if entry.get("runs_checked") != expected:
+        return ("the timing case checked %s of the %d runs of %s (1 warm-up and %d timed)"
+                % (entry.get("runs_checked", "none"), expected, what, expected - 1))
+    if not entry["runs_wrong"]:
+        return None
+    k = entry["first_wrong_run"]
+    which = "the warm-up repetition" if k <= 1 else "repetition %d" % (k - 1)
+    return "%s of the timed run of %s %s (%d of %d runs wrong)" % (which, what, failure, entry["runs_wrong"], expected)
+
+
 def check_pool_beats_malloc(ctx):
     run, t = _timing(ctx)
     if t is None:
@@ -411,6 +452,12 @@ def check_pool_beats_malloc(ctx):
     if pool["objects_missing"] or pool["objects_wrong"]:
         return chk.failed("%d objects: your pool left %d without a slot and %d with a wrong value"
                           % (t["objects"], pool["objects_missing"], pool["objects_wrong"]))
+    wrong = timed_runs_problem(t, pool, "your pool_alloc", (
+        "did not give every object its slot: %d objects without a slot, %d with a wrong value, %d of %d slots "
+        "handed out" % (pool.get("first_wrong_missing", 0), pool.get("first_wrong_objects_wrong", 0),
+                        pool.get("first_wrong_slots_used", 0), t["objects"])))
+    if wrong:
+        return chk.failed(wrong)
     if pool["median_ms"] <= 0:
         return chk.failed("the timing case measured no time for your pool")
     ratio = per_object["median_ms"] / pool["median_ms"]
@@ -431,6 +478,15 @@ def check_aggregation_speed(ctx):
     if t is None or not t.get("take_rounds"):
         return chk.failed("the timing case reported no counter timing")
     mine, baseline = t["take_student"]["median_ms"], t["take_per_thread"]["median_ms"]
+    student = t["take_student"]
+    requests = t["take_requests"]
+    wrong = timed_runs_problem(t, student, "your counter_take", (
+        "did not hand out its indices: expected each of 0 .. %d once (answers summing to %d modulo 2^32, "
+        "counter.next %d); got answers summing to %d and counter.next %d"
+        % (requests - 1, requests * (requests - 1) // 2 % (1 << 32), requests, student.get("first_wrong_sum", 0),
+           student.get("first_wrong_next", 0))))
+    if wrong:
+        return chk.failed(wrong)
     if mine <= 0:
         return chk.failed("the timing case measured no time for counter_take")
     ratio = baseline / mine
@@ -462,6 +518,10 @@ def gpu_bytes(params):
 MEMCHECK_CASE = dict(CASE_DEFAULTS, capacity=1000, requests=4000, lines=300, seed=5)
 
 
+# What the student's objects may import beyond what every lab may (gradelib.objects): the kit's Bezier functions and allocators (kit_bezier.h, allocator.h).
+IMPORTS = Imports(device=("vertex_count", "bezier_point", "kit_malloc_vertices", "kit_free_vertices", "kit_device_malloc"))
+
+
 LAB = Lab(
     name="06-parallel-allocator",
     title="Lab 06: a parallel allocator",
@@ -470,6 +530,7 @@ LAB = Lab(
     make_cases=make_cases,
     recorded_case={},
     memcheck_case=MEMCHECK_CASE,
+    imports=IMPORTS,
     starter_must_fail=("counter_take aggregates the warp", "collect_vertices launches a child grid"),
     gpu_bytes=gpu_bytes,
     checks=[

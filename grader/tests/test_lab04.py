@@ -28,9 +28,13 @@ def good_doc(p, timing=None):
            "total_vertices": 100, "exact_bytes": 800, "worst_case_bytes": 2560,
            "pending_launch_limit": max(2048, lines + 64), "max_total_vertices": bound, "heap_need_bytes": need,
            "heap_bytes": 2 * need + (32 << 20),
-           "flat_point_calls": {"calls": 100, "out_of_range": 0}, "cdp_point_calls": {"calls": 100, "out_of_range": 0}}
+           "flat_point_calls": {"calls": 100, "out_of_range": 0}, "cdp_point_calls": {"calls": 100, "out_of_range": 0},
+           "cdp_grids": {"lines_counted": lines, "lines_pointed": lines, "lines_in_child": lines, "child_grids": lines,
+                         "counting_grids": 1}}
     if timing:
         doc["timing_ms"] = timing
+        doc["timed_runs_checked"] = {"runs": p["repeats"] + 1, "warmup": 1, "runs_wrong": 0, "first_wrong_run": 0,
+                                     "first_wrong": lines_ok()}
     return doc
 
 
@@ -272,18 +276,87 @@ class Lab04Test(unittest.TestCase):
         self.assertIn("a child launched twice", lab04.check_each_launch_checked(self.ctx(twice)).message)
 
         def heap_full(p, d):  # lines without a block launch nothing: not this check's business
+            if p["lines"] < 7:
+                return
             d["heap"].update(allocations=p["lines"] - 7, alloc_failures=7)
             d["cdp_log"]["checked"] = p["lines"] - 7
+            d["cdp_grids"].update(child_grids=p["lines"] - 7, lines_in_child=p["lines"] - 7)
         self.assertEqual(lab04.check_each_launch_checked(self.ctx(heap_full)).status, chk.PASSED)
 
         def streams_failed(p, d):  # a line whose stream failed launches nothing
+            if p["lines"] < 3:
+                return
             d["cdp_log"].update(checked=p["lines"] - 3, calls_failed=3)
+            d["cdp_grids"].update(child_grids=p["lines"] - 3, lines_in_child=p["lines"] - 3)
         self.assertEqual(lab04.check_each_launch_checked(self.ctx(streams_failed)).status, chk.PASSED)
 
         def streams_failed_and_unchecked(p, d):
             d["cdp_log"].update(checked=p["lines"] - 4, calls_failed=3)
         outcome = lab04.check_each_launch_checked(self.ctx(streams_failed_and_unchecked))
         self.assertIn("expected 997 to 1000 launches checked", outcome.message)
+
+    def test_each_launch_counted_by_the_grids_that_ran(self):
+        def checks_in_a_loop(p, d):  # one child for the whole parent thread, KIT_CHECK_LAUNCH() once per line
+            d["cdp_grids"].update(child_grids=1, lines_in_child=p["lines"])
+        outcome = lab04.check_each_launch_checked(self.ctx(checks_in_a_loop))
+        self.assertEqual(outcome.status, chk.FAILED)
+        self.assertIn("1 child grid(s) ran and 0 launch(es) failed, so 1 checks; the launch log counted 1000",
+                      outcome.message)
+        self.assertIn("the kit saw 1 child grids compute 1000 of 1000 lines", outcome.message)
+
+        def dead_code_launch(p, d):  # the parent computes its line; the checked launch is never reached
+            d["cdp_grids"].update(child_grids=0, lines_in_child=0)
+        self.assertEqual(lab04.check_each_launch_checked(self.ctx(dead_code_launch)).status, chk.FAILED)
+
+        def launches_failed(p, d):  # failed launches start no grid, and the log counts them
+            d["cdp_grids"].update(child_grids=p["lines"] - 5, lines_in_child=p["lines"] - 5)
+            d["cdp_log"]["failed"] = 5
+        self.assertEqual(lab04.check_each_launch_checked(self.ctx(launches_failed)).status, chk.PASSED)
+
+        def predates_the_probe(p, d):  # a recording made before the harness counted grids
+            del d["cdp_grids"]
+        self.assertEqual(lab04.check_each_launch_checked(self.ctx(predates_the_probe)).status, chk.PASSED)
+
+    def test_every_timed_run_checked(self):
+        timing = {"streams": {"flat": 1.0, "cdp_null": 3.0, "cdp_student": 1.0},
+                  "heavy": {"flat": 8.0, "cdp_null": 3.0, "cdp_student": 1.0}}
+        self.assertEqual(lab04.check_children_run_concurrently(self.ctx(timing=timing)).status, chk.PASSED)
+
+        def first_call_only(p, d):  # a device flag set by the first run: the later runs do nothing, fast
+            if "timed_runs_checked" in d:
+                bad = dict(lines_ok(), lines_bad=p["lines"], missing=p["lines"], first_bad_line=0,
+                           first_bad_what="no vertices (NULL)")
+                d["timed_runs_checked"].update(runs_wrong=lab04.TIMING_REPEATS, first_wrong_run=2, first_wrong=bad)
+        for check in (lab04.check_children_run_concurrently, lab04.check_cdp_beats_flat_on_heavy_tail):
+            outcome = check(self.ctx(first_call_only, timing))
+            self.assertEqual(outcome.status, chk.FAILED)
+            self.assertIn("repetition 1 of the timed run did not write its vertices (7 of 8 runs wrong; 256 of 256 "
+                          "lines wrong: 256 without vertices; first: line 0 (no vertices (NULL))", outcome.message)
+
+        def warmup_wrong(p, d):
+            if "timed_runs_checked" in d:
+                d["timed_runs_checked"].update(runs_wrong=1, first_wrong_run=1,
+                                               first_wrong=dict(lines_ok(), lines_bad=1, vertices_wrong=3))
+        self.assertIn("the warm-up repetition of the timed run did not write its vertices",
+                      lab04.check_children_run_concurrently(self.ctx(warmup_wrong, timing)).message)
+
+        def unchecked(p, d):  # a document without the checks of its timed runs
+            d.pop("timed_runs_checked", None)
+        outcome = lab04.check_children_run_concurrently(self.ctx(unchecked, timing))
+        self.assertEqual(outcome.status, chk.FAILED)
+        self.assertIn("checked none of its 8 timed runs", outcome.message)
+
+    def test_one_line_at_the_largest_count(self):
+        with open(os.path.join(paths.KIT_ROOT, "common", "include", "bezier_lines.h")) as f:
+            self.assertIn("#define MAX_MAX_VERTICES (1 << %d)" % (lab04.HARNESS_MAX_VERTICES.bit_length() - 1),
+                          f.read())
+        options = {o.key: o for o in lab04.HARNESS.options}
+        self.assertEqual(options["max"].high, lab04.HARNESS_MAX_VERTICES)
+        self.assertEqual(options["factor"].high, lab04.HARNESS_MAX_FACTOR)
+        for seed in range(10):
+            one = [c for c in lab04.make_cases(random.Random(seed)) if c["lines"] == 1]
+            self.assertEqual([(c["max"], c["factor"]) for c in one],
+                             [(lab04.HARNESS_MAX_VERTICES, lab04.HARNESS_MAX_FACTOR)])
 
     def test_each_vertex_computed_once(self):
         self.assertEqual(lab04.check_each_vertex_once(self.ctx()).status, chk.PASSED)

@@ -68,18 +68,27 @@ def good_doc(p):
                           "first_overlapping_line": -1, "guard_damaged": False,
                           "lines_with_vertices": p["lines"] - full, "claimed_vertices": total - full * 20,
                           "point_calls": total - full * 20, "point_calls_out_of_range": 0, "device_mallocs": 0,
-                          "allocations": 1, "check": check, "log": log_ok(p["lines"] - full)}
+                          "allocations": 1, "check": check, "log": log_ok(p["lines"] - full),
+                          "grids": {"lines_counted": p["lines"], "lines_pointed": p["lines"] - full,
+                                    "lines_in_child": p["lines"] - full, "child_grids": p["lines"] - full,
+                                    "counting_grids": 1}}
     if p["repeats"] and p["objects"]:
+        runs = {"runs_checked": p["repeats"] + 1, "runs_wrong": 0, "first_wrong_run": 0}
+
         def entry(ms, mallocs=0):
-            return {"median_ms": ms, "min_ms": ms * 0.9, "max_ms": ms * 1.2, "device_mallocs": mallocs,
-                    "malloc_failures": 0, "objects_missing": 0, "objects_wrong": 0}
+            return dict(runs, median_ms=ms, min_ms=ms * 0.9, max_ms=ms * 1.2, device_mallocs=mallocs,
+                        malloc_failures=0, objects_missing=0, objects_wrong=0, first_wrong_missing=0,
+                        first_wrong_objects_wrong=0, first_wrong_slots_used=0)
+
+        def take(ms):
+            return dict(runs, median_ms=ms, min_ms=ms * 0.95, max_ms=ms * 1.1, first_wrong_sum=0, first_wrong_next=0,
+                        expected_sum=0)
         doc["timing"] = {"ran": True, "objects": p["objects"], "object_bytes": p["object_bytes"],
                          "repeats": p["repeats"], "threads": 256,
                          "per_object_malloc": entry(120.0, p["objects"] * 6), "bulk": entry(0.05, 6),
                          "pool": entry(0.08), "take_rounds": p["take_rounds"],
                          "take_requests": p["take_rounds"] * 1056 * 256,
-                         "take_per_thread": {"median_ms": 2.4, "min_ms": 2.3, "max_ms": 2.6},
-                         "take_student": {"median_ms": 0.3, "min_ms": 0.29, "max_ms": 0.33}}
+                         "take_per_thread": take(2.4), "take_student": take(0.3)}
     return doc
 
 
@@ -113,7 +122,7 @@ class Lab06CasesTest(unittest.TestCase):
             for c in shaped:
                 self.assertNotEqual(c["block_x"] % 32, 0)
                 self.assertNotEqual(c["block_x"] * c["block_y"] % 32, 0)
-                self.assertLessEqual(c["block_x"] * c["block_y"], 1024)
+                self.assertLessEqual(c["block_x"] * c["block_y"], lab06.HARNESS_MAX_BLOCK_THREADS)
             self.assertTrue(any(c["lanes"] == "contiguous" and c["requests"] > c["capacity"] for c in shaped))
             # slot arrays past 4 GiB, one slot and many slots per request, with slots handed out past index 2^20
             for many in (False, True):
@@ -162,7 +171,7 @@ class Lab06CasesTest(unittest.TestCase):
 PREDATES = {
     "params": {"block_x", "block_y", "lanes", "many"},
     "uniqueness": {"not_run_reason", "block_x", "block_y", "lanes", "many", "min_refused_slots"},
-    "collect": {"lines_with_vertices", "claimed_vertices", "point_calls", "point_calls_out_of_range"},
+    "collect": {"lines_with_vertices", "claimed_vertices", "point_calls", "point_calls_out_of_range", "grids"},
 }
 
 
@@ -509,6 +518,84 @@ class Lab06RuntimeTest(unittest.TestCase):
                 c["log"]["checked"] *= 2
                 c["point_calls"] *= 2
         self.assertEqual(self.failing(self.ctx(twice)), {"part C vertices", "each vertex computed once"})
+
+    def test_launches_counted_by_the_grids_that_ran(self):
+        def checks_in_a_loop(p, d):  # one real child per parent block, KIT_CHECK_LAUNCH() in every thread
+            c = d["collect"]
+            if c["ran"]:
+                blocks = -(-c["lines"] // 64)  # COLLECT_THREADS
+                c["grids"].update(child_grids=blocks, lines_in_child=blocks)
+        ctx = self.ctx(checks_in_a_loop)
+        outcome = lab06.check_collect_vertices(ctx)
+        self.assertEqual(outcome.status, chk.FAILED)
+        self.assertIn("16 child grid(s) ran and 0 launch(es) failed, so 16 checks; the launch log counted 1000",
+                      outcome.message)
+        self.assertIn("(the kit saw 16 child grids compute 16 of the 1000 lines)", outcome.message)
+        self.assertEqual(self.failing(ctx), {"part C vertices"})
+
+        def failed_launches(p, d):  # a failed launch starts no grid: "launches failed" says so, once
+            c = d["collect"]
+            if c["ran"] and c["lines"] > 2048:
+                c["grids"].update(child_grids=c["grids"]["child_grids"] - 10)
+                c["log"]["failed"] = 10
+        outcome = lab06.check_collect_vertices(self.ctx(failed_launches))
+        self.assertIn("10 device-side launch(es) failed", outcome.message)
+        self.assertNotIn("child grid(s) ran", outcome.message)
+
+    def test_every_timed_run_checked(self):
+        def pool_first_run_only(p, d):  # the pool hands out slots on its first run only
+            if d["timing"]["ran"]:
+                d["timing"]["pool"].update(runs_wrong=p["repeats"], first_wrong_run=2,
+                                           first_wrong_missing=p["objects"], first_wrong_slots_used=0)
+        outcome = lab06.check_pool_beats_malloc(self.ctx(pool_first_run_only))
+        self.assertEqual(outcome.status, chk.FAILED)
+        self.assertIn("repetition 1 of the timed run of your pool_alloc did not give every object its slot: "
+                      "262144 objects without a slot, 0 with a wrong value, 0 of 262144 slots handed out (5 of 6 runs "
+                      "wrong)", outcome.message)
+
+        def take_first_run_only(p, d):  # counter_take skips its atomic once a flag is set
+            if d["timing"]["ran"]:
+                d["timing"]["take_student"].update(runs_wrong=p["repeats"], first_wrong_run=2, first_wrong_sum=0,
+                                                   first_wrong_next=0)
+        ctx = self.ctx(take_first_run_only)
+        outcome = lab06.check_aggregation_speed(ctx)
+        self.assertEqual(outcome.status, chk.FAILED)
+        requests = self.cases[-1]["take_rounds"] * 1056 * 256
+        self.assertIn("repetition 1 of the timed run of your counter_take did not hand out its indices: expected "
+                      "each of 0 .. %d once (answers summing to %d modulo 2^32, counter.next %d); got answers "
+                      "summing to 0 and counter.next 0 (5 of 6 runs wrong)"
+                      % (requests - 1, requests * (requests - 1) // 2 % (1 << 32), requests), outcome.message)
+        self.assertEqual(self.failing(ctx), {"warp aggregation beats one atomic per thread"})
+
+        def unchecked(p, d):  # a document without the checks of the timed runs
+            if d["timing"]["ran"]:
+                for key in ("pool", "take_student"):
+                    del d["timing"][key]["runs_checked"]
+        ctx = self.ctx(unchecked)
+        self.assertIn("the timing case checked none of the 6 runs of your pool_alloc",
+                      lab06.check_pool_beats_malloc(ctx).message)
+        self.assertEqual(lab06.check_aggregation_speed(ctx).status, chk.FAILED)
+
+    def test_cases_at_the_harness_edges(self):
+        with open(os.path.join(paths.KIT_ROOT, "common", "include", "bezier_lines.h")) as f:
+            header = f.read()
+        self.assertIn("#define MAX_LINES %d" % lab06.HARNESS_MAX_LINES, header)
+        self.assertIn("#define MAX_MAX_VERTICES (1 << %d)" % (lab06.HARNESS_MAX_VERTICES.bit_length() - 1), header)
+        with open(os.path.join(paths.KIT_ROOT, "common", "harness", "06-parallel-allocator", "harness.cu")) as f:
+            self.assertIn("#define MAX_BLOCK_THREADS %d" % lab06.HARNESS_MAX_BLOCK_THREADS, f.read())
+        options = {o.key: o for o in lab06.HARNESS.options}
+        self.assertEqual((options["lines"].high, options["max"].high, options["factor"].high),
+                         (lab06.HARNESS_MAX_LINES, lab06.HARNESS_MAX_VERTICES, lab06.HARNESS_MAX_FACTOR))
+        for seed in range(10):
+            cases = lab06.make_cases(random.Random(seed))
+            self.assertTrue(cases[-1].get("timing"), "the timing case stays last")
+            collect = [(c["lines"], c["max"], c["factor"]) for c in cases if c["part"] == "collect"]
+            self.assertIn((lab06.HARNESS_MAX_LINES, 32, 16), collect)
+            self.assertIn((1, lab06.HARNESS_MAX_VERTICES, lab06.HARNESS_MAX_FACTOR), collect)
+            widest = [c for c in cases if c["part"] == "uniqueness"
+                      and c["block_x"] * c["block_y"] == lab06.HARNESS_MAX_BLOCK_THREADS]
+            self.assertEqual(len(widest), 1, "the largest block the harness takes")
+            self.assertGreater(widest[0]["requests"], widest[0]["capacity"])
 
     def test_timing_checks_read_the_timing_case(self):
         ctx = FakeContext([(dict(p, part="other"), good_doc(p)) for p in self.cases if p.get("timing")])

@@ -40,11 +40,23 @@
 
 /* ---- timing ---- */
 
+/* Every run of the student's version in a timing loop (warm-up included) is checked, outside the
+ * timed region: a run that left lines without their vertices (state kept from an earlier run, a flag
+ * set once) fails the timing check instead of passing with a fast time. */
+typedef struct {
+    int runs, runs_wrong; /* runs checked, and of those, runs with a line wrong */
+    int first_wrong_run;  /* 1-based, warm-up first; 0: none */
+    check_t first_wrong;
+} timed_checks_t;
+
 typedef struct {
     workload_t *w;
     int version; /* VERSION_* */
     char *pool;  /* vertex blocks come from here while timing */
     unsigned long long pool_size;
+    int check_runs; /* check each run of the student's version (not in the bench table: nothing is graded) */
+    int launched;   /* runs launched so far, of which the last is not yet checked */
+    timed_checks_t checks;
 } timed_t;
 
 #define VERSION_FLAT 0
@@ -55,14 +67,34 @@ typedef struct {
 static const char *const version_names[N_VERSIONS] = {"flat (kit)", "CDP, NULL stream (kit)",
                                                       "CDP, yours", "CDP, fire-and-forget (kit)"};
 
-/* Before each timed run. The kit's versions need nothing: they write into the kit's own buffer,
- * the same vertices every time. The student's version gets its vertex blocks from the kit's pool,
- * emptied here, and the lines as the kit hands them over (no vertices), so that every run starts
- * alike; the blocks of the run before are not freed one by one: the pool is reset as a whole. */
+/* Checks the vertices the student's last timed run left in the lines (kit heap blocks from the pool,
+ * with their fences), as the checked run's are checked. */
+static void check_timed_run(timed_t *t)
+{
+    if (!t->check_runs || t->launched <= t->checks.runs)
+        return;
+    check_t c = check_lines(t->w, 1);
+    t->checks.runs++;
+    if (c.lines_bad) {
+        if (t->checks.runs_wrong++ == 0) {
+            t->checks.first_wrong_run = t->checks.runs;
+            t->checks.first_wrong = c;
+        }
+    }
+}
+
+/* Before each timed run, outside the timed region. The kit's versions need nothing: they write into
+ * the kit's own buffer, the same vertices every time. The student's version: the run before is
+ * checked first; then the pool is emptied and poisoned (NaN, so no vertex of an earlier run is left
+ * to pass for this one's) and the lines handed over as the kit hands them (no vertices), so that
+ * every run starts alike; the blocks of the run before are not freed one by one: the pool is reset
+ * as a whole. */
 static void timed_reset(void *p)
 {
     timed_t *t = (timed_t *)p;
     if (t->version == VERSION_CDP_STUDENT) {
+        check_timed_run(t);
+        KIT_CHECK(cudaMemset(t->pool, 0xff, t->pool_size));
         reset_lines(t->w, 0);
         set_pool(t->pool, t->pool_size);
     }
@@ -72,6 +104,7 @@ static void timed_launch(void *p)
 {
     timed_t *t = (timed_t *)p;
     workload_t *w = t->w;
+    t->launched++;
     int parents = (w->n_lines + PARENT_THREADS - 1) / PARENT_THREADS;
     switch (t->version) {
     case VERSION_FLAT:
@@ -94,9 +127,13 @@ static void timed_launch(void *p)
 /* Median time of one version. The student's version gets its vertex blocks from a pool the kit
  * allocated beforehand (kit_pool), so that it is timed on its launches, as the kit's CDP versions
  * are (they write into the kit's preallocated buffer). */
-static kit_timing_t time_version(workload_t *w, int version, int repeats)
+static kit_timing_t time_version(workload_t *w, int version, int repeats, timed_checks_t *checks)
 {
-    timed_t t = {w, version, NULL, 0};
+    timed_t t;
+    memset(&t, 0, sizeof t);
+    t.w = w;
+    t.version = version;
+    t.check_runs = checks != NULL;
     if (version == VERSION_CDP_STUDENT) {
         t.pool_size = (unsigned long long)w->total * sizeof(float2) +
                       (unsigned long long)w->n_lines * (KIT_ALLOC_OVERHEAD + 16);
@@ -104,10 +141,13 @@ static kit_timing_t time_version(workload_t *w, int version, int repeats)
     }
     kit_timing_t result = kit_time_kernel(timed_reset, timed_launch, &t, 1, repeats);
     if (version == VERSION_CDP_STUDENT) {
+        check_timed_run(&t); /* the last run */
         set_pool(NULL, 0);
         reset_lines(w, 0); /* no line keeps a pointer into the pool, freed next */
         KIT_CHECK(cudaFree(t.pool));
     }
+    if (checks != NULL)
+        *checks = t.checks;
     return result;
 }
 
@@ -155,7 +195,7 @@ static void bench(int max_heavy, float factor, unsigned long long seed, int repe
                 kit_json_begin_array(&j, "median_ms");
             }
             for (int v = 0; v < N_VERSIONS; v++) {
-                double ms = time_version(&w, v, repeats).median_ms;
+                double ms = time_version(&w, v, repeats, NULL).median_ms;
                 printf(" | %26.3f", ms);
                 if (json_path != NULL)
                     kit_json_double(&j, NULL, ms);
@@ -207,7 +247,9 @@ static void json_coordinate(kit_json_t *j, double v)
 /* "figure": the first n lines, each with its control points, its vertex count (the kit's
  * vertex_count: the colour) and the vertices the dynamic version left, as its check_lines gathered
  * them (none for a line without vertices or with a wrong count). The flat version is checked
- * before the dynamic one and the timing runs gather nothing, so those are still there at the end. */
+ * before the dynamic one, so those are still there at the end, unless the case also times: each timed
+ * run of the dynamic version is checked too, and the figure then shows the last one's (the same
+ * vertices, where every run is right). */
 static void json_figure(kit_json_t *j, const workload_t *w, int n)
 {
     kit_json_begin_object(j, "figure");
@@ -343,15 +385,20 @@ static int run_case(int argc, char **argv)
     reset_heap();
     kit_launch_log_reset();
     point_calls_start();
+    grid_probe_start(&w);
     tessellate_cdp<<<(n_lines + PARENT_THREADS - 1) / PARENT_THREADS, PARENT_THREADS>>>(w.d_lines, n_lines, factor,
                                                                                       max_vertices);
     KIT_CHECK_KERNEL();
     point_calls_t cdp_points = point_calls_stop();
+    grid_census_t cdp_grids = grid_probe_stop();
     kit_launch_log_t cdp_log = kit_launch_log_read();
     check_t cdp = check_lines(&w, 1);
     print_check("dynamic", cdp, n_lines);
     print_point_calls("dynamic", cdp_points, w.total);
     kit_print_launch_log("  ", cdp_log);
+    printf("  child grids that ran: %d, computing %d of %d lines (the parent grids, which counted %d lines: %d)\n",
+           cdp_grids.child_grids, cdp_grids.lines_in_child, n_lines, cdp_grids.lines_counted,
+           cdp_grids.counting_grids);
     heap_stats_t allocated = read_heap();
     printf("  device heap: %u blocks, %llu bytes asked for (exact need %lld; the flat worst case %lld); "
            "%u allocations failed\n", allocated.allocations, allocated.bytes_requested,
@@ -372,12 +419,21 @@ static int run_case(int argc, char **argv)
      * start from lines without vertices. */
 
     kit_timing_t times[N_VERSIONS];
+    timed_checks_t student_checks;
     memset(times, 0, sizeof times);
+    memset(&student_checks, 0, sizeof student_checks);
     if (repeats > 0) {
         for (int v = 0; v < N_VERSIONS; v++) {
-            times[v] = time_version(&w, v, repeats);
+            times[v] = time_version(&w, v, repeats, v == VERSION_CDP_STUDENT ? &student_checks : NULL);
             printf("  %-28s median %.3f ms (min %.3f, max %.3f)\n", version_names[v], times[v].median_ms,
                    times[v].min_ms, times[v].max_ms);
+        }
+        printf("  your timed runs: %d checked (1 warm-up, %d timed), %d with lines wrong\n", student_checks.runs,
+               repeats, student_checks.runs_wrong);
+        if (student_checks.runs_wrong) {
+            char what[64];
+            snprintf(what, sizeof what, "timed run %d", student_checks.first_wrong_run);
+            print_check(what, student_checks.first_wrong, n_lines);
         }
     }
 
@@ -409,6 +465,7 @@ static int run_case(int argc, char **argv)
         json_check(&j, "cdp", cdp);
         json_point_calls(&j, "cdp_point_calls", cdp_points);
         kit_json_launch_log(&j, "cdp_log", cdp_log);
+        json_grid_census(&j, "cdp_grids", cdp_grids);
         kit_json_begin_object(&j, "heap");
         kit_json_uint(&j, "allocations", allocated.allocations);
         kit_json_uint(&j, "alloc_failures", allocated.alloc_failures);
@@ -422,6 +479,14 @@ static int run_case(int argc, char **argv)
             kit_json_begin_object(&j, "timing_ms");
             for (int v = 0; v < N_VERSIONS; v++)
                 kit_json_double(&j, keys[v], times[v].median_ms);
+            kit_json_end_object(&j);
+            /* Every run of the student's version in its timing loop, checked as the checked run is. */
+            kit_json_begin_object(&j, "timed_runs_checked");
+            kit_json_int(&j, "runs", student_checks.runs);
+            kit_json_int(&j, "warmup", 1);
+            kit_json_int(&j, "runs_wrong", student_checks.runs_wrong);
+            kit_json_int(&j, "first_wrong_run", student_checks.first_wrong_run);
+            json_check(&j, "first_wrong", student_checks.first_wrong);
             kit_json_end_object(&j);
         }
         if (figure_lines > 0)

@@ -16,8 +16,10 @@
  *          one-atomic-per-thread counter;
  *   Part C: collect_vertices<<<ceil(n_lines / 64), 64>>>(lines, n_lines, factor, max_vertices, pool)
  *          with Lab 04's lines: every line's vertices in one vertex pool, filled by a child grid;
- *          the kit counts the calls of bezier_point (each vertex exactly once) and the launches
- *          checked with KIT_CHECK_LAUNCH() (one per line that got vertices).
+ *          the kit counts the calls of bezier_point (each vertex exactly once), the launches
+ *          checked with KIT_CHECK_LAUNCH() (one per line that got vertices) and the child grids that
+ *          ran (by their grid identity: one per checked launch that did not fail).
+ * Every run of your code in a timing loop is checked too, outside the timed region.
  */
 #ifndef ALLOCATOR_H
 #define ALLOCATOR_H

@@ -56,6 +56,10 @@
 #define LANES_SCATTERED 1           /* --lanes: groups of lanes with gaps ask at once */
 #define MAX_MANY 4096               /* --many: the most slots one pool_alloc_many request asks for */
 #define MEMORY_MARGIN ((size_t)512 << 20) /* left free on the GPU beside the uniqueness run's arrays */
+/* The uniqueness run's largest block (--block-x times --block-y). Not 1024: kit_request_slots takes 64
+ * registers a thread on sm_90 and 72 on sm_75 (ptxas -v) before the student's functions add theirs, and
+ * a block of 1024 threads gets at most 64 (the register file is 65,536): it would not launch. */
+#define MAX_BLOCK_THREADS 512
 
 /* What the uniqueness run writes into the slot it was given. 12 bytes: a slot size that is not a
  * power of two, so that an index scaled by a shift instead of slot_bytes shows. */
@@ -690,6 +694,7 @@ typedef struct {
     int lines_with_vertices;    /* lines the student's code gave vertices (each must have launched a child) */
     long long claimed_vertices; /* their n_vertices, summed: each must be computed exactly once */
     point_calls_t points;       /* bezier_point calls during collect_vertices and its children */
+    grid_census_t grids;        /* the child grids that ran and computed lines (their %gridid) */
     unsigned long long device_mallocs;
     long long allocations; /* the pool, plus every line whose vertices are not in it, plus device mallocs */
     check_t check;         /* Lab 04's check of every vertex against its double-precision reference */
@@ -744,10 +749,12 @@ static collect_t run_collect(int n_lines, int heavy, int max_vertices, float fac
     reset_malloc_stats();
     kit_launch_log_reset();
     point_calls_start(); /* every bezier_point call from here: each vertex must be computed once */
+    grid_probe_start(&w); /* and the grid that computed each line: the launches that really ran */
     collect_vertices<<<(n_lines + COLLECT_THREADS - 1) / COLLECT_THREADS, COLLECT_THREADS>>>(
         w.d_lines, n_lines, factor, max_vertices, d_pool);
     KIT_CHECK_KERNEL();
     c.points = point_calls_stop();
+    c.grids = grid_probe_stop();
     c.log = kit_launch_log_read();
     c.device_mallocs = read_malloc_stats().calls;
     c.check = check_lines(&w, 0);
@@ -828,6 +835,11 @@ static void print_collect(collect_t c)
     if (c.points.calls != (unsigned long long)c.claimed_vertices || c.points.out_of_range)
         printf("  WRONG: each vertex must be computed exactly once, by its line's child grid\n");
     kit_print_launch_log("  ", c.log);
+    printf("  child grids that ran: %d, computing %d of the %d lines\n", c.grids.child_grids, c.grids.lines_in_child,
+           c.lines);
+    if (c.log.checked != (unsigned int)c.grids.child_grids + c.log.failed)
+        printf("  WRONG: %u launches checked with KIT_CHECK_LAUNCH(), but %d child grids ran and %u launches failed\n",
+               c.log.checked, c.grids.child_grids, c.log.failed);
     if (c.log.checked != (unsigned int)c.lines_with_vertices)
         printf("  WRONG: %u launches checked with KIT_CHECK_LAUNCH(), expected one per line that got vertices (%d)\n",
                c.log.checked, c.lines_with_vertices);
@@ -857,6 +869,7 @@ static void json_collect(kit_json_t *j, collect_t c)
     kit_json_int(j, "allocations", c.allocations);
     json_check(j, "check", c.check);
     kit_json_launch_log(j, "log", c.log);
+    json_grid_census(j, "grids", c.grids);
     kit_json_end_object(j);
 }
 
@@ -865,6 +878,16 @@ static void json_collect(kit_json_t *j, collect_t c)
 #define OBJECTS_MALLOC 0
 #define OBJECTS_BULK 1
 #define OBJECTS_POOL 2
+
+/* Every run of a timing loop (warm-up included) is checked, outside the timed region: a run that did
+ * no work (a flag set once, state kept across runs) fails its timing check instead of passing with a
+ * fast time. */
+typedef struct {
+    int runs, runs_wrong;  /* runs checked, and of those, runs that did not do their work */
+    int first_wrong_run;   /* 1-based, warm-up first; 0: none */
+    unsigned long long first_wrong_detail[3]; /* objects: missing, wrong, slots used; take: sum, next */
+} run_checks_t;
+
 typedef struct {
     int version;
     unsigned int n, bytes;
@@ -872,11 +895,50 @@ typedef struct {
     void **d_objects;
     typed_pool_t *d_pool;
     char *d_pool_slots;
+    unsigned long long *d_counts;
+    int launched; /* runs launched so far, of which the last is not yet checked */
+    run_checks_t checks;
 } objects_t;
+
+static void note_run(run_checks_t *c, int wrong, unsigned long long a, unsigned long long b, unsigned long long d)
+{
+    c->runs++;
+    if (wrong && c->runs_wrong++ == 0) {
+        c->first_wrong_run = c->runs;
+        c->first_wrong_detail[0] = a;
+        c->first_wrong_detail[1] = b;
+        c->first_wrong_detail[2] = d;
+    }
+}
+
+/* Objects the last run left without memory (counts[0]) and with a wrong number (counts[1]). */
+static void count_bad_objects(objects_t *o, unsigned long long counts[2])
+{
+    KIT_CHECK(cudaMemset(o->d_counts, 0, 2 * sizeof(unsigned long long)));
+    kit_objects_verify<<<o->blocks, THREADS>>>(o->d_objects, o->n, o->d_counts);
+    KIT_CHECK_KERNEL();
+    KIT_CHECK(cudaMemcpy(counts, o->d_counts, 2 * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
+}
+
+/* The last run: every object has memory holding its number, and the pool handed out every slot. */
+static void check_objects_run(objects_t *o)
+{
+    if (o->launched <= o->checks.runs)
+        return;
+    unsigned long long counts[2];
+    count_bad_objects(o, counts);
+    unsigned long long used = o->n;
+    if (o->version == OBJECTS_POOL) {
+        typed_pool_t after = read_pool(o->d_pool);
+        used = after.counter.next < o->n ? after.counter.next : o->n;
+    }
+    note_run(&o->checks, counts[0] || counts[1] || used != o->n, counts[0], counts[1], used);
+}
 
 static void objects_reset(void *p)
 {
     objects_t *o = (objects_t *)p;
+    check_objects_run(o);
     if (o->version == OBJECTS_MALLOC) {
         kit_objects_free<<<o->blocks, THREADS>>>(o->d_objects, o->n);
         KIT_CHECK_KERNEL();
@@ -893,6 +955,7 @@ static void objects_reset(void *p)
 static void objects_launch(void *p)
 {
     objects_t *o = (objects_t *)p;
+    o->launched++;
     if (o->version == OBJECTS_MALLOC) {
         kit_objects_malloc<<<o->blocks, THREADS>>>(o->d_objects, o->n, o->bytes);
     } else if (o->version == OBJECTS_BULK) {
@@ -909,9 +972,11 @@ typedef struct {
     int repeats;
     kit_timing_t version[3];
     unsigned long long mallocs[3], malloc_failures[3], missing[3], wrong[3];
+    run_checks_t version_checks[3];
     unsigned int take_rounds;
     long long take_requests;
     kit_timing_t take_student, take_per_thread;
+    run_checks_t take_student_checks, take_per_thread_checks;
 } timing_t;
 
 static void time_objects(timing_t *t, int version, int blocks)
@@ -924,6 +989,7 @@ static void time_objects(timing_t *t, int version, int blocks)
     o.blocks = blocks;
     KIT_CHECK(cudaMalloc((void **)&o.d_objects, sizeof(void *) * (size_t)o.n));
     KIT_CHECK(cudaMemset(o.d_objects, 0, sizeof(void *) * (size_t)o.n));
+    KIT_CHECK(cudaMalloc((void **)&o.d_counts, 2 * sizeof(unsigned long long)));
     if (version == OBJECTS_POOL) {
         KIT_CHECK(cudaMalloc((void **)&o.d_pool_slots, (size_t)o.n * o.bytes));
         o.d_pool = new_device_pool(o.d_pool_slots, o.n, o.bytes);
@@ -934,15 +1000,13 @@ static void time_objects(timing_t *t, int version, int blocks)
     malloc_stats_t stats = read_malloc_stats();
     t->mallocs[version] = stats.calls;
     t->malloc_failures[version] = stats.failures;
-    unsigned long long *d_counts = NULL, counts[2];
-    KIT_CHECK(cudaMalloc((void **)&d_counts, sizeof counts));
-    KIT_CHECK(cudaMemset(d_counts, 0, sizeof counts));
-    kit_objects_verify<<<blocks, THREADS>>>(o.d_objects, o.n, d_counts);
-    KIT_CHECK_KERNEL();
-    KIT_CHECK(cudaMemcpy(counts, d_counts, sizeof counts, cudaMemcpyDeviceToHost));
+    unsigned long long counts[2];
+    count_bad_objects(&o, counts);
     t->missing[version] = counts[0];
     t->wrong[version] = counts[1];
-    KIT_CHECK(cudaFree(d_counts));
+    check_objects_run(&o); /* the last run, as every run before it was checked */
+    t->version_checks[version] = o.checks;
+    KIT_CHECK(cudaFree(o.d_counts));
     if (version != OBJECTS_POOL)
         objects_reset(&o); /* free the device-heap memory: later cases of this process share the heap */
     if (o.d_pool != NULL) {
@@ -954,14 +1018,35 @@ static void time_objects(timing_t *t, int version, int blocks)
 
 typedef struct {
     bounded_counter_t *d_counter;
-    unsigned int *d_sink;
+    unsigned int *d_sink, *h_sink;
     unsigned int rounds;
     int which, blocks;
+    int launched; /* runs launched so far, of which the last is not yet checked */
+    run_checks_t checks;
 } take_t;
+
+/* The last run: every request took an index (room for all), so the indices handed out are exactly
+ * 0 .. R - 1: the counter ends at R and the answers, summed in 32 bits (the sink), sum to R(R-1)/2
+ * modulo 2^32. A run that handed out nothing, or stale answers, does not. */
+static void check_take_run(take_t *t)
+{
+    if (t->launched <= t->checks.runs)
+        return;
+    unsigned long long threads = (unsigned long long)t->blocks * THREADS, requests = threads * t->rounds;
+    unsigned int want = (unsigned int)(requests * (requests - 1) / 2), sum = 0;
+    bounded_counter_t after;
+    KIT_CHECK(cudaMemcpy(t->h_sink, t->d_sink, sizeof(unsigned int) * threads, cudaMemcpyDeviceToHost));
+    KIT_CHECK(cudaMemcpy(&after, t->d_counter, sizeof after, cudaMemcpyDeviceToHost));
+    for (unsigned long long k = 0; k < threads; k++)
+        sum += t->h_sink[k];
+    note_run(&t->checks, sum != want || after.next != requests, sum, after.next, want);
+}
 
 static void take_reset(void *p)
 {
     take_t *t = (take_t *)p;
+    check_take_run(t);
+    KIT_CHECK(cudaMemset(t->d_sink, 0xff, sizeof(unsigned int) * (size_t)t->blocks * THREADS));
     bounded_counter_t fresh = {0, KIT_MAX_CAPACITY}; /* room for every request: each one takes an index */
     KIT_CHECK(cudaMemcpy(t->d_counter, &fresh, sizeof fresh, cudaMemcpyHostToDevice));
 }
@@ -969,18 +1054,24 @@ static void take_reset(void *p)
 static void take_launch(void *p)
 {
     take_t *t = (take_t *)p;
+    t->launched++;
     kit_take_timed<<<t->blocks, THREADS>>>(t->d_counter, t->rounds, t->which, t->d_sink);
 }
 
-static kit_timing_t time_take(int which, unsigned int rounds, int blocks, int repeats)
+static kit_timing_t time_take(int which, unsigned int rounds, int blocks, int repeats, run_checks_t *checks)
 {
     take_t t;
+    memset(&t, 0, sizeof t);
     t.rounds = rounds;
     t.which = which;
     t.blocks = blocks;
     KIT_CHECK(cudaMalloc((void **)&t.d_counter, sizeof(bounded_counter_t)));
     KIT_CHECK(cudaMalloc((void **)&t.d_sink, sizeof(unsigned int) * (size_t)blocks * THREADS));
+    t.h_sink = (unsigned int *)kit_host_alloc(sizeof(unsigned int) * (size_t)blocks * THREADS);
     kit_timing_t result = kit_time_kernel(take_reset, take_launch, &t, 1, repeats);
+    check_take_run(&t); /* the last run */
+    *checks = t.checks;
+    free(t.h_sink);
     KIT_CHECK(cudaFree(t.d_sink));
     KIT_CHECK(cudaFree(t.d_counter));
     return result;
@@ -1000,6 +1091,11 @@ static void print_timing(timing_t t)
             printf("; %llu objects got no memory, %llu wrong", t.missing[v], t.wrong[v]);
         if (v != OBJECTS_POOL && t.malloc_failures[v])
             printf("; %llu of %llu device mallocs failed: the heap is too small", t.malloc_failures[v], t.mallocs[v]);
+        run_checks_t c = t.version_checks[v];
+        if (c.runs_wrong)
+            printf("; WRONG: %d of its %d runs checked did not do their work (first: run %d, %llu objects without "
+                   "memory, %llu wrong, %llu slots used)", c.runs_wrong, c.runs, c.first_wrong_run,
+                   c.first_wrong_detail[0], c.first_wrong_detail[1], c.first_wrong_detail[2]);
         printf("\n");
     }
     if (t.version[OBJECTS_BULK].median_ms > 0 && t.version[OBJECTS_POOL].median_ms > 0)
@@ -1013,17 +1109,42 @@ static void print_timing(timing_t t)
                t.take_per_thread.min_ms, t.take_per_thread.max_ms);
         printf("  %-32s %10.3f ms (min %.3f, max %.3f)\n", "your counter_take", t.take_student.median_ms,
                t.take_student.min_ms, t.take_student.max_ms);
+        run_checks_t c = t.take_student_checks;
+        printf("  your runs: %d checked (1 warm-up), %d did not hand out indices 0 .. %lld - 1", c.runs, c.runs_wrong,
+               t.take_requests);
+        if (c.runs_wrong)
+            printf(" (first: run %d, answers summing to %llu, counter.next %llu; expected sum %llu, next %lld)",
+                   c.first_wrong_run, c.first_wrong_detail[0], c.first_wrong_detail[1], c.first_wrong_detail[2],
+                   t.take_requests);
+        printf("\n");
+        if (t.take_per_thread_checks.runs_wrong)
+            printf("  WRONG (the kit's counter): %d of its runs did not hand out indices 0 .. R - 1\n",
+                   t.take_per_thread_checks.runs_wrong);
         if (t.take_student.median_ms > 0)
             printf("  one atomic per thread / yours: %.1fx\n", t.take_per_thread.median_ms / t.take_student.median_ms);
     }
 }
 
-static void json_timing_entry(kit_json_t *j, const char *key, kit_timing_t t)
+/* What the checks of a timing loop's runs found (run_checks_t); detail names its first wrong run's
+ * numbers. */
+static void json_run_checks(kit_json_t *j, run_checks_t c, const char *const detail[3])
+{
+    kit_json_int(j, "runs_checked", c.runs);
+    kit_json_int(j, "runs_wrong", c.runs_wrong);
+    kit_json_int(j, "first_wrong_run", c.first_wrong_run);
+    for (int k = 0; k < 3; k++)
+        kit_json_uint(j, detail[k], c.first_wrong_detail[k]);
+}
+
+static const char *const take_detail[3] = {"first_wrong_sum", "first_wrong_next", "expected_sum"};
+
+static void json_timing_entry(kit_json_t *j, const char *key, kit_timing_t t, run_checks_t c)
 {
     kit_json_begin_object(j, key);
     kit_json_double(j, "median_ms", t.median_ms);
     kit_json_double(j, "min_ms", t.min_ms);
     kit_json_double(j, "max_ms", t.max_ms);
+    json_run_checks(j, c, take_detail);
     kit_json_end_object(j);
 }
 
@@ -1043,13 +1164,16 @@ static void json_timing(kit_json_t *j, timing_t t)
         kit_json_uint(j, "malloc_failures", t.malloc_failures[v]);
         kit_json_uint(j, "objects_missing", t.missing[v]);
         kit_json_uint(j, "objects_wrong", t.wrong[v]);
+        static const char *const detail[3] = {"first_wrong_missing", "first_wrong_objects_wrong",
+                                              "first_wrong_slots_used"};
+        json_run_checks(j, t.version_checks[v], detail);
         kit_json_end_object(j);
     }
     kit_json_int(j, "threads", THREADS);
     kit_json_uint(j, "take_rounds", t.take_rounds);
     kit_json_int(j, "take_requests", t.take_requests);
-    json_timing_entry(j, "take_per_thread", t.take_per_thread);
-    json_timing_entry(j, "take_student", t.take_student);
+    json_timing_entry(j, "take_per_thread", t.take_per_thread, t.take_per_thread_checks);
+    json_timing_entry(j, "take_student", t.take_student, t.take_student_checks);
     kit_json_end_object(j);
 }
 
@@ -1062,8 +1186,8 @@ static int run_case(int argc, char **argv)
                                                          KIT_RECORD_BYTES, 4096);
     int blocks = (int)kit_arg_long(argc, argv, "--blocks", 0, 0, 1 << 20);
     request_shape_t shape;
-    shape.block_x = (int)kit_arg_long(argc, argv, "--block-x", THREADS, 1, 1024);
-    shape.block_y = (int)kit_arg_long(argc, argv, "--block-y", 1, 1, 1024);
+    shape.block_x = (int)kit_arg_long(argc, argv, "--block-x", THREADS, 1, MAX_BLOCK_THREADS);
+    shape.block_y = (int)kit_arg_long(argc, argv, "--block-y", 1, 1, MAX_BLOCK_THREADS);
     const char *lanes_arg = kit_arg_string(argc, argv, "--lanes", "contiguous");
     shape.many = (unsigned int)kit_arg_long(argc, argv, "--many", 0, 0, MAX_MANY);
     unsigned int wrap_capacity = (unsigned int)kit_arg_long(argc, argv, "--wrap-capacity", 4096, 1, 1 << 24);
@@ -1086,8 +1210,8 @@ static int run_case(int argc, char **argv)
         return KIT_EXIT_USAGE;
     }
     shape.lanes = strcmp(lanes_arg, "scattered") == 0 ? LANES_SCATTERED : LANES_CONTIGUOUS;
-    if (shape.block_x * shape.block_y > 1024) {
-        fprintf(stderr, "--block-x times --block-y must be at most 1024 threads\n");
+    if (shape.block_x * shape.block_y > MAX_BLOCK_THREADS) {
+        fprintf(stderr, "--block-x times --block-y must be at most %d threads\n", MAX_BLOCK_THREADS);
         return KIT_EXIT_USAGE;
     }
     int heavy = strcmp(workload_name, "heavy") == 0;
@@ -1170,8 +1294,9 @@ static int run_case(int argc, char **argv)
                         take_rounds, timing.take_requests, KIT_MAX_CAPACITY);
                 return KIT_EXIT_USAGE;
             }
-            timing.take_per_thread = time_take(TAKE_PER_THREAD, take_rounds, blocks, repeats);
-            timing.take_student = time_take(TAKE_STUDENT, take_rounds, blocks, repeats);
+            timing.take_per_thread = time_take(TAKE_PER_THREAD, take_rounds, blocks, repeats,
+                                               &timing.take_per_thread_checks);
+            timing.take_student = time_take(TAKE_STUDENT, take_rounds, blocks, repeats, &timing.take_student_checks);
         }
         print_timing(timing);
     }
