@@ -179,32 +179,51 @@ LAB05_RUNS = 10
 
 
 def lab05():
-    """Both sides of Lab 05's thresholds: the solution, the still-legacy submission and the one that waits
-    for the whole device, LAB05_RUNS runs each on the grader's first case and on the largest sizes it draws;
-    prints what the grader's thresholds compare, and returns the rows."""
+    """Both sides of Lab 05's thresholds: the solution, the still-legacy submission, the one that waits
+    for the whole device, and the two that put two kernels in a stream (half of them at once),
+    LAB05_RUNS runs each on the grader's first case, on the largest sizes it draws and on 32 streams,
+    the harness's limit; prints what the grader's thresholds compare, and returns the rows. Concurrency:
+    pairs of workers that ran together in no round (0 wanted) next to the span ratios; Part B's wait:
+    each thread's best round against the kit's reference wait (b_worst_wait_excess_us) next to the
+    margin the kit's reference kernel gives it (b_min_wait_allowance_us)."""
     import random
     from rubrics import lab05 as rules
     lab = "05-default-streams"
     sides = {"solution": os.path.join(paths.SOLUTIONS_DIR, lab),
              "still-legacy": os.path.join(paths.INCORRECT_DIR, lab, "still-legacy"),
-             "wait-for-everything": os.path.join(paths.INCORRECT_DIR, lab, "wait-for-everything")}
+             "wait-for-everything": os.path.join(paths.INCORRECT_DIR, lab, "wait-for-everything"),
+             "streams-in-pairs": os.path.join(paths.INCORRECT_DIR, lab, "streams-in-pairs"),
+             "threads-in-pairs": os.path.join(paths.INCORRECT_DIR, lab, "threads-in-pairs")}
     cases = [dict(rules.make_cases(random.Random(1))[0]),
-             {"streams": 16, "threads": 12, "spin_us": 500, "thread_spin_us": 500, "repeats": rules.REPEATS}]
+             {"streams": 16, "threads": 12, "spin_us": 500, "thread_spin_us": 500, "repeats": rules.REPEATS},
+             {"streams": rules.MAX_STREAMS, "threads": 8, "spin_us": 1000, "thread_spin_us": 500,
+              "repeats": rules.REPEATS}]
     rows = []
     for side, source in sides.items():
         program = build_submission(lab, source, side)
         for case in cases:
-            got = {"a_ratio": [], "a_at_once": [], "b_ratio": [], "b_at_once": [], "b_worst_late_us": [],
-                   "legacy_overlaps": []}
+            got = {"a_ratio": [], "a_at_once": [], "a_best_at_once": [], "b_ratio": [], "b_at_once": [],
+                   "b_best_at_once": [], "b_worst_late_us": [], "b_worst_wait_excess_us": [],
+                   "b_min_wait_allowance_us": [], "a_pairs_never_overlapping": [], "b_pairs_never_overlapping": [],
+                   "legacy_overlaps": [], "tampered_or_stray": []}
             for i in range(LAB05_RUNS):
                 doc = run_case(lab, program, case)
                 a, b = doc["part_a"], doc["part_b"]
                 got["a_ratio"].append(a["legacy"]["span_us"] / a["student"]["span_us"])
                 got["a_at_once"].append(a["student"]["max_concurrent"])
+                got["a_best_at_once"].append(max(a["student"]["max_concurrent_runs"]))
                 got["b_ratio"].append(b["legacy"]["span_us"] / b["student"]["span_us"])
                 got["b_at_once"].append(b["student"]["max_concurrent"])
+                got["b_best_at_once"].append(max(b["student"]["max_concurrent_runs"]))
                 got["b_worst_late_us"].append(max(b["student"]["lateness_us"]))
+                reference = b["student"]["reference_lateness_us"]
+                got["b_worst_wait_excess_us"].append(max(l - reference for l in b["student"]["earliest_lateness_us"]))
+                got["b_min_wait_allowance_us"].append(rules.WAIT_GAP_SHARE * min(b["student"]["device_wait_gap_us"]))
+                got["a_pairs_never_overlapping"].append(a["student"]["pairs_never_overlapping"])
+                got["b_pairs_never_overlapping"].append(b["student"]["pairs_never_overlapping"])
                 got["legacy_overlaps"].append(a["legacy"]["overlapping_pairs"] + b["legacy"]["overlapping_pairs"])
+                got["tampered_or_stray"].append(sum(doc[p][s]["tampered"] + doc[p][s]["stray"]
+                                                    for p in ("part_a", "part_b") for s in ("legacy", "student")))
             rows.append(dict(case, side=side, **got))
     return rows
 

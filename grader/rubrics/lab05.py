@@ -10,8 +10,13 @@ One case turns on the kit's hidden delays (harness --delay-us): kernels that run
 job says, and tiny kernels that make the default stream finish last in some rounds. The student's
 code cannot see them, so only real waits return after every kernel there; the concurrency checks
 leave that case out, since its kernels' lengths are no longer those their thresholds were set for.
+One case has 32 streams, the most the harness takes: the kit's table of kernels is full there.
+
+The evidence is the kit's: the kernels' lengths and stamps live in the harness's static device memory,
+which the student's code is never handed, and only the kit's device code writes the stamps, sealed.
+The harness reads it all back after every round and reports what differs from what it wrote
+("tampered"), and launches with an index the job does not have ("stray"): either makes a run unclean.
 """
-import math
 import os
 import re
 import subprocess
@@ -21,8 +26,10 @@ from gradelib import paths
 from gradelib.grading import COMPILES, RUNS_CLEANLY, compiles, explained, per_case, memcheck_clean, runs_cleanly
 from gradelib.harness import Contract, Option
 from gradelib.registry import Lab, hint
+from gradelib.objects import Imports
 
 HANDOUT = "handouts/05-default-streams.md"
+MAX_STREAMS = 32  # the harness's limit (default_streams.h)
 FLAGS_FILE = "nvcc.flags"
 FLAGS_CHECKER = os.path.join(paths.KIT_ROOT, "common", "student-flags.sh")  # the one whitelist, kit.mk's too
 PART_B_FUNCTION = "thread_launch_and_wait"
@@ -35,13 +42,25 @@ MECHANISM_WORDS = re.compile(r"per[- ]thread|non[- ]?blocking|cudaStreamNonBlock
 # threads, lengths 1..T x base); a submission that still serializes scores about 1.0 on both.
 # Measured on an H100 (CUDA 13.0, tools/measure_thresholds.py lab05, 10 runs each): solution A 7.28-7.40
 # (8 streams) and 11.35-11.81 (16), B 4.48-4.50 (8 threads) and 6.44-6.50 (12), every worker at
-# once; still-legacy 1.00 and 1 at once; wait lateness 6-14 us for the solution against 5,236-6,992
-# us when a thread waits for the whole device (base lengths 1,000 and 500 us).
-MIN_CONCURRENT_FRACTION = 0.5  # median over rounds of the most workers at once >= this share of N (or T)
+# once in Part A's median round, 10-12 of 12 threads in Part B's (a thread started late by the host);
+# still-legacy 1.00 and 1 at once.
+# Concurrency, as the contract promises it: every stream's (every thread's) kernel runs at the same
+# time as every other one, each pair in at least one round (a host that starts one thread late in
+# some rounds does not count; a design that serializes any two kernels never gets there). And the
+# span at least MIN_SPAN_RATIO x shorter than the kit's legacy build's in the same run: 2x headroom
+# over a submission that serializes (1.0), and the reference is at N/2 or more x above it.
 MIN_SPAN_RATIO_A = 2.0         # Part A: legacy span / student span, medians of the same run
 MIN_SPAN_RATIO_B = 2.0         # Part B: the same for the threads
-MAX_LATE_FRACTION = 0.5        # Part B: a wait may return at most this share of the base length late
-MAX_EARLY_FRACTION = 0.1       # ... and at most this share early, in any round (before its kernel ended)
+# Part B's waits, judged against the kit's own correct wait in the same rounds (the harness's reference
+# thread, which waits for its own stream only): a thread's best round may be late by at most
+# WAIT_GAP_SHARE of the smallest gap between the end of the kit's reference kernel (twice as long as
+# the longest thread's, launched before the threads start) and the end of the thread's own kernel. A
+# wait for the whole device returns after the reference kernel in every round, at least that gap
+# late: 2x headroom. A correct wait is microseconds late in its best round against a margin of at least
+# the longest thread's kernel / 2 (2,000 us and up in the graded cases), so host noise in some rounds
+# cannot fail it.
+WAIT_GAP_SHARE = 0.5
+MAX_EARLY_FRACTION = 0.1       # ... and at most this share of the base length early, in any round
 # Part A: many_streams may return at most this much before the last of its kernels ended, in any round.
 # Host times are placed on %globaltimer by the smallest of 7 (host time after a wait - kernel's end
 # stamp) before each round, so a real wait's own latency is subtracted once; what remains is that
@@ -66,13 +85,16 @@ DELAY_FACTOR = 2
 
 
 def make_cases(rng):
-    """The seed's sizes (8 streams, 8 threads), then seeded stream and thread counts and lengths.
-    Threads from 8 up keep Part B's ideal ratio (T + 1) / 2 at 4.5 or more. Last, the delayed case:
+    """The seed's sizes (8 streams, 8 threads), then seeded stream and thread counts and lengths, then
+    32 streams, the most the harness takes. Threads from 8 up keep Part B's ideal ratio (T + 1) / 2
+    at 4.5 or more. Last, the delayed case:
     seeded sizes with the kit's hidden delays (DELAY_FACTOR), drawn from a seeded delay seed. Every
     case is a timed timeline ("timing")."""
     cases = [{"streams": 8, "threads": 8, "spin_us": 1000, "thread_spin_us": 1000}]
     cases.append({"streams": rng.randint(6, 16), "threads": rng.randint(8, 12),
                   "spin_us": rng.choice((500, 1000, 2000)), "thread_spin_us": rng.choice((500, 1000))})
+    # the harness's limit: every stream of the kit's table in use, and an index past it is past the table
+    cases.append({"streams": MAX_STREAMS, "threads": 8, "spin_us": 1000, "thread_spin_us": rng.choice((500, 1000))})
     delayed = {"streams": rng.randint(6, 12), "threads": rng.randint(8, 12),
                "spin_us": rng.choice((500, 1000)), "thread_spin_us": rng.choice((500, 1000))}
     delayed["delay_us"] = DELAY_FACTOR * max(delayed["spin_us"], delayed["thread_spin_us"])
@@ -88,7 +110,7 @@ def make_cases(rng):
 # The harness's contract (common/harness/05-default-streams/harness.cu). Every case is a timed timeline
 # ("timing", for the checks).
 HARNESS = Contract(
-    options=[Option("streams", 1, 32), Option("threads", 1, 32), Option("spin_us", 1, 100000),
+    options=[Option("streams", 1, MAX_STREAMS), Option("threads", 1, 32), Option("spin_us", 1, 100000),
              Option("thread_spin_us", 1, 100000), Option("repeats", 1, 51), Option("delay_us", 0, 100000),
              Option("delay_seed", 0, 2147483647)],
     result_keys=["lab", "device", "params", "max_connections", "part_a", "part_b"],
@@ -106,12 +128,23 @@ def undisturbed_runs(ctx):
 
 
 def run_problem(params, doc):
-    """Every kernel of the student's side must have run exactly once in every round, launched in the
-    shape default_streams.h names (kit_worker_kernel<<<1, WORKER_THREADS>>>, kit_tiny_kernel<<<1, 1>>>)."""
+    """The kit's evidence must be as the kit wrote it (tampered: no verdict can rest on it), and every
+    kernel of the student's side must have run exactly once in every round, with an index the job has,
+    launched in the shape default_streams.h names (kit_worker_kernel<<<1, WORKER_THREADS>>>,
+    kit_tiny_kernel<<<1, 1>>>)."""
     problems = []
     for part, what in (("part_a", "Part A"), ("part_b", "Part B")):
         for side, whose in (("student", "your"), ("legacy", "the kit's legacy")):
             s = doc[part][side]
+            if s.get("tampered"):
+                problems.append("%s, %s version's rounds: the kit's evidence was tampered with in %d of %d rounds "
+                                "(%s): its table of kernel lengths or its stamps in device memory were not what "
+                                "the kit wrote, so nothing of this run can be believed"
+                                % (what, whose, s["tampered"], params["repeats"], s.get("tampered_what") or "?"))
+            if s.get("stray"):
+                problems.append("%s, %s version: %d launch(es) over %d rounds with an index the job does not have "
+                                "(a stream or thread past the job's, or below 0): each kernel takes its own "
+                                "stream's or thread's index" % (what, whose, s["stray"], params["repeats"]))
             if s["missing"] or s["duplicated"]:
                 problems.append("%s, %s version: %d kernel(s) never ran and %d ran more than once over %d rounds "
                                 "(each worker and each tiny kernel is launched exactly once)"
@@ -203,12 +236,18 @@ def check_legacy_serializes(ctx):
 
 def _concurrency(run, part, n, min_ratio, what):
     legacy, student = run.doc[part]["legacy"], run.doc[part]["student"]
-    wanted = int(math.ceil(MIN_CONCURRENT_FRACTION * n))
     ratio = legacy["span_us"] / student["span_us"] if student["span_us"] > 0 else 0.0
+    best = max(student.get("max_concurrent_runs") or [student["max_concurrent"]])
+    never = student.get("pairs_never_overlapping")
     problems = []
-    if student["max_concurrent"] < wanted:
-        problems.append("at most %g of your %d %s ran at once (median of %d rounds; at least %d wanted)"
-                        % (student["max_concurrent"], n, what, run.params["repeats"], wanted))
+    if never is None and best < n:  # a document without the pairs: the best round must have them all
+        problems.append("at most %g of your %d %s ran at once, in the best of %d rounds (all %d wanted: each "
+                        "runs at the same time as every other)" % (best, n, what, run.params["repeats"], n))
+    elif never:
+        i, j = student["first_pair_never_overlapping"]
+        problems.append("%d pair(s) of your %d %s never ran at the same time in any of %d rounds (first: %d and "
+                        "%d; at most %g at once, best round): each must run at the same time as every other"
+                        % (never, n, what, run.params["repeats"], i, j, best))
     if ratio < min_ratio:
         problems.append("the kit's legacy version took %.0f us, yours %.0f us: %.2fx (at least %.2fx wanted)"
                         % (legacy["span_us"], student["span_us"], ratio, min_ratio))
@@ -269,32 +308,31 @@ def check_part_a_returns_soon(ctx):
     return per_case(ctx, evaluate, runs=timed_runs(ctx))
 
 
-def _kernel_ends(side_doc):
-    """{thread index: end_us} of the Part B workers of the median round."""
-    return {k["row"]: k["end_us"] for k in side_doc["kernels"] if k["kind"] == "worker"}
-
-
 def check_waits_own_stream(ctx):
-    """Each thread's wait returns soon after its own kernel ends: not when the last thread's kernel
-    ends (a wait for the whole device; median over rounds), and in no round before its own kernel
-    ends (no wait, or a sleep of about the job's length, which the delayed case's longer kernels
-    outlast)."""
+    """Each thread's wait returns soon after its own kernel ends, judged against the kit's own correct
+    wait in the same rounds (the reference thread): in its best round, no later than the reference's
+    best by more than WAIT_GAP_SHARE of the gap a wait for the whole device would add (the kit's longer
+    kernel ends that much after the thread's); and in no round before its own kernel ends (no wait, or
+    a sleep of about the job's length, which the delayed case's longer kernels outlast)."""
     def evaluate(run):
         base = run.params["thread_spin_us"]
         student = run.doc["part_b"]["student"]
-        lateness = student["lateness_us"]
-        ends = _kernel_ends(student)
-        last_end = max(ends.values()) if ends else 0.0
-        late = [(i, l) for i, l in enumerate(lateness) if l > MAX_LATE_FRACTION * base]
-        early = [(i, l) for i, l in enumerate(student["earliest_lateness_us"]) if l < -MAX_EARLY_FRACTION * base]
+        best = student["earliest_lateness_us"]
+        reference = student.get("reference_lateness_us")
+        gaps = student.get("device_wait_gap_us")
+        if reference is None or gaps is None:
+            return "the harness wrote no reference wait for Part B (a kit problem: please report it)"
+        late = [(i, b - reference, WAIT_GAP_SHARE * g) for i, (b, g) in enumerate(zip(best, gaps))
+                if b - reference > WAIT_GAP_SHARE * g]
+        early = [(i, l) for i, l in enumerate(best) if l < -MAX_EARLY_FRACTION * base]
         problems = []
         if late:
-            i, l = max(late, key=lambda x: x[1])
-            problems.append("%d of %d threads returned late; worst, thread %d's wait returned %.0f us after its own "
-                            "kernel ended (at most %.0f us wanted), and its kernel ended %.0f us before the last "
-                            "thread's: it waited for other threads' work"
-                            % (len(late), len(lateness), i, l, MAX_LATE_FRACTION * base,
-                               last_end - ends.get(i, last_end)))
+            i, excess, allowed = max(late, key=lambda x: x[1] - x[2])
+            problems.append("%d of %d threads returned late in every round; worst, thread %d: in its best round its "
+                            "wait returned %.0f us after its own kernel ended, %.0f us later than the kit's own wait "
+                            "for its own stream (at most %.0f us wanted: half the time by which the kit's longer "
+                            "kernel ended after this thread's): it waited for other work than its own"
+                            % (len(late), len(best), i, best[i], excess, allowed))
         if early:
             i, l = min(early, key=lambda x: x[1])
             problems.append("%d thread(s) returned before their own kernel ended (worst, thread %d, %.0f us early "
@@ -315,8 +353,13 @@ S_WAIT = "2.5 (waiting for your own work)"
 S_MEASURE = "2.6 (how the kit measures a timeline)"
 S_STEPS = "3 (the lab, step by step)"
 
-# The memcheck case: 32 streams, the most the harness takes (the stamp arrays full).
+# The memcheck case: 32 streams, the most the harness takes (the kit's table of kernels full).
 MEMCHECK_CASE = {"streams": 32, "threads": 8, "spin_us": 1000, "thread_spin_us": 1000, "repeats": 1}
+
+
+# What the student's objects may import beyond what every lab may (gradelib.objects): the host threads' own calls (the harness starts the threads).
+IMPORTS = Imports(host=("pthread_once", "pthread_mutex_lock", "pthread_mutex_unlock", "sched_yield", "usleep", "nanosleep"),
+                  device=("kit_lab05_worker", "kit_lab05_tiny"))  # what default_streams.h's kernels call
 
 
 LAB = Lab(
@@ -327,6 +370,7 @@ LAB = Lab(
     make_cases=make_cases,
     recorded_case={"streams": 8, "threads": 8, "spin_us": 1000, "thread_spin_us": 1000, "repeats": 5},
     memcheck_case=MEMCHECK_CASE,
+    imports=IMPORTS,
     starter_must_fail=("Part B waits without cudaDeviceSynchronize", "fix explained"),
     checks=[
         compiles(1, hint=_hint(S_STEPS, S_PER_THREAD)),

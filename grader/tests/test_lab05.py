@@ -27,20 +27,24 @@ def together(n, lengths, skew=3.0):
     return [(i * skew, i * skew + lengths[i]) for i in range(n)]
 
 
-def side(intervals, n_default=0, lateness=None, concurrent=None, returns=None, earliest=None):
+def side(intervals, n_default=0, lateness=None, concurrent=None, returns=None, earliest=None, reference=None):
     """A side's summary as the harness writes it, from the workers' (start, end) intervals. returns
-    (Part A): [(lateness_us, last kind)] per round; earliest (Part B): per thread, its earliest round."""
+    (Part A): [(lateness_us, last kind)] per round; earliest (Part B): per thread, its earliest round;
+    reference (Part B, the student's side): (the kit's own wait's best lateness, the end of its kernel)."""
     kernels = [{"kind": "worker", "row": i, "runs": 1, "start_us": s, "end_us": e, "sm": i, "threads": 64,
-                "blocks": 1, "extra_us": 0.0} for i, (s, e) in enumerate(intervals)]
+                "blocks": 1, "length_us": e - s} for i, (s, e) in enumerate(intervals)]
     last = max(e for _, e in intervals)
     for i in range(n_default):  # tiny kernels right after their worker, or all at once
         kernels.append({"kind": "default", "row": i, "runs": 1, "start_us": intervals[i][1] + 1,
-                        "end_us": intervals[i][1] + 1, "sm": 0, "threads": 1, "blocks": 1, "extra_us": 0.0})
+                        "end_us": intervals[i][1] + 1, "sm": 0, "threads": 1, "blocks": 1, "length_us": 0.0})
     span = last - min(s for s, _ in intervals)
     at_once = concurrent if concurrent is not None else max(
         sum(1 for s2, e2 in intervals if s2 <= s < e2) for s, _ in intervals)
     doc = {"span_us": span, "max_concurrent": at_once, "overlapping_pairs": 0 if at_once == 1 else 28,
-           "missing": 0, "duplicated": 0, "misshapen": 0, "spans_us": [span] * 5,
+           "missing": 0, "duplicated": 0, "misshapen": 0, "stray": 0, "tampered": 0, "tampered_what": "",
+           "pairs_never_overlapping": 0 if at_once == len(intervals) else len(intervals) * (len(intervals) - 1) // 2,
+           "first_pair_never_overlapping": [] if at_once == len(intervals) else [0, 1],
+           "spans_us": [span] * 5,
            "max_concurrent_runs": [at_once] * 5, "median_round": 2, "kernels": kernels}
     if n_default:
         returns = returns or [(8.0, "worker")] * 5
@@ -54,6 +58,11 @@ def side(intervals, n_default=0, lateness=None, concurrent=None, returns=None, e
         doc["worst_lateness_runs_us"] = [max(lateness)] * 5
         for k in kernels:
             k["wait_returned_us"] = k["end_us"] + lateness[k["row"]]
+    if reference is not None:
+        best, reference_end = reference
+        doc["reference_lateness_us"] = best
+        doc["reference_lateness_runs_us"] = [best + 4.0 * k for k in range(5)]
+        doc["device_wait_gap_us"] = [reference_end - e for _, e in intervals]
     return doc
 
 
@@ -79,11 +88,12 @@ def make_doc(p, student_a="concurrent", student_b="concurrent", waits="own", ret
     b_len = [(i + 1) * base for i in range(t)]
     a_student = together(n, a_len) if student_a == "concurrent" else serial(n, a_len)
     b_student = together(t, b_len) if student_b == "concurrent" else serial(t, b_len)
+    # the kit's reference kernel: twice the longest thread's, from the start; its own wait 10 us late
+    reference_end = 2 * max(b_len)
     if waits == "own":
         lateness = [12.0 + i for i in range(t)]
-    elif waits == "all":
-        last = max(e for _, e in b_student)
-        lateness = [last - e + 10.0 for _, e in b_student]
+    elif waits == "all":  # every thread returns when the kit's reference kernel has ended
+        lateness = [reference_end - e + 10.0 for _, e in b_student]
     else:  # "none": returned at once
         lateness = [-(e - s) + 5.0 for s, e in b_student]
     return {
@@ -93,7 +103,8 @@ def make_doc(p, student_a="concurrent", student_b="concurrent", waits="own", ret
         "part_a": {"legacy": side(serial(n, a_len), n_default=n),
                    "student": side(a_student, n_default=n, returns=RETURNS[returns])},
         "part_b": {"legacy": side(serial(t, b_len), lateness=[10.0] * t),
-                   "student": side(b_student, lateness=lateness, earliest=earliest)},
+                   "student": side(b_student, lateness=lateness, earliest=earliest,
+                                   reference=(10.0, reference_end))},
     }
 
 
@@ -146,7 +157,7 @@ class Lab05Test(unittest.TestCase):
     def test_delayed_case(self):
         """One case, the last, turns on the kit's hidden delays, scaled so that a skipped wait or a sleep
         of the job's length is visibly early (see DELAY_FACTOR); the others have none."""
-        self.assertEqual([bool(c.get("delay_us")) for c in self.cases], [False, False, True])
+        self.assertEqual([bool(c.get("delay_us")) for c in self.cases], [False, False, False, True])
         for s in range(30):
             d = lab05.make_cases(random.Random(s))[-1]
             args = lab05.LAB.harness_args(d)
@@ -187,7 +198,7 @@ class Lab05Test(unittest.TestCase):
     def test_still_legacy_fails_part_a(self):
         out = self.run_check("Part A runs concurrently", self.ctx(student_a="serial"))
         self.assertEqual(out.status, chk.FAILED)
-        self.assertIn("ran at once", out.message)
+        self.assertIn("28 pair(s) of your 8 streams' workers never ran at the same time in any of 5 rounds", out.message)
         self.assertIn("at least 2.00x wanted", out.message)
 
     def test_ratio_alone_fails(self):
@@ -199,20 +210,21 @@ class Lab05Test(unittest.TestCase):
         out = self.run_check("Part A runs concurrently", ctx)
         self.assertEqual(out.status, chk.FAILED)
         self.assertIn("1.50x", out.message)
-        self.assertNotIn("ran at once", out.message)
+        self.assertNotIn("never ran at the same time", out.message)
 
     def test_shared_stream_fails_part_b(self):
         out = self.run_check("Part B runs concurrently", self.ctx(student_b="serial"))
         self.assertEqual(out.status, chk.FAILED)
-        self.assertIn("threads' kernels ran at once", out.message)
+        self.assertIn("pair(s) of your 8 threads' kernels never ran at the same time", out.message)
         self.assertEqual(self.run_check("Part A runs concurrently", self.ctx(student_b="serial")).status,
                          chk.PASSED)
 
     def test_waiting_for_everything_fails(self):
         out = self.run_check("Part B waits only for its own stream", self.ctx(waits="all"))
         self.assertEqual(out.status, chk.FAILED)
-        self.assertIn("thread 0's wait returned", out.message)
-        self.assertIn("waited for other threads' work", out.message)
+        self.assertIn("worst, thread 0: in its best round its wait returned", out.message)
+        self.assertIn("it waited for other work than its own", out.message)
+        self.assertIn("4 of 4 cases wrong", out.message)
 
     def test_not_waiting_fails(self):
         out = self.run_check("Part B waits only for its own stream", self.ctx(waits="none"))
@@ -225,19 +237,19 @@ class Lab05Test(unittest.TestCase):
         ctx = self.ctx_delayed(returns="no-default-sync")
         out = self.run_check("Part A returns after its kernels", ctx)
         self.assertEqual(out.status, chk.FAILED)
-        self.assertIn("1 of 3 cases wrong", out.message)
+        self.assertIn("1 of 4 cases wrong", out.message)
         self.assertIn("in 2 of 5 rounds many_streams returned before every kernel it launched had finished", out.message)
         self.assertIn("round 2: 4100 us before the last one, tiny kernel 3 on the default stream, ended", out.message)
         self.assertIn("it must wait for the default stream", out.message)
         self.assertNotIn("worker into", out.message)
-        self.assertAlmostEqual(out.fraction, 2 / 3)
+        self.assertAlmostEqual(out.fraction, 3 / 4)
         self.assertEqual(self.run_check("Part A returns soon after its kernels", ctx).status, chk.PASSED)
 
     def test_default_stream_only_fails(self):
         """syncs-default-stream-only: early wherever a worker ends last, in every case."""
         out = self.run_check("Part A returns after its kernels", self.ctx(returns="default-only"))
         self.assertEqual(out.status, chk.FAILED)
-        self.assertIn("3 of 3 cases wrong", out.message)
+        self.assertIn("4 of 4 cases wrong", out.message)
         self.assertIn("in 3 of 5 rounds", out.message)
         self.assertIn("990 us before the last one, the worker in stream 3, ended", out.message)
         self.assertIn("it must wait for every stream it launched a worker into", out.message)
@@ -287,7 +299,7 @@ class Lab05Test(unittest.TestCase):
                 b["earliest_lateness_us"] = [60.0 if i % 2 else -450.0 - i for i in range(t)]
         out = self.run_check("Part B waits only for its own stream", ctx)
         self.assertEqual(out.status, chk.FAILED)
-        self.assertIn("1 of 3 cases wrong", out.message)
+        self.assertIn("1 of 4 cases wrong", out.message)
         self.assertIn("thread(s) returned before their own kernel ended (worst, thread", out.message)
         self.assertIn("whose length is not always the job's", out.message)
         self.assertNotIn("returned late", out.message)
@@ -302,8 +314,117 @@ class Lab05Test(unittest.TestCase):
         for name in ("Part A runs concurrently", "Part B runs concurrently"):
             out = self.run_check(name, ctx)
             self.assertEqual(out.status, chk.PASSED, name)
-            self.assertEqual(out.message, "2 cases", name)
-        self.assertEqual(self.run_check("legacy build serializes", ctx).message, "3 cases")
+            self.assertEqual(out.message, "3 cases", name)
+        self.assertEqual(self.run_check("legacy build serializes", ctx).message, "4 cases")
+
+    def test_case_at_the_harness_limit(self):
+        """Every seed grades 32 streams, the most the harness takes (the kit's table full: a stream index
+        one past the job's is past the table), without the kit's delays."""
+        for seed in range(20):
+            edge = [c for c in lab05.make_cases(random.Random(seed)) if c["streams"] == lab05.MAX_STREAMS]
+            self.assertEqual(len(edge), 1)
+            self.assertFalse(edge[0].get("delay_us"))
+            self.assertEqual(lab05.HARNESS.options[0].high, lab05.MAX_STREAMS)
+        self.assertEqual(lab05.MEMCHECK_CASE["streams"], lab05.MAX_STREAMS)
+
+    def test_half_at_once_fails(self):
+        """streams-in-pairs / threads-in-pairs: two kernels to a stream, so those two never run together
+        and half of them at once; the span is still 2x or more under the legacy one's."""
+        ctx = self.ctx()
+        for run in ctx.runs:
+            for part, n in (("part_a", run.params["streams"]), ("part_b", run.params["threads"])):
+                student, legacy = run.doc[part]["student"], run.doc[part]["legacy"]
+                student["max_concurrent"] = (n + 1) // 2
+                student["max_concurrent_runs"] = [(n + 1) // 2] * 5
+                student["pairs_never_overlapping"] = n // 2
+                student["first_pair_never_overlapping"] = [0, 1]
+                student["span_us"] = legacy["span_us"] / 2.5  # the ratio alone would pass
+        for name, what in (("Part A runs concurrently", "streams' workers"),
+                           ("Part B runs concurrently", "threads' kernels")):
+            out = self.run_check(name, ctx)
+            self.assertEqual(out.status, chk.FAILED, name)
+            self.assertIn("4 pair(s) of your 8 %s never ran at the same time in any of 5 rounds (first: 0 and 1; "
+                          "at most 4 at once" % what, out.message)
+            self.assertNotIn("at least 2.00x wanted", out.message)
+
+    def test_each_pair_once_is_enough(self):
+        """A host that starts one thread late in some rounds: no round had them all at once, but every pair
+        ran together in some round."""
+        ctx = self.ctx()
+        for run in ctx.runs:
+            b = run.doc["part_b"]["student"]
+            t = run.params["threads"]
+            b["max_concurrent_runs"] = [t - 2, t - 1, t - 1, t - 2, t - 1]
+            b["max_concurrent"] = t - 1
+        self.assertEqual(self.run_check("Part B runs concurrently", ctx).status, chk.PASSED)
+
+    def test_documents_without_pairs_use_the_best_round(self):
+        ctx = self.ctx()
+        for run in ctx.runs:
+            a = run.doc["part_a"]["student"]
+            del a["pairs_never_overlapping"], a["first_pair_never_overlapping"]
+        self.assertEqual(self.run_check("Part A runs concurrently", ctx).status, chk.PASSED)
+        for run in ctx.runs:
+            run.doc["part_a"]["student"]["max_concurrent_runs"] = [run.params["streams"] - 1] * 5
+        out = self.run_check("Part A runs concurrently", ctx)
+        self.assertEqual(out.status, chk.FAILED)
+        self.assertIn("in the best of 5 rounds (all 8 wanted", out.message)
+
+    def test_tampered_evidence_is_not_clean(self):
+        p = self.cases[-1]
+        d = make_doc(p)
+        d["part_a"]["student"]["tampered"] = 3
+        d["part_a"]["student"]["tampered_what"] = "tiny kernel 2: its length in the kit's table changed during the round"
+        problem = lab05.run_problem(p, d)
+        self.assertIn("Part A, your version's rounds: the kit's evidence was tampered with in 3 of 5 rounds", problem)
+        self.assertIn("tiny kernel 2: its length in the kit's table changed", problem)
+        self.assertIn("nothing of this run can be believed", problem)
+
+    def test_stray_launches_are_not_clean(self):
+        """end-marker-past-stamps, and the mutant that launches one worker past the job: a kernel with an
+        index the job does not have runs nothing, and is counted."""
+        p = self.cases[0]
+        d = make_doc(p)
+        d["part_a"]["student"]["stray"] = 5
+        problem = lab05.run_problem(p, d)
+        self.assertIn("Part A, your version: 5 launch(es) over 5 rounds with an index the job does not have", problem)
+
+    def test_wait_noise_does_not_fail_a_correct_wait(self):
+        """The busy-H200 run: one thread's median wait 1,354 us late, but its best round as quick as the
+        kit's own wait; and a host where every correct wait is slow (the reference too)."""
+        ctx = self.ctx()
+        for run in ctx.runs:
+            b = run.doc["part_b"]["student"]
+            b["lateness_us"][3] = 1354.0
+            b["earliest_lateness_us"][3] = 14.0
+        self.assertEqual(self.run_check("Part B waits only for its own stream", ctx).status, chk.PASSED)
+        for run in ctx.runs:
+            b = run.doc["part_b"]["student"]
+            b["reference_lateness_us"] = 900.0
+            b["earliest_lateness_us"] = [910.0 + i for i in range(len(b["earliest_lateness_us"]))]
+        self.assertEqual(self.run_check("Part B waits only for its own stream", ctx).status, chk.PASSED)
+
+    def test_wait_margin_comes_from_the_kits_gap(self):
+        """The allowed lateness is half the gap by which the kit's reference kernel ended after the
+        thread's own, in the same run: no constant."""
+        ctx = self.ctx()
+        for run in ctx.runs:
+            b = run.doc["part_b"]["student"]
+            b["device_wait_gap_us"] = [1000.0] * len(b["device_wait_gap_us"])
+            b["earliest_lateness_us"] = [10.0 + 490.0] + [12.0] * (len(b["device_wait_gap_us"]) - 1)
+        self.assertEqual(self.run_check("Part B waits only for its own stream", ctx).status, chk.PASSED)
+        for run in ctx.runs:
+            run.doc["part_b"]["student"]["earliest_lateness_us"][0] = 10.0 + 510.0
+        out = self.run_check("Part B waits only for its own stream", ctx)
+        self.assertEqual(out.status, chk.FAILED)
+        self.assertIn("510 us later than the kit's own wait for its own stream (at most 500 us wanted", out.message)
+
+    def test_reference_wait_missing(self):
+        ctx = self.ctx()
+        del ctx.runs[0].doc["part_b"]["student"]["reference_lateness_us"]
+        out = self.run_check("Part B waits only for its own stream", ctx)
+        self.assertEqual(out.status, chk.FAILED)
+        self.assertIn("no reference wait", out.message)
 
     def test_misshapen_launches_are_not_clean(self):
         p = self.cases[0]

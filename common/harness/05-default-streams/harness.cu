@@ -18,7 +18,21 @@
  * --delay-seed and the same for both sides: about half the workers of each part (at least one) run
  * D/2 to D us longer than their job says, and in even rounds every tiny kernel runs D us, so the
  * default stream finishes last there and a worker finishes last in odd rounds. The student's code
- * sees none of it (the kernels read it from their stamps): only a real wait returns after them.
+ * sees none of it (the kernels read their lengths from the kit's table): only a real wait returns
+ * after them.
+ *
+ * Evidence the student's code cannot write: the kernels' lengths and stamps live in static device
+ * memory of this file, which the student's code is never handed; only kit_lab05_worker and
+ * kit_lab05_tiny (below) write the stamps, each with a seal keyed by a number drawn for the round.
+ * After every round the harness reads the table back and checks it against what it set, and checks
+ * every stamp's seal and length; what does not match is reported as tampered evidence. A launch
+ * with an index outside the job runs nothing and is counted ("stray").
+ *
+ * Part B's reference wait: on the student's side, before the threads start, the kit launches a
+ * kernel of its own, twice as long as the longest thread's, into a stream of its own, and one more
+ * host thread of the kit's waits for that stream alone, next to the student's threads. Its lateness
+ * is what a correct wait costs on this host in this run; a thread that waits for the whole device
+ * returns only after the kit's kernel has ended, at least the gap between the two kernels' ends late.
  *
  * The grader can send several cases to one process (kit_harness.h). Each case waits for all its
  * work, joins its threads and frees what it allocated, and starts with a warm-up round of its own.
@@ -32,6 +46,7 @@
 #include "default_streams.h"
 #include "kit_args.h"
 #include "kit_check.h"
+#include "kit_device.h"
 #include "kit_harness.h"
 #include "kit_result.h"
 #include "kit_timing.h"
@@ -52,8 +67,19 @@ static const char *const part_keys[N_PARTS] = {"part_a", "part_b"};
 static const char *const side_keys[N_SIDES] = {"legacy", "student"};
 static const char *const side_names[N_SIDES] = {"legacy (kit)", "yours"};
 
-/* One round of one part on one side: every kernel's stamps (with the kit's delays, extra_ns), and
- * the host's times of the calls' returns. */
+/* One kernel's record, written by the kit's device code only. Times are %globaltimer nanoseconds. */
+typedef struct {
+    unsigned long long start_ns;
+    unsigned long long end_ns;
+    unsigned int runs; /* how many launches ran this kernel: exactly 1 when all is well */
+    unsigned int sm;   /* the SM that ran it, for the curious */
+    unsigned int threads, blocks; /* the launch's block and grid size: the kit checks the shapes */
+    long long length_ns;     /* how long it spun: the job's length plus the kit's delay */
+    unsigned long long seal; /* seal_of(record): the kit wrote it */
+} kit_stamp_t;
+
+/* One round of one part on one side: every kernel's stamps (with its length, the kit's delay
+ * included), the host's times of the calls' returns, and what the evidence checks found. */
 typedef struct {
     int n_workers;                     /* streams (Part A) or threads (Part B) */
     int n_default;                     /* Part A: tiny kernels on the default stream; Part B: 0 */
@@ -61,6 +87,13 @@ typedef struct {
     long long returned_ns[MAX_THREADS]; /* host clock when the call returned: Part A [0] (many_streams),
                                           Part B each thread's */
     long long offset_ns;               /* host clock minus %globaltimer, calibrated before the round */
+    unsigned int stray;                /* launches whose index the round does not have */
+    int tampered;                      /* the round's table or stamps differ from what the kit wrote */
+    char tampered_what[160];           /* the first difference found */
+    /* Part B, the student's side: the kit's reference kernel and its own thread's wait */
+    int has_reference;
+    unsigned long long reference_end_ns;
+    long long reference_returned_ns;
 } round_t;
 
 /* The kit's hidden delays of one round, in ns (see --delay-us above). */
@@ -80,6 +113,14 @@ typedef struct {
     double lateness_us[MAX_THREADS]; /* Part B: median over rounds, per thread */
     double earliest_us[MAX_THREADS]; /* Part B: the smallest over rounds, per thread */
     double return_us_median, return_us_min; /* Part A: many_streams's return after its last kernel's end */
+    int never_overlapped;        /* pairs of workers that ran at the same time in no round */
+    int never_i, never_j;        /* the first such pair */
+    long long stray;             /* over all rounds */
+    int tampered;                /* rounds with tampered evidence */
+    const char *tampered_what;   /* the first round's difference, or NULL */
+    int has_reference;           /* Part B, the student's side: the reference wait ran */
+    double reference_best_us;    /* the kit's own wait's lateness, the smallest over rounds */
+    double device_gap_us[MAX_THREADS]; /* per thread, the smallest over rounds of (reference kernel's end - own end) */
 } timeline_t;
 
 static long long host_now_ns(void)
@@ -214,32 +255,179 @@ static void round_delays(unsigned long long *state, long long delay_ns, int k, i
     draw_delays(state, delay_ns, n_threads, d->part_b);
 }
 
+/* ---------------- the kit's device code and memory ---------------- */
+
+#define TINY_SLOT(i) (MAX_STREAMS + (i)) /* the device table: workers [0, MAX_STREAMS), tiny kernels after */
+
+/* What the harness sets before a round: which indices the round's kernels may take, each kernel's
+ * length (the job's plus the kit's delay), and the key of the round's seals. */
+typedef struct {
+    int n_workers, n_tiny;
+    long long length_ns[MAX_KERNELS];
+    unsigned long long key;
+} round_setup_t;
+
+/* Static: out of the student's link scope, and no pointer to them is handed to student code. */
+static __device__ round_setup_t d_setup;
+static __device__ kit_stamp_t d_stamps[MAX_KERNELS];
+static __device__ unsigned int d_stray;
+static __device__ unsigned long long d_reference_end_ns; /* Part B's reference kernel */
+static __device__ unsigned long long d_calibration_end_ns;
+
+static __host__ __device__ unsigned long long mix64(unsigned long long z) /* splitmix64's finalizer */
+{
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+/* The seal of a record in table slot `slot` under the round's key: every field but runs (a second
+ * launch of the same kernel only counts, it never rewrites the record). */
+static __host__ __device__ unsigned long long seal_of(const kit_stamp_t *s, int slot, unsigned long long key)
+{
+    unsigned long long h = mix64(key ^ (unsigned long long)slot);
+    h = mix64(h ^ s->start_ns);
+    h = mix64(h ^ s->end_ns);
+    h = mix64(h ^ (unsigned long long)s->length_ns);
+    h = mix64(h ^ (((unsigned long long)s->threads << 32) | s->blocks));
+    return mix64(h ^ s->sm);
+}
+
+static __device__ __forceinline__ unsigned int kit_smid(void)
+{
+    unsigned int id;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
+    return id;
+}
+
+/* One kernel of the round: index-checked, spun for the kit's length, stamped and sealed. Only thread
+ * (0, 0, 0) of each block acts, so a launch of more blocks runs the kernel more than once. */
+static __device__ void run_kernel(int index, int tiny)
+{
+    if (threadIdx.x != 0 || threadIdx.y != 0 || threadIdx.z != 0)
+        return;
+    if (index < 0 || index >= (tiny ? d_setup.n_tiny : d_setup.n_workers)) {
+        atomicAdd(&d_stray, 1u);
+        return;
+    }
+    int slot = tiny ? TINY_SLOT(index) : index;
+    long long length = d_setup.length_ns[slot]; /* read before the start stamp: not part of the length */
+    unsigned long long start = kit_globaltimer_ns();
+    unsigned long long end = kit_spin_ns(start, length); /* its last reading: the end */
+    if (atomicAdd(&d_stamps[slot].runs, 1u) != 0)
+        return; /* a second run of the same kernel is counted, the first one's record stays */
+    kit_stamp_t r;
+    r.start_ns = start;
+    r.end_ns = end;
+    r.runs = 0;
+    r.sm = kit_smid();
+    r.threads = blockDim.x * blockDim.y * blockDim.z;
+    r.blocks = gridDim.x * gridDim.y * gridDim.z;
+    r.length_ns = length;
+    r.seal = seal_of(&r, slot, d_setup.key);
+    kit_stamp_t *out = &d_stamps[slot];
+    out->start_ns = r.start_ns;
+    out->end_ns = r.end_ns;
+    out->sm = r.sm;
+    out->threads = r.threads;
+    out->blocks = r.blocks;
+    out->length_ns = r.length_ns;
+    out->seal = r.seal;
+}
+
+__device__ void kit_lab05_worker(int index)
+{
+    run_kernel(index, 0);
+}
+
+__device__ void kit_lab05_tiny(int index)
+{
+    run_kernel(index, 1);
+}
+
+/* Part B's reference: one kernel of the kit's, which the kit's own thread waits for. */
+static __global__ void reference_kernel(long long length_ns)
+{
+    unsigned long long start = kit_globaltimer_ns();
+    d_reference_end_ns = kit_spin_ns(start, length_ns);
+}
+
+static __global__ void calibration_kernel(void)
+{
+    d_calibration_end_ns = kit_globaltimer_ns();
+}
+
 /* ---------------- running the parts ---------------- */
 
-static kit_stamp_t *d_stamps; /* MAX_KERNELS records in device memory */
+static unsigned long long round_key_state; /* drawn from the host clock: a student cannot know it */
 
-static void clear_stamps(void)
+/* The round's table: lengths (job plus delay; extra: n values in the layout of delays_t, workers
+ * then tiny kernels, or NULL), indices, a fresh key; cleared stamps and stray count. Written and
+ * finished before the student's code runs; *setup keeps what was written, for the check after. */
+static void prepare_round(int n_workers, int n_tiny, const long long *job_ns, const long long *extra,
+                          round_setup_t *setup)
 {
-    KIT_CHECK(cudaMemset(d_stamps, 0, sizeof(kit_stamp_t) * MAX_KERNELS));
+    memset(setup, 0, sizeof *setup);
+    setup->n_workers = n_workers;
+    setup->n_tiny = n_tiny;
+    for (int i = 0; i < n_workers; i++)
+        setup->length_ns[i] = job_ns[i] + (extra != NULL ? extra[i] : 0);
+    for (int i = 0; i < n_tiny; i++)
+        setup->length_ns[TINY_SLOT(i)] = extra != NULL ? extra[n_workers + i] : 0;
+    setup->key = mix64(round_key_state += (unsigned long long)host_now_ns() ^ 0x9E3779B97F4A7C15ULL);
+    static const kit_stamp_t cleared[MAX_KERNELS] = {};
+    static const unsigned int zero = 0;
+    KIT_CHECK(cudaMemcpyToSymbol(d_stamps, cleared, sizeof cleared));
+    KIT_CHECK(cudaMemcpyToSymbol(d_stray, &zero, sizeof zero));
+    KIT_CHECK(cudaMemcpyToSymbol(d_setup, setup, sizeof *setup));
     KIT_CHECK(cudaDeviceSynchronize());
 }
 
-/* Cleared records with the round's delays in them (extra: n values, or NULL for none), written and
- * finished before the student's code runs. */
-static void prepare_stamps(const long long *extra, int n)
+static void tampered(round_t *r, const char *what, int tiny, int index)
 {
-    kit_stamp_t init[MAX_KERNELS];
-    memset(init, 0, sizeof init);
-    for (int i = 0; extra != NULL && i < n; i++)
-        init[i].extra_ns = extra[i];
-    KIT_CHECK(cudaMemcpy(d_stamps, init, sizeof init, cudaMemcpyHostToDevice));
-    KIT_CHECK(cudaDeviceSynchronize());
+    if (r->tampered++ > 0)
+        return;
+    if (index < 0)
+        snprintf(r->tampered_what, sizeof r->tampered_what, "%s", what);
+    else
+        snprintf(r->tampered_what, sizeof r->tampered_what, "%s %d: %s", tiny ? "tiny kernel" : "worker", index, what);
 }
 
-static void read_stamps(round_t *r)
+/* After the round: the stamps into r (workers first, then the tiny kernels), the stray count, and
+ * the evidence checked against what the kit wrote. */
+static void read_round(round_t *r, const round_setup_t *setup)
 {
+    round_setup_t seen;
+    kit_stamp_t stamps[MAX_KERNELS];
     KIT_CHECK(cudaDeviceSynchronize());
-    KIT_CHECK(cudaMemcpy(r->stamps, d_stamps, sizeof(kit_stamp_t) * MAX_KERNELS, cudaMemcpyDeviceToHost));
+    KIT_CHECK(cudaMemcpyFromSymbol(&seen, d_setup, sizeof seen));
+    KIT_CHECK(cudaMemcpyFromSymbol(stamps, d_stamps, sizeof stamps));
+    KIT_CHECK(cudaMemcpyFromSymbol(&r->stray, d_stray, sizeof r->stray));
+    r->n_workers = setup->n_workers;
+    r->n_default = setup->n_tiny;
+    r->tampered = 0;
+    r->tampered_what[0] = '\0';
+    static const kit_stamp_t unused = {}; /* zero: a slot no kernel of the round may stamp */
+    for (int slot = 0; slot < MAX_KERNELS; slot++) {
+        const kit_stamp_t *st = &stamps[slot];
+        int tiny = slot >= MAX_STREAMS, index = tiny ? slot - MAX_STREAMS : slot;
+        if (memcmp(&seen.length_ns[slot], &setup->length_ns[slot], sizeof seen.length_ns[slot]) != 0)
+            tampered(r, "its length in the kit's table changed during the round", tiny, index);
+        if (index >= (tiny ? setup->n_tiny : setup->n_workers)) {
+            if (memcmp(st, &unused, sizeof *st) != 0)
+                tampered(r, "a record appeared where no kernel of the round stamps", tiny, index);
+            continue;
+        }
+        r->stamps[tiny ? r->n_workers + index : index] = *st;
+        if (st->runs == 0)
+            continue;
+        if (st->seal != seal_of(st, slot, setup->key))
+            tampered(r, "its record does not carry the seal the kit's code wrote", tiny, index);
+        else if (st->length_ns != setup->length_ns[slot] || st->end_ns - st->start_ns < (unsigned long long)st->length_ns)
+            tampered(r, "its record is shorter than the length the kit set", tiny, index);
+    }
+    if (memcmp(&seen, setup, sizeof seen) != 0 && r->tampered == 0)
+        tampered(r, "the kit's table (indices, seal key) changed during the round", 0, -1);
 }
 
 static long long calibrate_offset(void);
@@ -249,18 +437,19 @@ static void run_part_a(int side, int n_streams, long long spin_ns, const delays_
     streams_job_t job;
     job.n_streams = n_streams;
     job.spin_ns = spin_ns;
-    job.worker_stamps = d_stamps;
-    job.default_stamps = d_stamps + n_streams;
+    long long job_ns[MAX_STREAMS];
+    for (int i = 0; i < n_streams; i++)
+        job_ns[i] = spin_ns;
+    round_setup_t setup;
     r->offset_ns = calibrate_offset();
-    prepare_stamps(delays->part_a, 2 * n_streams);
+    prepare_round(n_streams, n_streams, job_ns, delays->part_a, &setup);
     if (side == LEGACY)
         legacy_many_streams(&job);
     else
         many_streams(&job);
     r->returned_ns[0] = host_now_ns(); /* before anything of the kit's waits for the device */
-    read_stamps(r);
-    r->n_workers = n_streams;
-    r->n_default = n_streams;
+    read_round(r, &setup);
+    r->has_reference = 0;
 }
 
 /* Host clock minus %globaltimer: the smallest (host time after a wait) - (kernel's end stamp) over a
@@ -272,14 +461,13 @@ static long long calibrate_offset(void)
     KIT_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     long long best = 0;
     for (int i = 0; i < CALIBRATION_ROUNDS; i++) {
-        clear_stamps();
-        kit_tiny_kernel<<<1, 1, 0, s>>>(d_stamps);
+        calibration_kernel<<<1, 1, 0, s>>>();
         KIT_CHECK(cudaGetLastError());
         KIT_CHECK(cudaStreamSynchronize(s));
         long long after = host_now_ns();
-        kit_stamp_t stamp;
-        KIT_CHECK(cudaMemcpy(&stamp, d_stamps, sizeof stamp, cudaMemcpyDeviceToHost));
-        long long offset = after - (long long)stamp.end_ns;
+        unsigned long long end;
+        KIT_CHECK(cudaMemcpyFromSymbol(&end, d_calibration_end_ns, sizeof end));
+        long long offset = after - (long long)end;
         if (i == 0 || offset < best)
             best = offset;
     }
@@ -291,6 +479,7 @@ typedef struct {
     thread_job_t job;
     int side;
     pthread_barrier_t *start;
+    cudaStream_t reference; /* the kit's reference thread: the stream it waits for; else NULL */
     long long returned_ns;
 } thread_slot_t;
 
@@ -298,7 +487,9 @@ static void *thread_main(void *arg)
 {
     thread_slot_t *slot = (thread_slot_t *)arg;
     pthread_barrier_wait(slot->start); /* all threads launch together */
-    if (slot->side == LEGACY)
+    if (slot->reference != NULL)
+        KIT_CHECK(cudaStreamSynchronize(slot->reference)); /* the correct wait, for its own stream */
+    else if (slot->side == LEGACY)
         legacy_thread_launch_and_wait(&slot->job);
     else
         thread_launch_and_wait(&slot->job);
@@ -308,38 +499,58 @@ static void *thread_main(void *arg)
 
 static void run_part_b(int side, int n_threads, long long base_ns, const delays_t *delays, round_t *r)
 {
-    thread_slot_t slots[MAX_THREADS];
-    pthread_t threads[MAX_THREADS];
+    thread_slot_t slots[MAX_THREADS + 1];
+    pthread_t threads[MAX_THREADS + 1];
     pthread_barrier_t start;
+    long long job_ns[MAX_THREADS], longest = 0;
+    for (int i = 0; i < n_threads; i++) {
+        job_ns[i] = (long long)(i + 1) * base_ns;
+        if (job_ns[i] + delays->part_b[i] > longest)
+            longest = job_ns[i] + delays->part_b[i];
+    }
+    /* The student's side gets the kit's reference thread, one more than the student's threads. */
+    int with_reference = side == STUDENT, n_all = n_threads + with_reference;
+    cudaStream_t reference = NULL;
+    round_setup_t setup;
     r->offset_ns = calibrate_offset();
-    prepare_stamps(delays->part_b, n_threads);
-    if (pthread_barrier_init(&start, NULL, (unsigned)n_threads) != 0) {
-        fprintf(stderr, "cannot create a barrier for %d threads\n", n_threads);
+    prepare_round(n_threads, 0, job_ns, delays->part_b, &setup);
+    if (with_reference) {
+        /* launched before any student thread starts, so a wait for the whole device includes it */
+        KIT_CHECK(cudaStreamCreateWithFlags(&reference, cudaStreamNonBlocking));
+        reference_kernel<<<1, 1, 0, reference>>>(2 * longest);
+        KIT_CHECK(cudaGetLastError());
+    }
+    if (pthread_barrier_init(&start, NULL, (unsigned)n_all) != 0) {
+        fprintf(stderr, "cannot create a barrier for %d threads\n", n_all);
         exit(1);
     }
-    for (int i = 0; i < n_threads; i++) {
+    for (int i = 0; i < n_all; i++) {
         slots[i].job.thread_index = i;
-        slots[i].job.spin_ns = (long long)(i + 1) * base_ns;
-        slots[i].job.stamp = d_stamps + i;
+        slots[i].job.spin_ns = i < n_threads ? job_ns[i] : 0;
         slots[i].side = side;
         slots[i].start = &start;
+        slots[i].reference = i < n_threads ? NULL : reference;
         slots[i].returned_ns = 0;
         if (pthread_create(&threads[i], NULL, thread_main, &slots[i]) != 0) {
             fprintf(stderr, "cannot create host thread %d\n", i);
             exit(1);
         }
     }
-    for (int i = 0; i < n_threads; i++)
+    for (int i = 0; i < n_all; i++)
         if (pthread_join(threads[i], NULL) != 0) {
             fprintf(stderr, "cannot join host thread %d\n", i);
             exit(1);
         }
     pthread_barrier_destroy(&start);
-    read_stamps(r);
-    r->n_workers = n_threads;
-    r->n_default = 0;
+    read_round(r, &setup);
     for (int i = 0; i < n_threads; i++)
         r->returned_ns[i] = slots[i].returned_ns;
+    r->has_reference = with_reference;
+    if (with_reference) {
+        KIT_CHECK(cudaMemcpyFromSymbol(&r->reference_end_ns, d_reference_end_ns, sizeof r->reference_end_ns));
+        r->reference_returned_ns = slots[n_threads].returned_ns;
+        KIT_CHECK(cudaStreamDestroy(reference));
+    }
 }
 
 /* ---------------- summaries ---------------- */
@@ -349,8 +560,35 @@ static void summarize(int part, timeline_t *t, int repeats)
     double spans[MAX_REPEATS], counts[MAX_REPEATS];
     t->overlapping_pairs = 0;
     t->missing = t->duplicated = t->misshapen = 0;
+    t->stray = 0;
+    t->tampered = 0;
+    t->tampered_what = NULL;
+    t->has_reference = 0;
+    /* Every pair of workers: did they run at the same time in at least one round? */
+    static unsigned char overlapped[MAX_STREAMS][MAX_STREAMS];
+    memset(overlapped, 0, sizeof overlapped);
     for (int k = 0; k < repeats; k++) {
         const round_t *r = &t->rounds[k];
+        for (int i = 0; i < r->n_workers; i++)
+            for (int j = i + 1; j < r->n_workers; j++) {
+                const kit_stamp_t *a = &r->stamps[i], *b = &r->stamps[j];
+                if (a->runs > 0 && b->runs > 0 && a->start_ns < b->end_ns && b->start_ns < a->end_ns)
+                    overlapped[i][j] = 1;
+            }
+    }
+    t->never_overlapped = 0;
+    t->never_i = t->never_j = -1;
+    for (int i = 0; i < t->rounds[0].n_workers; i++)
+        for (int j = i + 1; j < t->rounds[0].n_workers; j++)
+            if (!overlapped[i][j] && t->never_overlapped++ == 0) {
+                t->never_i = i;
+                t->never_j = j;
+            }
+    for (int k = 0; k < repeats; k++) {
+        const round_t *r = &t->rounds[k];
+        t->stray += r->stray;
+        if (r->tampered && t->tampered++ == 0)
+            t->tampered_what = r->tampered_what;
         spans[k] = span_us(r);
         counts[k] = max_concurrent(r);
         t->overlapping_pairs += overlapping_pairs(r);
@@ -378,6 +616,20 @@ static void summarize(int part, timeline_t *t, int repeats)
                 late[k] = lateness_us(&t->rounds[k], i);
             t->lateness_us[i] = kit_median(late, repeats); /* sorts late */
             t->earliest_us[i] = late[0];
+        }
+        /* The reference wait: its best round, and per thread the smallest gap between the reference
+         * kernel's end and its own (how late a wait for the whole device is at least). */
+        t->has_reference = t->rounds[0].has_reference;
+        for (int k = 0; t->has_reference && k < repeats; k++) {
+            const round_t *r = &t->rounds[k];
+            double ref = (double)(r->reference_returned_ns - r->offset_ns - (long long)r->reference_end_ns) / 1000.0;
+            if (k == 0 || ref < t->reference_best_us)
+                t->reference_best_us = ref;
+            for (int i = 0; i < n; i++) {
+                double gap = ((double)(long long)(r->reference_end_ns - r->stamps[i].end_ns)) / 1000.0;
+                if (k == 0 || gap < t->device_gap_us[i])
+                    t->device_gap_us[i] = gap;
+            }
         }
     } else {
         double late[MAX_REPEATS];
@@ -414,6 +666,14 @@ static void print_part(int part, timeline_t t[N_SIDES], int repeats)
             printf("  %s: %d kernel(s) never ran, %d ran more than once, %d launched in another shape than "
                    "<<<1, %d>>> (workers) or <<<1, 1>>> (tiny kernels) (over all rounds)\n", side_names[s],
                    t[s].missing, t[s].duplicated, t[s].misshapen, WORKER_THREADS);
+    for (int s = 0; s < N_SIDES; s++) {
+        if (t[s].stray)
+            printf("  %s: %lld launch(es) with an index the job does not have (a stream or thread past the "
+                   "job's), over all rounds: they ran nothing\n", side_names[s], t[s].stray);
+        if (t[s].tampered)
+            printf("  %s: the kit's evidence was tampered with in %d round(s): %s\n", side_names[s], t[s].tampered,
+                   t[s].tampered_what);
+    }
     if (part == PART_A)
         for (int s = 0; s < N_SIDES; s++) {
             printf("  %s: many_streams returned this long after its last kernel ended (us; negative: before "
@@ -429,6 +689,14 @@ static void print_part(int part, timeline_t t[N_SIDES], int repeats)
             for (int i = 0; i < t[s].rounds[0].n_workers; i++)
                 printf(" t%d %.0f (%.0f)", i, t[s].lateness_us[i], t[s].earliest_us[i]);
             printf("\n");
+            if (t[s].has_reference) {
+                printf("  the kit's own thread, waiting for its own longer kernel beside yours: %.0f us late in its "
+                       "best round; a wait for the whole device would be at least this late (us, per thread):\n   ",
+                       t[s].reference_best_us);
+                for (int i = 0; i < t[s].rounds[0].n_workers; i++)
+                    printf(" t%d %.0f", i, t[s].device_gap_us[i]);
+                printf("\n");
+            }
         }
 }
 
@@ -441,6 +709,16 @@ static void json_side(kit_json_t *j, const char *key, int part, const timeline_t
     kit_json_int(j, "missing", t->missing);
     kit_json_int(j, "duplicated", t->duplicated);
     kit_json_int(j, "misshapen", t->misshapen);
+    kit_json_int(j, "pairs_never_overlapping", t->never_overlapped); /* of workers, over all rounds */
+    kit_json_begin_array(j, "first_pair_never_overlapping");
+    if (t->never_overlapped) {
+        kit_json_int(j, NULL, t->never_i);
+        kit_json_int(j, NULL, t->never_j);
+    }
+    kit_json_end_array(j);
+    kit_json_int(j, "stray", t->stray);
+    kit_json_int(j, "tampered", t->tampered);
+    kit_json_string(j, "tampered_what", t->tampered_what != NULL ? t->tampered_what : "");
     kit_json_begin_array(j, "spans_us");
     for (int k = 0; k < repeats; k++)
         kit_json_double(j, NULL, span_us(&t->rounds[k]));
@@ -477,6 +755,22 @@ static void json_side(kit_json_t *j, const char *key, int part, const timeline_t
         for (int i = 0; i < r->n_workers; i++)
             kit_json_double(j, NULL, t->earliest_us[i]);
         kit_json_end_array(j);
+        if (t->has_reference) {
+            /* The kit's own correct wait in the same rounds (its best), and per thread the smallest
+             * gap between the kit's longer kernel's end and the thread's own kernel's end. */
+            kit_json_double(j, "reference_lateness_us", t->reference_best_us);
+            kit_json_begin_array(j, "reference_lateness_runs_us");
+            for (int k = 0; k < repeats; k++) {
+                const round_t *rk = &t->rounds[k];
+                kit_json_double(j, NULL, (double)(rk->reference_returned_ns - rk->offset_ns -
+                                                  (long long)rk->reference_end_ns) / 1000.0);
+            }
+            kit_json_end_array(j);
+            kit_json_begin_array(j, "device_wait_gap_us");
+            for (int i = 0; i < r->n_workers; i++)
+                kit_json_double(j, NULL, t->device_gap_us[i]);
+            kit_json_end_array(j);
+        }
         kit_json_begin_array(j, "worst_lateness_runs_us");
         for (int k = 0; k < repeats; k++) {
             double worst = lateness_us(&t->rounds[k], 0);
@@ -502,7 +796,7 @@ static void json_side(kit_json_t *j, const char *key, int part, const timeline_t
         kit_json_int(j, "sm", st->sm);
         kit_json_int(j, "threads", st->threads);
         kit_json_int(j, "blocks", st->blocks);
-        kit_json_double(j, "extra_us", (double)st->extra_ns / 1000.0);
+        kit_json_double(j, "length_us", (double)st->length_ns / 1000.0); /* the job's length plus the kit's delay */
         if (part == PART_B)
             kit_json_double(j, "wait_returned_us",
                             (double)(r->returned_ns[i] - r->offset_ns - (long long)t0) / 1000.0);
@@ -532,7 +826,7 @@ static void json_side(kit_json_t *j, const char *key, int part, const timeline_t
 /* ---------------- main ---------------- */
 
 /* One case (kit_harness.h): the rounds, the summaries, the document. Every round waits for all its
- * kernels (read_stamps) and joins its threads; the case frees its memory before it returns, so the
+ * kernels (read_round) and joins its threads; the case frees its memory before it returns, so the
  * next case starts on an idle device. */
 static int run_case(int argc, char **argv)
 {
@@ -551,7 +845,6 @@ static int run_case(int argc, char **argv)
 
     struct cudaDeviceProp prop;
     KIT_CHECK(cudaGetDeviceProperties(&prop, 0));
-    KIT_CHECK(cudaMalloc(&d_stamps, sizeof(kit_stamp_t) * MAX_KERNELS));
 
     timeline_t tl[N_PARTS][N_SIDES];
     for (int p = 0; p < N_PARTS; p++)
@@ -619,8 +912,6 @@ static int run_case(int argc, char **argv)
     for (int p = 0; p < N_PARTS; p++)
         for (int s = 0; s < N_SIDES; s++)
             free(tl[p][s].rounds - 1);
-    KIT_CHECK(cudaFree(d_stamps));
-    d_stamps = NULL;
     return 0;
 }
 

@@ -12,18 +12,17 @@
 
 #include "default_streams.h"
 
-/* Part A as the seed wrote it: created (blocking) streams, a worker in each, and a tiny kernel on
- * the legacy default stream after each worker. The legacy stream waits for all blocking streams and
- * they wait for it, so every kernel waits for the one before. */
+/* Part A as the seed wrote it: created (blocking) streams, each made just before its worker, and a
+ * tiny kernel on the legacy default stream after each worker. The legacy stream waits for all
+ * blocking streams and they wait for it, so every kernel waits for the one before. */
 void legacy_many_streams(const streams_job_t *job)
 {
     cudaStream_t streams[MAX_STREAMS];
-    for (int i = 0; i < job->n_streams; i++)
-        KIT_CHECK(cudaStreamCreate(&streams[i]));
     for (int i = 0; i < job->n_streams; i++) {
-        kit_worker_kernel<<<1, WORKER_THREADS, 0, streams[i]>>>(&job->worker_stamps[i], job->spin_ns);
+        KIT_CHECK(cudaStreamCreate(&streams[i]));
+        kit_worker_kernel<<<1, WORKER_THREADS, 0, streams[i]>>>(i);
         KIT_CHECK(cudaGetLastError());
-        kit_tiny_kernel<<<1, 1, 0, cudaStreamLegacy>>>(&job->default_stamps[i]);
+        kit_tiny_kernel<<<1, 1, 0, cudaStreamLegacy>>>(i);
         KIT_CHECK(cudaGetLastError());
     }
     for (int i = 0; i < job->n_streams; i++) {
@@ -37,7 +36,7 @@ void legacy_many_streams(const streams_job_t *job)
  * waits for it, so the threads' kernels queue behind each other. */
 void legacy_thread_launch_and_wait(const thread_job_t *job)
 {
-    kit_worker_kernel<<<1, WORKER_THREADS, 0, cudaStreamLegacy>>>(job->stamp, job->spin_ns);
+    kit_worker_kernel<<<1, WORKER_THREADS, 0, cudaStreamLegacy>>>(job->thread_index);
     KIT_CHECK(cudaGetLastError());
     KIT_CHECK(cudaStreamSynchronize(cudaStreamLegacy));
 }

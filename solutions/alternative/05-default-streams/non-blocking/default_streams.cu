@@ -16,12 +16,11 @@ void many_streams(const streams_job_t *job)
     /* WHY: the streams are created with cudaStreamNonBlocking, so they do not synchronize with the
      * legacy default stream that the tiny kernels use; the workers no longer wait for the tiny kernels
      * or the other way round, and they run concurrently. */
-    for (int i = 0; i < job->n_streams; i++)
-        KIT_CHECK(cudaStreamCreateWithFlags(&streams[i], cudaStreamNonBlocking));
     for (int i = 0; i < job->n_streams; i++) {
-        kit_worker_kernel<<<1, WORKER_THREADS, 0, streams[i]>>>(&job->worker_stamps[i], job->spin_ns);
+        KIT_CHECK(cudaStreamCreateWithFlags(&streams[i], cudaStreamNonBlocking));
+        kit_worker_kernel<<<1, WORKER_THREADS, 0, streams[i]>>>(i);
         KIT_CHECK(cudaGetLastError());
-        kit_tiny_kernel<<<1, 1>>>(&job->default_stamps[i]); /* the default stream */
+        kit_tiny_kernel<<<1, 1>>>(i); /* the default stream */
         KIT_CHECK(cudaGetLastError());
     }
     for (int i = 0; i < job->n_streams; i++) {
@@ -40,7 +39,7 @@ void thread_launch_and_wait(const thread_job_t *job)
      * other threads' streams. */
     cudaStream_t mine;
     KIT_CHECK(cudaStreamCreateWithFlags(&mine, cudaStreamNonBlocking));
-    kit_worker_kernel<<<1, WORKER_THREADS, 0, mine>>>(job->stamp, job->spin_ns);
+    kit_worker_kernel<<<1, WORKER_THREADS, 0, mine>>>(job->thread_index);
     KIT_CHECK(cudaGetLastError());
     KIT_CHECK(cudaStreamSynchronize(mine)); /* this thread's stream only */
     KIT_CHECK(cudaStreamDestroy(mine));

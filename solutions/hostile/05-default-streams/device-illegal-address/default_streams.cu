@@ -1,5 +1,12 @@
-/* Hostile submission for the kit's integrity tests: launches the kit's workers with a wild stamp pointer, so they fault on the device */
+/* Hostile submission for the kit's integrity tests: before each worker, a kernel of its own writes a forged stamp through a wild pointer, where it guesses the kit's records are, so it faults on the device */
 #include "default_streams.h"
+
+/* A forged record "at" the kit's stamps: the submission has no pointer to them, so it guesses one. */
+__global__ void forge_stamp(unsigned long long *guess)
+{
+    guess[0] = 0; /* start */
+    guess[1] = 1000; /* end */
+}
 
 void many_streams(const streams_job_t *job)
 {
@@ -7,13 +14,14 @@ void many_streams(const streams_job_t *job)
     /* WHY: nvcc.flags builds this file with --default-stream per-thread, so the tiny kernels below
      * go to this host thread's own default stream, an ordinary stream that does not synchronize
      * with the others, and the workers in their own streams run concurrently. */
-    kit_stamp_t *wild = (kit_stamp_t *)0x10; /* not job->worker_stamps: the worker reads and writes through it */
-    for (int i = 0; i < job->n_streams; i++)
-        KIT_CHECK(cudaStreamCreate(&streams[i]));
+    unsigned long long *wild = (unsigned long long *)0x10; /* a guess: no kit pointer is handed out */
     for (int i = 0; i < job->n_streams; i++) {
-        kit_worker_kernel<<<1, WORKER_THREADS, 0, streams[i]>>>(wild + i, job->spin_ns);
+        KIT_CHECK(cudaStreamCreate(&streams[i]));
+        forge_stamp<<<1, 1, 0, streams[i]>>>(wild + 8 * i);
         KIT_CHECK(cudaGetLastError());
-        kit_tiny_kernel<<<1, 1>>>(&job->default_stamps[i]);
+        kit_worker_kernel<<<1, WORKER_THREADS, 0, streams[i]>>>(i);
+        KIT_CHECK(cudaGetLastError());
+        kit_tiny_kernel<<<1, 1>>>(i);
         KIT_CHECK(cudaGetLastError());
     }
     for (int i = 0; i < job->n_streams; i++) {
@@ -26,7 +34,7 @@ void many_streams(const streams_job_t *job)
 /* Part B, as the reference solution has it. */
 void thread_launch_and_wait(const thread_job_t *job)
 {
-    kit_worker_kernel<<<1, WORKER_THREADS>>>(job->stamp, job->spin_ns);
+    kit_worker_kernel<<<1, WORKER_THREADS>>>(job->thread_index);
     KIT_CHECK(cudaGetLastError());
     KIT_CHECK(cudaStreamSynchronize(cudaStreamPerThread));
 }

@@ -1,24 +1,14 @@
-/* Hostile submission for the kit's integrity tests: Part A launches none of the kit's kernels; one kernel of its own writes every stamp as if the workers had all run at once, then many_streams returns */
+/* Hostile submission for the kit's integrity tests: Part A launches none of the kit's kernels into streams; one grid of its own, a block per kernel, runs the kit's stamping code for every worker and every tiny kernel at once, so that the stamps say they all ran together, then many_streams returns */
 #include "default_streams.h"
 
-/* Every worker "ran" from now for spin_ns, all at once, and every tiny kernel right after: the
- * stamps the kit reads, in the shape it checks, with no kernel of the kit's run at all. */
-__global__ void fake_stamps(kit_stamp_t *workers, kit_stamp_t *tiny, int n, long long spin_ns)
+/* It has no pointer to the kit's stamps (the kit keeps them in its own memory), so it calls the
+ * kit's device code itself: block b < n "is" worker b, the others the tiny kernels. */
+__global__ void fake_all_at_once(int n)
 {
-    int i = threadIdx.x;
-    unsigned long long now = kit_globaltimer_ns();
-    if (i >= n)
-        return;
-    workers[i].start_ns = now;
-    workers[i].end_ns = now + (unsigned long long)spin_ns;
-    workers[i].threads = WORKER_THREADS;
-    workers[i].blocks = 1;
-    workers[i].runs = 1;
-    tiny[i].start_ns = now + (unsigned long long)spin_ns;
-    tiny[i].end_ns = now + (unsigned long long)spin_ns + 1000;
-    tiny[i].threads = 1;
-    tiny[i].blocks = 1;
-    tiny[i].runs = 1;
+    if (blockIdx.x < (unsigned)n)
+        kit_lab05_worker((int)blockIdx.x);
+    else
+        kit_lab05_tiny((int)blockIdx.x - n);
 }
 
 void many_streams(const streams_job_t *job)
@@ -26,7 +16,7 @@ void many_streams(const streams_job_t *job)
     /* WHY: nvcc.flags builds this file with --default-stream per-thread, so the tiny kernels below
      * go to this host thread's own default stream, an ordinary stream that does not synchronize
      * with the others, and the workers in their own streams run concurrently. */
-    fake_stamps<<<1, MAX_STREAMS>>>(job->worker_stamps, job->default_stamps, job->n_streams, job->spin_ns);
+    fake_all_at_once<<<2 * job->n_streams, WORKER_THREADS>>>(job->n_streams);
     KIT_CHECK(cudaGetLastError());
     KIT_CHECK(cudaStreamSynchronize(0));
 }
@@ -34,7 +24,7 @@ void many_streams(const streams_job_t *job)
 /* Part B, as the reference solution has it. */
 void thread_launch_and_wait(const thread_job_t *job)
 {
-    kit_worker_kernel<<<1, WORKER_THREADS>>>(job->stamp, job->spin_ns);
+    kit_worker_kernel<<<1, WORKER_THREADS>>>(job->thread_index);
     KIT_CHECK(cudaGetLastError());
     KIT_CHECK(cudaStreamSynchronize(cudaStreamPerThread));
 }

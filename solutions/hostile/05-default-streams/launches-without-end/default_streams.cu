@@ -1,16 +1,17 @@
-/* Hostile submission for the kit's integrity tests: a device-side waiter on the default stream tail-launches itself until the tiny kernels queued behind it have run, that is without end */
+/* Hostile submission for the kit's integrity tests: a device-side waiter on the default stream tail-launches itself until a flag says the tiny kernels queued behind it have run; nothing sets it, so without end */
 #include "default_streams.h"
 
-/* Polls the tiny kernels' stamps and, while any has not run, tail-launches itself to poll again. The
- * tiny kernels are queued after it on the same stream, so they never run and it never stops. */
-__global__ void wait_for_tiny(const kit_stamp_t *stamps, int n)
+/* Set "when the tiny kernels have run": they are queued after the waiter on the same stream, and
+ * nothing sets it. */
+__device__ unsigned int tiny_done;
+
+/* Polls the flag and, while it is not set, tail-launches itself to poll again: it never stops. */
+__global__ void wait_for_tiny(void)
 {
-    for (int i = 0; i < n; i++)
-        if (*(volatile const unsigned int *)&stamps[i].runs == 0) {
-            wait_for_tiny<<<1, 1, 0, cudaStreamTailLaunch>>>(stamps, n);
-            KIT_CHECK_LAUNCH();
-            return;
-        }
+    if (*(volatile unsigned int *)&tiny_done == 0) {
+        wait_for_tiny<<<1, 1, 0, cudaStreamTailLaunch>>>();
+        KIT_CHECK_LAUNCH();
+    }
 }
 
 void many_streams(const streams_job_t *job)
@@ -19,14 +20,13 @@ void many_streams(const streams_job_t *job)
     /* WHY: nvcc.flags builds this file with --default-stream per-thread, so the tiny kernels below
      * go to this host thread's own default stream, an ordinary stream that does not synchronize
      * with the others, and the workers in their own streams run concurrently. */
-    for (int i = 0; i < job->n_streams; i++)
-        KIT_CHECK(cudaStreamCreate(&streams[i]));
-    wait_for_tiny<<<1, 1>>>(job->default_stamps, job->n_streams); /* the default stream, first */
+    wait_for_tiny<<<1, 1>>>(); /* the default stream, first */
     KIT_CHECK(cudaGetLastError());
     for (int i = 0; i < job->n_streams; i++) {
-        kit_worker_kernel<<<1, WORKER_THREADS, 0, streams[i]>>>(&job->worker_stamps[i], job->spin_ns);
+        KIT_CHECK(cudaStreamCreate(&streams[i]));
+        kit_worker_kernel<<<1, WORKER_THREADS, 0, streams[i]>>>(i);
         KIT_CHECK(cudaGetLastError());
-        kit_tiny_kernel<<<1, 1>>>(&job->default_stamps[i]);
+        kit_tiny_kernel<<<1, 1>>>(i);
         KIT_CHECK(cudaGetLastError());
     }
     for (int i = 0; i < job->n_streams; i++) {
@@ -39,7 +39,7 @@ void many_streams(const streams_job_t *job)
 /* Part B, as the reference solution has it. */
 void thread_launch_and_wait(const thread_job_t *job)
 {
-    kit_worker_kernel<<<1, WORKER_THREADS>>>(job->stamp, job->spin_ns);
+    kit_worker_kernel<<<1, WORKER_THREADS>>>(job->thread_index);
     KIT_CHECK(cudaGetLastError());
     KIT_CHECK(cudaStreamSynchronize(cudaStreamPerThread));
 }

@@ -1,12 +1,15 @@
-/* Hostile submission for the kit's integrity tests: a device-side waiter on the default stream spins until the tiny kernels queued behind it have run, that is forever */
+/* Hostile submission for the kit's integrity tests: a device-side waiter on the default stream spins until a flag says the tiny kernels queued behind it have run; nothing sets it, so it spins forever */
 #include "default_streams.h"
 
-/* Spins until every tiny kernel has stamped; they are queued after it on the same stream. */
-__global__ void wait_for_tiny(const kit_stamp_t *stamps, int n)
+/* Set "when the tiny kernels have run": they are queued after the waiter on the same stream, and
+ * nothing sets it. */
+__device__ unsigned int tiny_done;
+
+/* Spins until the flag is set. */
+__global__ void wait_for_tiny(void)
 {
-    for (int i = 0; i < n; i++)
-        while (*(volatile const unsigned int *)&stamps[i].runs == 0)
-            ; /* never true */
+    while (*(volatile unsigned int *)&tiny_done == 0)
+        ; /* never true */
 }
 
 void many_streams(const streams_job_t *job)
@@ -15,14 +18,13 @@ void many_streams(const streams_job_t *job)
     /* WHY: nvcc.flags builds this file with --default-stream per-thread, so the tiny kernels below
      * go to this host thread's own default stream, an ordinary stream that does not synchronize
      * with the others, and the workers in their own streams run concurrently. */
-    for (int i = 0; i < job->n_streams; i++)
-        KIT_CHECK(cudaStreamCreate(&streams[i]));
-    wait_for_tiny<<<1, 1>>>(job->default_stamps, job->n_streams); /* the default stream, first */
+    wait_for_tiny<<<1, 1>>>(); /* the default stream, first */
     KIT_CHECK(cudaGetLastError());
     for (int i = 0; i < job->n_streams; i++) {
-        kit_worker_kernel<<<1, WORKER_THREADS, 0, streams[i]>>>(&job->worker_stamps[i], job->spin_ns);
+        KIT_CHECK(cudaStreamCreate(&streams[i]));
+        kit_worker_kernel<<<1, WORKER_THREADS, 0, streams[i]>>>(i);
         KIT_CHECK(cudaGetLastError());
-        kit_tiny_kernel<<<1, 1>>>(&job->default_stamps[i]);
+        kit_tiny_kernel<<<1, 1>>>(i);
         KIT_CHECK(cudaGetLastError());
     }
     for (int i = 0; i < job->n_streams; i++) {
@@ -35,7 +37,7 @@ void many_streams(const streams_job_t *job)
 /* Part B, as the reference solution has it. */
 void thread_launch_and_wait(const thread_job_t *job)
 {
-    kit_worker_kernel<<<1, WORKER_THREADS>>>(job->stamp, job->spin_ns);
+    kit_worker_kernel<<<1, WORKER_THREADS>>>(job->thread_index);
     KIT_CHECK(cudaGetLastError());
     KIT_CHECK(cudaStreamSynchronize(cudaStreamPerThread));
 }

@@ -18,12 +18,11 @@ void many_streams(const streams_job_t *job)
      * with the others; the blocking streams created here only wait for the legacy stream, which
      * nothing uses now. The workers therefore run concurrently. (cudaStreamNonBlocking streams
      * would do the same with the legacy default stream.) */
-    for (int i = 0; i < job->n_streams; i++)
-        KIT_CHECK(cudaStreamCreate(&streams[i]));
     for (int i = 0; i < job->n_streams; i++) {
-        kit_worker_kernel<<<1, WORKER_THREADS, 0, streams[i]>>>(&job->worker_stamps[i], job->spin_ns);
+        KIT_CHECK(cudaStreamCreate(&streams[i]));
+        kit_worker_kernel<<<1, WORKER_THREADS, 0, streams[i]>>>(i);
         KIT_CHECK(cudaGetLastError());
-        kit_tiny_kernel<<<1, 1>>>(&job->default_stamps[i]); /* the default stream */
+        kit_tiny_kernel<<<1, 1>>>(i); /* the default stream */
         KIT_CHECK(cudaGetLastError());
     }
     for (int i = 0; i < job->n_streams; i++)
@@ -36,7 +35,7 @@ void many_streams(const streams_job_t *job)
  * kernels. */
 void thread_launch_and_wait(const thread_job_t *job)
 {
-    kit_worker_kernel<<<1, WORKER_THREADS>>>(job->stamp, job->spin_ns);
+    kit_worker_kernel<<<1, WORKER_THREADS>>>(job->thread_index);
     KIT_CHECK(cudaGetLastError());
     KIT_CHECK(cudaStreamSynchronize(cudaStreamPerThread)); /* this thread's default stream only */
 }
