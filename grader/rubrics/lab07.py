@@ -15,11 +15,13 @@ from gradelib.grading import (COMPILES, RUNS_CLEANLY, compiles, launch_log_probl
                              side_by_side_stream_problems, timing_run)
 from gradelib.harness import Contract, Option
 from gradelib.registry import Lab, hint
+from gradelib.objects import Imports
 
 HANDOUT = "handouts/07-mandelbrot.md"
 VIEWS = ("full", "seahorse", "elephant", "spiral", "minibrot", "antenna")  # views[] in the harness
 DEFAULT_PENDING_LIMIT = 2048
 MS_THREADS = 256  # mandelbrot.h: the threads of each mariani_silver grid's one block
+SUBDIV = 4  # mandelbrot.h: a rectangle that splits makes SUBDIV x SUBDIV squares
 # The image may differ from the exhaustive one where a filament crosses a rectangle without touching
 # its border: at most this fraction of the pixels, or what the rule itself gives on the case's view,
 # whichever is more. Measured (tools/measure_thresholds.py, handouts/figures/data/thresholds.json):
@@ -140,15 +142,42 @@ def check_launches_checked_in_order(ctx):
     return launches_checked_in_order(ctx, require_launch=True)
 
 
+def top_side(width, height, min_side):
+    """top_side() of mandelbrot.h: min_side times the smallest power of SUBDIV that covers the image."""
+    side = min_side
+    while side < max(width, height):
+        side *= SUBDIV
+    return side
+
+
+def most_child_grids(width, height, max_depth, min_side):
+    """The contract's worst case (mandelbrot.h, prepare_mandelbrot): the child grids the subdivision of a
+    width x height image can launch whatever the view, every square of every depth the cutoffs let it
+    reach (a split needs depth + 1 < max_depth and side > min_side) that starts inside the image."""
+    side, depth, grids = top_side(width, height, min_side), 0, 0
+    while depth + 1 < max_depth and side > min_side:
+        side //= SUBDIV
+        depth += 1
+        grids += -(-width // side) * -(-height // side)
+    return grids
+
+
 def check_pending_limit(ctx):
-    """Every child grid the rule launches may be pending at once (a parent's launch slot is held until its
-    children end): the limit in effect after prepare_mandelbrot must count them all."""
+    """Every child grid the subdivision can launch may be pending at once (a parent's launch slot is held
+    until its children end): the limit in effect after prepare_mandelbrot (read back by the harness) must
+    cover the contract's worst case for the case's image and cutoffs, computed here from the case's
+    parameters; what the rule launched on this view may be fewer, and a pool sized to it would fail on
+    another view of the same image."""
     def evaluate(run):
-        limit, need = run.doc["pending_launch_limit"], run.doc["rule"]["child_grids"]
+        p = run.params
+        limit = run.doc["pending_launch_limit"]
+        need = most_child_grids(p["width"], p["height"], p["max_depth"], p["min_side"])
         if limit < need:
-            return ("expected a pending-launch limit of at least %d (the child grids the rule launches on this "
-                    "image); after prepare_mandelbrot it was %d%s" % (
-                        need, limit, " (the default: never raised)" if limit == DEFAULT_PENDING_LIMIT else ""))
+            return ("expected a pending-launch limit of at least %d (the most child grids the subdivision of a %d x "
+                    "%d image can launch, max depth %d, min side %d; the rule launched %d on this view); after "
+                    "prepare_mandelbrot it was %d%s" % (
+                        need, p["width"], p["height"], p["max_depth"], p["min_side"], run.doc["rule"]["child_grids"],
+                        limit, " (the default: never raised)" if limit == DEFAULT_PENDING_LIMIT else ""))
         return None
     return per_case(ctx, evaluate)
 
@@ -182,6 +211,10 @@ def check_subdivision(ctx):
     splits, splits everywhere, ignores a cutoff, or launches a square twice fails here."""
     def evaluate(run):
         rects, rule = run.doc["rects"], run.doc["rule"]
+        if rects.get("same_grid"):  # absent from documents recorded before the harness wrote it
+            return ("expected one report_rect call per grid (its rectangle, from its first thread); %d reports came "
+                    "from grids that had already reported (the kit tells grids apart by their %%gridid): a "
+                    "rectangle reported is a grid that ran" % rects["same_grid"])
         if rects["misshapen"]:
             return ("expected every grid to be one block of %d threads (MS_THREADS); %d were not (the first: %d "
                     "block(s) of %d threads)" % (MS_THREADS, rects["misshapen"], *rects["first_misshapen"]))
@@ -242,13 +275,23 @@ def _follows_rule(run):
 def check_beats_exhaustive(ctx):
     """Where most of the area is uniform, the subdivision skips it: the kit's exhaustive kernel over the
     student's, medians in the same run. A time counts only for the subdivision the rule asks for, its
-    image the rule's: doing less is faster. The filaments case is reported, never thresholded."""
+    image the rule's: doing less is faster; and only if every timed run made that image again (the harness
+    poisons the image before each and compares it after). The filaments case is reported, never
+    thresholded."""
     run, t = timing_run(ctx, "uniform")
     if not t or not t.get("cdp_student"):
         return chk.failed("the uniform timing case reported no timing")
     if not _follows_rule(run):
         return chk.failed("%s: the image or the rectangles of the timed subdivision differ from the rule's, or a "
                           "launch failed (the checks above say how): its time does not count" % run.label())
+    if t.get("cdp_student_wrong_runs") is None:
+        return chk.failed("%s: the timing case did not say whether each timed run was checked" % run.label())
+    if t["cdp_student_wrong_runs"]:
+        return chk.failed("%s: %d of your %d timed runs (the warm-up's included) left an image unlike the rule's (the "
+                          "first: %d pixels): each timed run starts from a poisoned image and must compute it again, "
+                          "so a run that skipped its work (state kept from an earlier launch) does not count"
+                          % (run.label(), t["cdp_student_wrong_runs"], t["cdp_student_runs"],
+                             t["cdp_student_first_unlike"]))
     ratio = t["exhaustive"] / t["cdp_student"]
     message = ("%s: %.0f%% of the pixels filled by the rule; the kit's exhaustive kernel %.3f ms, yours %.3f ms: "
                "%.2fx faster (at least %.2fx wanted)" % (run.label(), _filled_share(run), t["exhaustive"],
@@ -267,6 +310,10 @@ MEMCHECK_CASE = {"width": 300, "height": 200, "view": "full", "zoom": 0, "max_dw
                  "min_side": 8}
 
 
+# What the student's objects may import beyond what every lab may (gradelib.objects): the kit's dwell and its report (mandelbrot.h).
+IMPORTS = Imports(device=("kit_dwell", "report_rect"))
+
+
 LAB = Lab(
     name="07-mandelbrot",
     title="Lab 07: adaptive Mandelbrot (Mariani-Silver)",
@@ -278,6 +325,7 @@ LAB = Lab(
     # The uniform timing case takes the solution about 3 s alone on an H100, and the known-wrong submission
     # that computes every pixel of a uniform rectangle (fill-computes) about 6 s.
     test_time_limit=20,
+    imports=IMPORTS,
     starter_must_fail=("recursive launch into fire-and-forget or a created stream",
                        "launches checked right after them"),
     checks=[

@@ -1,26 +1,29 @@
 """Lab 08: scheduling work from the GPU without a launch per item (grading rules).
 
-Part A: the harness captures the student's tessellate_balanced into a graph, launches it, and compares
-every offset with the kit's exclusive scan of vertex_count and every vertex with a double-precision
-evaluation; the heavy timing case compares it, in the same run, with the kit's one-block-per-line flat
-version, the kit's CDP version and a device-to-device copy of the bytes it must write. Parts B and C:
-the harness computes the refinement with its own host-driven loop (kit_refine_round, end_round, a copy
-back per round) on two workloads, then launches each graph the student built once per workload and
-compares the rounds end_round counted and every line's count.
+Part A: the harness captures the student's tessellate_balanced into a graph (in the capture mode the
+case names), launches it, and compares every offset with the kit's exclusive scan of vertex_count and
+every vertex with a double-precision evaluation; the heavy timing case compares it, in the same run, with
+the kit's one-block-per-line flat version, the kit's CDP version and a device-to-device copy of the bytes
+it must write, each of the student's timed runs checked like the first. Parts B and C: the harness
+computes the refinement with its own host-driven loop (kit_refine_round, end_round, a copy back per
+round) on three workloads (the case's lines twice, then other lines), then launches each graph the
+student built once per workload and compares the rounds end_round counted and every line's count.
 """
 import re
 
 from gradelib import checks as chk
 from gradelib.bezier_lines import first_wrong_vertex
 from gradelib.grading import COMPILES, RUNS_CLEANLY, compiles, memcheck_clean, per_case, runs_cleanly, timing_run
-from gradelib.harness import Contract, Option
+from gradelib.harness import NOT_RUN, Contract, Option
 from gradelib.registry import Lab, hint
+from gradelib.objects import Imports
 
 HANDOUT = "handouts/08-device-graphs.md"
 MAX_LINES = 100000  # bezier_lines.h
 MAX_MAX_VERTICES = 1 << 22
 HEAVY_EVERY, SHORT_MAX = 256, 30  # common/src/bezier_lines.cu: the heavy workload
 GUARD_VERTICES = 64  # harness.cu: the vertices past the total that the harness watches
+CAPTURE_MODES = ("thread-local", "global")  # harness.cu: --capture-mode, the stream capture modes scheduling.h allows
 # Conditional graph nodes need CUDA 12.4 or newer here (scheduling.h: KIT_HAS_CONDITIONAL_NODES).
 CONDITIONAL_NODES_SINCE = (12, 4)
 TIMING_REPEATS = 7
@@ -35,13 +38,21 @@ MIN_CDP_OVER_BALANCED = 2.0
 # leaves most of it idle, and 67 million vertices (538 MB) to write.
 TIMING_CASE = {"lines": 8192, "workload": "heavy", "factor": 16, "max": 1 << 21, "seed": 1,
                "tolerance": 100, "tolerance2": 20, "max2": 1024}
+# Totals past an int: 34,000 chained lines, nearly all at 65,536 vertices (factor 1,000,000), 2,224,541,289
+# vertices for seed 1 (2^31 is 2,147,483,648): 17.8 GB of vertices the student writes and as many in the kit's
+# buffer, which an 80 GB GPU holds; the harness checks them on the GPU in well under a second. A vertex index
+# or an offset kept in an int goes negative there. (Past 2^32, where an unsigned int would fail too, needs
+# 69 GB for the two buffers: more than an 80 GB GPU.)
+PAST_INT_CASE = {"lines": 34000, "workload": "chained", "factor": 1000000, "max": 65536, "seed": 1,
+                 "tolerance": 2000, "tolerance2": 500, "max2": 13}
 
 
 def make_cases(rng):
     """Lines of every kind (Lab 04's chained and heavy workloads), one line, the most lines, every line at
     MIN_VERTICES (no round refines anything: the loop's body runs once), counts that cross tiles and blocks
-    at every size; for the refinement, two workloads per case whose rounds differ (the second capped at
-    max2 vertices a line), and the heavy timing case."""
+    at every size, a total past 2^31 vertices, a capture in the global mode; for the refinement, two
+    workloads per case whose rounds differ (the second capped at max2 vertices a line) and a third on other
+    lines (the harness's), and the heavy timing case."""
     def case(lines, max_vertices, workload="chained", tolerance=2000, tolerance2=500, max2=13, seed=1, factor=16):
         return {"lines": lines, "workload": workload, "factor": factor, "max": max_vertices, "seed": seed,
                 "tolerance": tolerance, "tolerance2": tolerance2, "max2": max2}
@@ -52,7 +63,8 @@ def make_cases(rng):
         case(MAX_LINES, 32, tolerance=300),              # the most lines the harness takes
         case(300, 4, max2=4),                            # every line at MIN_VERTICES: one round each time
         case(16384, 65536, "heavy", tolerance=20, tolerance2=1000, max2=65536),
-        case(777, 1000, factor=1000, tolerance=1, tolerance2=7000, max2=100),
+        dict(case(777, 1000, factor=1000, tolerance=1, tolerance2=7000, max2=100), capture_mode="global"),
+        dict(PAST_INT_CASE),
     ]
     for _ in range(3):
         cases.append(case(rng.randint(2, 30000), rng.choice((4, 5, 32, 257, 4096)), rng.choice(("chained", "heavy")),
@@ -65,7 +77,7 @@ HARNESS = Contract(
     options=[Option("lines", 1, MAX_LINES), Option("workload", choices=("chained", "heavy")),
              Option("factor", 1, 1000000), Option("max", 4, MAX_MAX_VERTICES), Option("seed", 0, 2000000000),
              Option("tolerance", 1, 10000000), Option("tolerance2", 1, 10000000), Option("max2", 4, MAX_MAX_VERTICES),
-             Option("repeats", 0, 100), Option("bench", 0, 1)],
+             Option("repeats", 0, 100), Option("capture_mode", choices=CAPTURE_MODES), Option("bench", 0, 1)],
     result_keys=["lab", "device", "params", "total_vertices", "bytes_required", "balanced", "while_graph",
                  "device_graph"],
     optional_result_keys=["timing_ms", "kit_cdp_log"],
@@ -135,8 +147,10 @@ def _balanced(run):
 def _not_captured(run):
     b = _balanced(run)
     if not b["captured"]:
-        return ("your tessellate_balanced could not be captured into a graph (%s): it must only queue work in the "
-                "stream it is given: no synchronization, no allocation, no copy to the host" % b["capture_error"])
+        mode = b.get("capture_mode", CAPTURE_MODES[0])  # absent from documents recorded before the harness wrote it
+        return ("your tessellate_balanced could not be captured into a graph in the %s capture mode (%s): it must "
+                "only queue work in the stream it is given: no synchronization, no allocation, no copy to the host"
+                % (mode, b["capture_error"]))
     if not b["graph_nodes"]:
         return "your tessellate_balanced queued nothing in the stream it is given: the captured graph is empty"
     return None
@@ -202,6 +216,14 @@ def _timed(ctx):
     if b["offsets_wrong"] or b["vertices"]["lines_bad"] or b["past_total"]:
         return run, t, ("%s: the timed tessellation's offsets or vertices are wrong (the checks above say how): its "
                         "time does not count" % run.label())
+    if t.get("balanced_wrong_runs") is None:
+        return run, t, "%s: the timing case did not say whether each timed run was checked" % run.label()
+    if t["balanced_wrong_runs"]:
+        return run, t, ("%s: %d of your graph's %d timed runs (the warm-ups included) left wrong output (the first: "
+                        "%d offsets, vertices or guard vertices): each timed run starts from poisoned output and "
+                        "must write it all again, so a run that skipped its work (state kept from an earlier "
+                        "launch) does not count" % (run.label(), t["balanced_wrong_runs"], t["balanced_runs"],
+                                                    t["balanced_first_wrong"]))
     return run, t, None
 
 
@@ -247,6 +269,15 @@ def _rounds_problem(run, key):
         what = []
         if r["rounds"] != r["expected_rounds"]:
             what.append("%d rounds counted by end_round, expected %d" % (r["rounds"], r["expected_rounds"]))
+        # the kit's own count of end_round calls and of the grids that made them (documents recorded before the
+        # harness wrote them have neither): a round is a grid that ran, not a call
+        calls, grids = r.get("end_round_calls"), r.get("round_grids")
+        if calls is not None and calls != r["rounds"]:
+            what.append("end_round was called %d times, and the state counts %d rounds: the state's counters are "
+                        "the kit's, not yours to write" % (calls, r["rounds"]))
+        if grids is not None and calls is not None and grids < calls:
+            what.append("the %d end_round calls came from %d grids: each round must end in a grid of its own (a "
+                        "node that runs once per round), not in a loop inside one grid" % (calls, grids))
         if r["counts_wrong"]:
             what.append("%d line counts wrong (first: line %d has %d vertices, expected %d)" % (
                 r["counts_wrong"], r["first_bad_line"], r["first_got"], r["first_want"]))
@@ -256,8 +287,9 @@ def _rounds_problem(run, key):
             what.append("%d refine_line calls for a line outside 0 .. %d" % (r["bad_lines"],
                                                                           run.doc["params"]["lines"] - 1))
         if what:
-            problems.append("launch %d (tolerance %g, max %d): %s" % (k + 1, r["tolerance"], r["max_vertices"],
-                                                                      "; ".join(what)))
+            lines = "other lines, in another array with another counts array, " if r.get("other_lines") else ""
+            problems.append("launch %d (%stolerance %g, max %d): %s" % (k + 1, lines, r["tolerance"],
+                                                                        r["max_vertices"], "; ".join(what)))
     return "; ".join(problems) or None
 
 
@@ -268,7 +300,8 @@ def _loop_check(ctx, key):
 def check_while_loop(ctx):
     """The WHILE node's loop, one host launch per workload: as many rounds as the kit's host-driven loop,
     every line's count the same. Not available before CUDA 12.4, never a pass there."""
-    unavailable = [run for run in ctx.runs if run.doc and not run.doc["while_graph"]["available"]]
+    unavailable = [run for run in ctx.runs
+                   if run.doc and NOT_RUN not in run.doc and not run.doc["while_graph"]["available"]]
     if unavailable:
         runtime = unavailable[0].doc["device"]["runtime_version"]
         return _no_conditional_nodes((runtime // 1000, runtime % 1000 // 10))
@@ -320,6 +353,15 @@ MEMCHECK_CASE = {"lines": 300, "workload": "chained", "factor": 16, "max": 64, "
                  "tolerance2": 500, "max2": 13}
 
 
+# What the student's objects may import beyond what every lab may (gradelib.objects): graphs on the host; the kit's refinement functions and device graph calls.
+IMPORTS = Imports(host=("cudaGraphCreate", "cudaGraphDestroy", "cudaGraphAddKernelNode", "cudaGraphAddNode", "cudaGraphAddChildGraphNode",
+                       "cudaGraphConditionalHandleCreate", "cudaGraphInstantiate", "cudaGraphInstantiateWithFlags",
+                       "cudaGraphExecDestroy", "cudaGraphLaunch", "cudaGraphUpload", "cudaStreamBeginCapture",
+                       "cudaStreamEndCapture", "cudaStreamIsCapturing", "cudaStreamGetCaptureInfo"),
+                 device=("vertex_count", "bezier_point", "refine_line", "end_round", "cudaGraphLaunch",
+                         "cudaGraphSetConditional", "cudaGetCurrentGraphExec"))
+
+
 LAB = Lab(
     name="08-device-graphs",
     title="Lab 08: work from the GPU without a launch per item",
@@ -330,6 +372,7 @@ LAB = Lab(
     memcheck_case=MEMCHECK_CASE,
     gpu_bytes=gpu_bytes,
     test_time_limit=20,
+    imports=IMPORTS,
     starter_must_fail=("device graph relaunched from device code", "condition set in device code"),
     checks=[
         compiles(1, hint=hint(HANDOUT, "3 (the lab, step by step)")),

@@ -73,7 +73,7 @@ RECORDED = {
                    "calls_failed": 0, "first_call_error": "", "first_call_error_line": 0},
 }
 # Keys the recorded document predates, as the harness writes them now for a run without such grids.
-PREDATES = {"rects": {"misshapen": 0, "first_misshapen": []}}
+PREDATES = {"rects": {"misshapen": 0, "first_misshapen": [], "same_grid": 0}}
 
 
 def current(recorded):
@@ -112,7 +112,14 @@ def good_doc(p, timing=None):
     return doc
 
 
-TIMING = {"uniform": {"exhaustive": 30.0, "cdp_student": 6.0}, "filaments": {"exhaustive": 8.5, "cdp_student": 25.0}}
+def timed(exhaustive, cdp_student, wrong_runs=0, first_unlike=0):
+    """A timing_ms section: the medians, and each of the student's timed runs (a warm-up and the repeats)
+    checked against the rule's image."""
+    return {"exhaustive": exhaustive, "cdp_student": cdp_student, "cdp_student_runs": 1 + lab07.TIMING_REPEATS,
+            "cdp_student_wrong_runs": wrong_runs, "cdp_student_first_unlike": first_unlike}
+
+
+TIMING = {"uniform": timed(30.0, 6.0), "filaments": timed(8.5, 25.0)}
 
 
 def is_1024(p):
@@ -260,8 +267,9 @@ class Lab07RuntimeTest(unittest.TestCase):
         self.assertEqual(outcome.status, chk.FAILED)
         past = [p for p in self.cases if case_bound(p) > lab07.DEFAULT_PENDING_LIMIT]
         self.assertIn("%d of %d cases wrong" % (len(past), len(self.cases)), outcome.message)
-        self.assertIn("expected a pending-launch limit of at least 4368 (the child grids the rule launches on this "
-                      "image); after prepare_mandelbrot it was 4367\n", outcome.message)
+        self.assertIn("expected a pending-launch limit of at least 4368 (the most child grids the subdivision of a "
+                      "1024 x 1024 image can launch, max depth 5, min side 16; the rule launched 4368 on this view); "
+                      "after prepare_mandelbrot it was 4367\n", outcome.message)
         self.assertNotIn("4367 (the default", outcome.message)
 
     def test_pending_limit_never_raised_fails(self):
@@ -269,9 +277,30 @@ class Lab07RuntimeTest(unittest.TestCase):
             d["pending_launch_limit"] = lab07.DEFAULT_PENDING_LIMIT
         outcome = lab07.check_pending_limit(self.ctx(default_limit))
         self.assertEqual(outcome.status, chk.FAILED)
-        self.assertIn("at least 4368 (the child grids the rule launches on this image); after prepare_mandelbrot it "
-                      "was 2048 (the default: never raised)", outcome.message)
+        self.assertIn("at least 4368 (the most child grids the subdivision of a 1024 x 1024 image can launch, max "
+                      "depth 5, min side 16; the rule launched 4368 on this view); after prepare_mandelbrot it was "
+                      "2048 (the default: never raised)", outcome.message)
         self.assertIn("at least 69904", outcome.message)
+
+    def test_pending_limit_for_what_the_rule_launched_fails_below_the_worst_case(self):
+        # limit-last-level-plus-default: the rule launched 26,000 child grids on the 4096 x 4096 view, and a
+        # limit of the last level plus the default (67,584) covers them, not the worst case (69,904)
+        def fewer_launched(p, d):
+            if p["width"] == p["height"] == 4096:
+                d["rule"]["child_grids"] = 26000
+                d["pending_launch_limit"] = 65536 + lab07.DEFAULT_PENDING_LIMIT
+        outcome = lab07.check_pending_limit(self.ctx(fewer_launched))
+        self.assertEqual(outcome.status, chk.FAILED)
+        self.assertIn("1 of %d cases wrong" % len(self.cases), outcome.message)
+        self.assertIn("expected a pending-launch limit of at least 69904 (the most child grids the subdivision of a "
+                      "4096 x 4096 image can launch, max depth 5, min side 16; the rule launched 26000 on this view); "
+                      "after prepare_mandelbrot it was 67584", outcome.message)
+
+    def test_the_worst_case_is_the_bound_for_every_drawn_case(self):
+        for seed in range(20):
+            for p in lab07.make_cases(random.Random(seed)):
+                self.assertEqual(lab07.most_child_grids(p["width"], p["height"], p["max_depth"], p["min_side"]),
+                                 case_bound(p), p)
 
     # ---- launches ----
 
@@ -407,6 +436,26 @@ class Lab07RuntimeTest(unittest.TestCase):
                       "block(s) of 1024 threads)", outcome.message)
         self.assertEqual(self.failing(ctx), {"subdivision follows the rule"})
 
+    def test_a_grid_that_reports_more_than_once_fails(self):
+        # reports-children-inline: a parent reports its last level's squares itself, without launching them:
+        # the rectangles and their count are the rule's, the grid ids are not distinct
+        def reported_by_parents(p, d):
+            if is_1024(p):
+                d["rects"]["same_grid"] = 4096
+                d["grids_ran"] -= 4096
+        ctx = self.ctx(reported_by_parents)
+        outcome = lab07.check_subdivision(ctx)
+        self.assertEqual(outcome.status, chk.FAILED)
+        self.assertIn("1 of %d cases wrong" % len(self.cases), outcome.message)
+        self.assertIn("expected one report_rect call per grid (its rectangle, from its first thread); 4096 reports "
+                      "came from grids that had already reported (the kit tells grids apart by their %gridid)",
+                      outcome.message)
+
+    def test_a_document_without_grid_ids_is_read_as_before(self):
+        def recorded_before(p, d):
+            del d["rects"]["same_grid"]
+        self.assertEqual(lab07.check_subdivision(self.ctx(recorded_before)).status, chk.PASSED)
+
     # ---- the image ----
 
     def test_image_unlike_the_rule_fails(self):
@@ -478,13 +527,13 @@ class Lab07RuntimeTest(unittest.TestCase):
 
     def test_timing_exactly_at_the_ratio_passes(self):
         ratio = lab07.MIN_EXHAUSTIVE_OVER_CDP
-        timing = dict(TIMING, uniform={"exhaustive": 10.0 * ratio, "cdp_student": 10.0})
+        timing = dict(TIMING, uniform=timed(10.0 * ratio, 10.0))
         outcome = lab07.check_beats_exhaustive(self.ctx(timing=timing))
         self.assertEqual(outcome.status, chk.PASSED, outcome.message)
         self.assertIn("%.2fx faster (at least %.2fx wanted)" % (ratio, ratio), outcome.message)
 
     def test_timing_below_the_ratio_fails(self):
-        timing = dict(TIMING, uniform={"exhaustive": 10.0 * lab07.MIN_EXHAUSTIVE_OVER_CDP - 0.1, "cdp_student": 10.0})
+        timing = dict(TIMING, uniform=timed(10.0 * lab07.MIN_EXHAUSTIVE_OVER_CDP - 0.1, 10.0))
         outcome = lab07.check_beats_exhaustive(self.ctx(timing=timing))
         self.assertEqual(outcome.status, chk.FAILED)
         self.assertIn("%.2fx faster (at least %.2fx wanted)" % (lab07.MIN_EXHAUSTIVE_OVER_CDP - 0.01,
@@ -493,7 +542,7 @@ class Lab07RuntimeTest(unittest.TestCase):
 
     def test_missing_timing_fails(self):
         for timing in (None, {"filaments": TIMING["filaments"]},
-                       {"uniform": {"exhaustive": 30.0, "cdp_student": 0.0}}):
+                       {"uniform": timed(30.0, 0.0)}):
             outcome = lab07.check_beats_exhaustive(self.ctx(timing=timing))
             self.assertEqual(outcome.status, chk.FAILED, timing)
             self.assertIn("the uniform timing case reported no timing", outcome.message)
@@ -501,6 +550,25 @@ class Lab07RuntimeTest(unittest.TestCase):
         ctx = FakeContext([(p, good_doc(p, TIMING.get(p.get("timing")))) for p in self.cases
                            if p.get("timing") != "uniform"])
         self.assertEqual(lab07.check_beats_exhaustive(ctx).status, chk.FAILED)
+
+    def test_a_timed_run_that_skipped_its_work_fails(self):
+        # skips-a-job-done-before: the checked run did the work, the timed runs after it returned at once
+        timing = dict(TIMING, uniform=timed(30.0, 0.02, wrong_runs=8, first_unlike=8192 * 8192))
+        outcome = lab07.check_beats_exhaustive(self.ctx(timing=timing))
+        self.assertEqual(outcome.status, chk.FAILED)
+        self.assertIn("timing=uniform", outcome.message)
+        self.assertIn("8 of your 8 timed runs (the warm-up's included) left an image unlike the rule's (the first: "
+                      "67108864 pixels)", outcome.message)
+        self.assertIn("a run that skipped its work (state kept from an earlier launch) does not count", outcome.message)
+        # one wrong run is enough
+        timing = dict(TIMING, uniform=timed(30.0, 6.0, wrong_runs=1, first_unlike=3))
+        self.assertEqual(lab07.check_beats_exhaustive(self.ctx(timing=timing)).status, chk.FAILED)
+
+    def test_timing_without_the_runs_check_fails(self):
+        timing = dict(TIMING, uniform={"exhaustive": 30.0, "cdp_student": 6.0})
+        outcome = lab07.check_beats_exhaustive(self.ctx(timing=timing))
+        self.assertEqual(outcome.status, chk.FAILED)
+        self.assertIn("did not say whether each timed run was checked", outcome.message)
 
     def test_only_the_timing_check_is_marked_timing(self):
         self.assertEqual({c.name for c in lab07.LAB.own_checks if c.timing},

@@ -72,14 +72,18 @@ def vertices_ok():
 
 
 def loop_doc(p, key):
-    """json_loop of a student's loop that ran both workloads as the kit's loop did: the WHILE graph holds a
-    conditional node and was instantiated without flags; the device graph holds none and was instantiated
-    for device launch, and each run's R rounds checked R - 1 relaunches."""
+    """json_loop of a student's loop that ran the three workloads as the kit's loop did (the case's lines
+    twice, then other lines with the second tolerance and cap): the WHILE graph holds a conditional node and
+    was instantiated without flags; the device graph holds none and was instantiated for device launch, and
+    each run's R rounds checked R - 1 relaunches."""
     runs = []
-    for tolerance, cap in ((p["tolerance"], p["max"]), (p["tolerance2"], p["max2"])):
+    for other, tolerance, cap in ((False, p["tolerance"], p["max"]), (False, p["tolerance2"], p["max2"]),
+                                  (True, p["tolerance2"], p["max2"])):
         rounds = most_rounds(cap)
-        runs.append({"tolerance": as_float(tolerance * 1e-6), "max_vertices": cap, "host_launches": 1,
-                     "rounds": rounds, "expected_rounds": rounds, "kit_host_launches": 2 * rounds, "late_calls": 0, "bad_lines": 0, "counts_wrong": 0, "first_bad_line": -1,
+        runs.append({"other_lines": other, "tolerance": as_float(tolerance * 1e-6), "max_vertices": cap,
+                     "host_launches": 1,
+                     "rounds": rounds, "expected_rounds": rounds, "kit_host_launches": 2 * rounds,
+                     "end_round_calls": rounds, "round_grids": rounds, "late_calls": 0, "bad_lines": 0, "counts_wrong": 0, "first_bad_line": -1,
                      "first_got": 0, "first_want": 0,
                      "launch_log": launch_log(rounds - 1 if key == "device_graph" else 0), "ms": 0.05 * rounds})
     return {"available": True, "built": True, "conditional_nodes": 1 if key == "while_graph" else 0,
@@ -98,7 +102,8 @@ def good_doc(p, timing=None):
                    "seed": p["seed"], "repeats": p.get("repeats", 0)},
         "total_vertices": total,
         "bytes_required": total * 8 + (p["lines"] + 1) * 8,
-        "balanced": {"captured": True, "capture_error": "", "graph_nodes": 4, "scratch_bytes": 4096 + 16 * p["lines"],
+        "balanced": {"capture_mode": p.get("capture_mode", "thread-local"), "captured": True, "capture_error": "",
+                     "graph_nodes": 4, "scratch_bytes": 4096 + 16 * p["lines"],
                      "offsets_wrong": 0, "first_bad_offset": -1, "offset_got": 0, "offset_want": 0,
                      "vertices": vertices_ok(), "point_calls": {"calls": total, "out_of_range": 0},
                      "past_total": 0},
@@ -131,8 +136,16 @@ def not_built(d, key):
     d[key].update(built=False, conditional_nodes=0, device_launch=False, runs=[])
 
 
+def timed(balanced, flat, cdp, copy, wrong_runs=0, first_wrong=0):
+    """A timing_ms section: the medians, and each of the student's timed runs (two warm-ups and the repeats)
+    checked like the graded run."""
+    return {"balanced": balanced, "flat": flat, "cdp": cdp, "copy": copy, "balanced_runs": 2 + lab08.TIMING_REPEATS,
+            "balanced_wrong_runs": wrong_runs, "balanced_first_wrong": first_wrong}
+
+
 # Medians of the heavy timing case: yours 2x the copy, the flat version 2.5x yours, the CDP one 4.5x.
-TIMING = {"heavy": {"balanced": 2.0, "flat": 5.0, "cdp": 9.0, "copy": 1.0}}
+TIMING = {"heavy": timed(2.0, 5.0, 9.0, 1.0)}
+VERSIONS = ("balanced", "flat", "cdp", "copy")
 
 
 # The check that reads each loop's rounds and counts.
@@ -200,6 +213,28 @@ class Lab08CasesTest(unittest.TestCase):
         self.assertTrue(any(c["max"] == MIN_VERTICES < c["max2"] for c in cases), "the first workload refines nothing")
         self.assertTrue(any(c["max2"] == MIN_VERTICES < c["max"] for c in cases), "the second refines nothing")
         self.assertEqual({c["workload"] for c in cases}, {"chained", "heavy"})
+
+    def test_a_case_captures_in_the_global_mode(self):
+        for seed in range(20):
+            modes = [c.get("capture_mode", "thread-local") for c in lab08.make_cases(random.Random(seed))]
+            self.assertIn("global", modes)
+            self.assertIn("thread-local", modes)
+        self.assertEqual(lab08.CAPTURE_MODES, ("thread-local", "global"))
+        names = re.search(r"capture_mode_names\[N_CAPTURE_MODES\] = \{(.*?)\};", HARNESS_CU, re.S).group(1)
+        self.assertEqual(tuple(re.findall(r'"([\w-]+)"', names)), lab08.CAPTURE_MODES)
+        self.assertEqual(lab08.HARNESS.argv({"capture_mode": "global"}), ["--capture-mode", "global"])
+
+    def test_a_case_past_two_to_the_31_vertices(self):
+        # the seed-1 total of PAST_INT_CASE, from the kit's generator and vertex_count (nearly every line at
+        # the cap): what the case is for, and within the most the rubric allows for its memory
+        cases = lab08.make_cases(random.Random(1))
+        self.assertIn(lab08.PAST_INT_CASE, cases)
+        self.assertGreater(2224541289, 2 ** 31)
+        self.assertGreaterEqual(lab08.most_vertices(lab08.PAST_INT_CASE), 2224541289)
+        # both vertex buffers on an 80 GB H100 (85,017,493,504 bytes)
+        self.assertLess(lab08.gpu_bytes(lab08.PAST_INT_CASE), 85017493504 // 2)
+        self.assertTrue(all(lab08.most_vertices(c) < 2 ** 31 for c in cases if c != lab08.PAST_INT_CASE),
+                        "one case past 2^31 is enough")
 
     def test_the_memcheck_case_is_one_the_harness_takes(self):
         lab08.HARNESS.argv(lab08.MEMCHECK_CASE)
@@ -287,7 +322,8 @@ class Lab08ContractTest(unittest.TestCase):
         for key in ("while_graph", "device_graph"):
             loop = self.doc[key]
             self.assertEqual(set(loop) | set(loop["runs"][0]), written, key)
-            self.assertEqual(len(loop["runs"]), 2)
+            self.assertEqual(len(loop["runs"]), 3)
+            self.assertEqual([r["other_lines"] for r in loop["runs"]], [False, False, True])
             self.assertEqual(set(loop["runs"][0]["launch_log"]), log)
         device = c_function(_read(INCLUDE_DIR, "kit_result.h"), "static inline void kit_json_device(")
         self.assertEqual(set(self.doc["device"]), c_keys(device) - {"device"})
@@ -298,7 +334,10 @@ class Lab08ContractTest(unittest.TestCase):
         params = params[:params.index("kit_json_end_object")]
         self.assertEqual(set(self.doc["params"]), c_keys(params) - {"params"})
         table = re.search(r"version_keys\[N_VERSIONS\] = \{(.*?)\};", HARNESS_CU, re.S).group(1)
-        self.assertEqual(set(re.findall(r'"(\w+)"', table)), set(TIMING["heavy"]))
+        self.assertEqual(set(re.findall(r'"(\w+)"', table)), set(VERSIONS))
+        timing = body[body.index('kit_json_begin_object(&j, "timing_ms")'):]
+        timing = timing[:timing.index("kit_json_end_object")]
+        self.assertEqual(c_keys(timing) - {"timing_ms"}, set(TIMING["heavy"]) - set(VERSIONS))
         self.assertEqual(lab08.GUARD_VERTICES, GUARD_VERTICES, "the rubric's GUARD_VERTICES is the harness's")
 
 
@@ -369,7 +408,8 @@ class Lab08RuntimeTest(unittest.TestCase):
     def test_not_captured_fails_every_part_a_check(self):
         ctx = self.ctx(self.on_main(not_captured))
         self.fails_main(lab08.check_captured, ctx, "your tessellate_balanced could not be captured into a graph "
-                        "(cudaErrorStreamCaptureUnsupported): it must only queue work in the stream it is given")
+                        "in the thread-local capture mode (cudaErrorStreamCaptureUnsupported): it must only queue "
+                        "work in the stream it is given")
         for check in (lab08.check_offsets, lab08.check_vertices, lab08.check_each_vertex_once):
             self.fails_main(check, ctx, "not captured: nothing ran")
         self.assertEqual(self.failing(ctx), {"tessellation captured into a graph", "offsets are the scan of the counts",
@@ -480,7 +520,7 @@ class Lab08RuntimeTest(unittest.TestCase):
     # ---- Part A: timing ----
 
     def timing_outcomes(self, balanced, flat=5.0, cdp=9.0, copy=1.0, mutate=None):
-        ctx = self.ctx(mutate, timing={"heavy": {"balanced": balanced, "flat": flat, "cdp": cdp, "copy": copy}})
+        ctx = self.ctx(mutate, timing={"heavy": timed(balanced, flat, cdp, copy)})
         return lab08.check_near_memory_bound(ctx), lab08.check_beats_flat_and_cdp(ctx)
 
     def test_timing_passes_with_its_figures(self):
@@ -546,6 +586,27 @@ class Lab08RuntimeTest(unittest.TestCase):
                 self.assertIn("the timed tessellation's offsets or vertices are wrong (the checks above say how): "
                               "its time does not count", outcome.message)
 
+    def test_a_timed_run_that_skipped_its_work_fails(self):
+        # first-launch-only: the graded run wrote everything, the timed runs after it skipped the vertices
+        ctx = self.ctx(timing={"heavy": timed(0.2, 5.0, 9.0, 1.0, wrong_runs=9, first_wrong=67360256)})
+        for check in (lab08.check_near_memory_bound, lab08.check_beats_flat_and_cdp):
+            outcome = check(ctx)
+            self.assertEqual(outcome.status, chk.FAILED)
+            self.assertIn("lines=8192 workload=heavy", outcome.message)
+            self.assertIn("9 of your graph's 9 timed runs (the warm-ups included) left wrong output (the first: "
+                          "67360256 offsets, vertices or guard vertices)", outcome.message)
+            self.assertIn("a run that skipped its work (state kept from an earlier launch) does not count",
+                          outcome.message)
+        ctx = self.ctx(timing={"heavy": timed(2.0, 5.0, 9.0, 1.0, wrong_runs=1, first_wrong=1)})
+        self.assertEqual(lab08.check_near_memory_bound(ctx).status, chk.FAILED)
+
+    def test_timing_without_the_runs_check_fails(self):
+        ctx = self.ctx(timing={"heavy": {"balanced": 2.0, "flat": 5.0, "cdp": 9.0, "copy": 1.0}})
+        for check in (lab08.check_near_memory_bound, lab08.check_beats_flat_and_cdp):
+            outcome = check(ctx)
+            self.assertEqual(outcome.status, chk.FAILED)
+            self.assertIn("did not say whether each timed run was checked", outcome.message)
+
     def test_a_wrong_untimed_case_leaves_the_timing_alone(self):
         def wrong(d):
             d["balanced"].update(offsets_wrong=1, first_bad_offset=0, offset_got=1, offset_want=0, past_total=2)
@@ -554,7 +615,7 @@ class Lab08RuntimeTest(unittest.TestCase):
 
     def test_missing_timing_fails(self):
         why = "the heavy timing case reported no timing"
-        for timing in (None, {}, {"heavy": {"balanced": 0.0, "flat": 5.0, "cdp": 9.0, "copy": 1.0}},
+        for timing in (None, {}, {"heavy": timed(0.0, 5.0, 9.0, 1.0)},
                        {"heavy": {"flat": 5.0, "cdp": 9.0, "copy": 1.0}}):
             ctx = self.ctx(timing=timing)
             for check in (lab08.check_near_memory_bound, lab08.check_beats_flat_and_cdp):
@@ -586,6 +647,56 @@ class Lab08RuntimeTest(unittest.TestCase):
                                               "%d rounds counted by end_round, expected %d"
                                               % (k + 1, tolerance, cap, expected + delta, expected))
                     self.assertNotIn("launch %d" % (2 - k), outcome.message)
+
+    def test_a_graph_that_kept_the_first_lines_fails_on_the_other_lines(self):
+        # counts-pointer-baked: right on the case's lines, wrong once the state points at other lines
+        for key, check in (("while_graph", lab08.check_while_loop), ("device_graph", lab08.check_device_loop)):
+            def wrong(d):
+                d[key]["runs"][2].update(counts_wrong=4093, first_bad_line=3, first_got=4, first_want=13)
+            outcome = self.fails_main(check, self.ctx(self.on_main(wrong)),
+                                      "launch 3 (other lines, in another array with another counts array, "
+                                      "tolerance 0.0005, max 13): 4093 line counts wrong (first: line 3 has 4 "
+                                      "vertices, expected 13)")
+            self.assertNotIn("launch 1", outcome.message)
+
+    def test_a_case_left_out_for_memory_is_not_counted(self):
+        def left_out(p, d):
+            if p == lab08.PAST_INT_CASE:
+                d.clear()
+                d.update({"lab": "08-device-graphs", "not_run": "the GPU has too little free memory for this "
+                                                                "case's vertices"})
+        self.cases.append(dict(lab08.PAST_INT_CASE))
+        ctx = self.ctx(left_out)
+        self.assertIsNone(lab08.HARNESS.document_problem(ctx.runs[-1].doc))
+        self.assertEqual(self.failing(ctx), set())
+        self.assertIn("not run on this GPU", lab08.check_vertices(ctx).message)
+
+    def test_rounds_ended_in_one_grid_fail(self):
+        # a persistent kernel: every round's refine_line calls and end_round in one grid, looping
+        for key, check in (("while_graph", lab08.check_while_loop), ("device_graph", lab08.check_device_loop)):
+            def one_grid(d):
+                d[key]["runs"][0]["round_grids"] = 1
+            outcome = self.fails_main(check, self.ctx(self.on_main(one_grid)),
+                                      "launch 1 (tolerance 0.002, max 64): the %d end_round calls came from 1 grids: "
+                                      "each round must end in a grid of its own" % most_rounds(64))
+            self.assertNotIn("launch 2", outcome.message)
+
+    def test_rounds_written_into_the_state_fail(self):
+        def forged(d):
+            d["device_graph"]["runs"][1]["end_round_calls"] = 1
+            d["device_graph"]["runs"][1]["round_grids"] = 1
+        self.fails_main(lab08.check_device_loop, self.ctx(self.on_main(forged)),
+                        "launch 2 (tolerance 0.0005, max 13): end_round was called 1 times, and the state counts %d "
+                        "rounds" % most_rounds(13))
+
+    def test_documents_without_the_kits_round_count_are_read_as_before(self):
+        def recorded_before(p, d):
+            for key in ("while_graph", "device_graph"):
+                for r in d[key]["runs"]:
+                    del r["end_round_calls"], r["round_grids"]
+        ctx = self.ctx(recorded_before)
+        self.assertEqual(lab08.check_device_loop(ctx).status, chk.PASSED)
+        self.assertEqual(lab08.check_while_loop(ctx).status, chk.PASSED)
 
     def test_rounds_at_the_kit_cap_still_compared(self):
         def runaway(d):  # a loop that never ends stops at KIT_MAX_ROUNDS: still not the kit's count
@@ -619,7 +730,8 @@ class Lab08RuntimeTest(unittest.TestCase):
 
     def test_several_problems_of_one_case_are_all_named(self):
         def wrong(d):
-            d["while_graph"]["runs"][0].update(rounds=1, counts_wrong=4096, first_bad_line=0, first_got=4, first_want=7)
+            d["while_graph"]["runs"][0].update(rounds=1, end_round_calls=1, round_grids=1, counts_wrong=4096,
+                                               first_bad_line=0, first_got=4, first_want=7)
             d["while_graph"]["runs"][1].update(late_calls=1)
         self.fails_main(lab08.check_while_loop, self.ctx(self.on_main(wrong)),
                         "launch 1 (tolerance 0.002, max 64): 1 rounds counted by end_round, expected %d; 4096 line "
@@ -713,8 +825,8 @@ class Lab08RuntimeTest(unittest.TestCase):
         ctx = self.ctx()
         for run in ctx.runs:
             if run.params in ones:
-                self.assertEqual([r["expected_rounds"] for r in run.doc["device_graph"]["runs"]], [1, 1])
-                self.assertEqual([r["launch_log"]["calls_checked"] for r in run.doc["device_graph"]["runs"]], [0, 0])
+                self.assertEqual([r["expected_rounds"] for r in run.doc["device_graph"]["runs"]], [1, 1, 1])
+                self.assertEqual([r["launch_log"]["calls_checked"] for r in run.doc["device_graph"]["runs"]], [0, 0, 0])
         self.assertEqual(lab08.check_relaunches_checked(ctx).status, chk.PASSED)
 
     def test_relaunches_are_counted_against_the_kits_rounds(self):

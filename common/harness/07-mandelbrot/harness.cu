@@ -68,7 +68,8 @@ typedef struct {
 static __device__ int kit_counting;                      /* 0 while timing: no counts, no records */
 static __device__ unsigned long long kit_dwell_calls;
 static __device__ unsigned int kit_grids[DEPTH_SLOTS];   /* grids that called report_rect, per depth */
-static __device__ rect_t *kit_rect_log;                  /* one record per grid whose rectangle is in the image */
+static __device__ rect_t *kit_rect_log;                  /* one record per report_rect call that counted */
+static __device__ unsigned long long *kit_rect_grid;     /* beside each record: the %gridid of the grid that made it */
 static __device__ unsigned int kit_rect_log_size;
 static __device__ unsigned int kit_rect_count;
 static __device__ unsigned int kit_misshapen;            /* grids not of one block of MS_THREADS threads */
@@ -107,7 +108,19 @@ __device__ void report_rect(int x, int y, int side, int depth)
     if (slot < kit_rect_log_size) {
         rect_t r = {x, y, side, depth};
         kit_rect_log[slot] = r;
+        kit_rect_grid[slot] = kit_grid_id(); /* two records of one id: one grid that reported twice */
     }
+}
+
+/* How many of image[0..pixels) differ from expected (the rule's image): one timed run's check. */
+__global__ void kit_count_unlike(const int *image, const int *expected, long long pixels, unsigned long long *unlike)
+{
+    unsigned long long mine = 0;
+    for (long long p = blockIdx.x * (long long)blockDim.x + threadIdx.x; p < pixels;
+         p += (long long)gridDim.x * blockDim.x)
+        mine += image[p] != expected[p];
+    if (mine)
+        atomicAdd(unlike, mine);
 }
 
 /* The exhaustive image: one thread per pixel. */
@@ -364,6 +377,84 @@ static void set_counting(int on)
     KIT_CHECK(cudaMemcpyToSymbol(kit_counting, &on, sizeof on));
 }
 
+/* How many of ids[0..n) repeat an id before them (sorts ids): reports from a grid that had already
+ * reported. */
+static int compare_u64(const void *a, const void *b)
+{
+    unsigned long long x = *(const unsigned long long *)a, y = *(const unsigned long long *)b;
+    return (x > y) - (x < y);
+}
+
+static long long repeated_ids(unsigned long long *ids, long long n)
+{
+    if (n > 1)
+        qsort(ids, (size_t)n, sizeof ids[0], compare_u64);
+    long long repeated = 0;
+    for (long long i = 1; i < n; i++)
+        repeated += ids[i] == ids[i - 1];
+    return repeated;
+}
+
+/* ---- the student's timed runs, each checked ---- */
+
+/* A time counts only for a run that did the work: before each timed run (the warm-up's too) the image
+ * is poisoned, after it, outside the timed region, compared with the rule's. State a submission keeps
+ * from one launch to the next (a flag set once) cannot make a later run skip its work unseen. */
+typedef struct {
+    mandel_job_t job;
+    size_t bytes;
+} timed_student_t;
+
+static void poison_image(void *p)
+{
+    timed_student_t *t = (timed_student_t *)p;
+    KIT_CHECK(cudaMemset(t->job.image, 0xff, t->bytes)); /* -1: a pixel this run did not write */
+}
+
+static void timed_student_step(void *p) { run_student(((timed_student_t *)p)->job); }
+
+typedef struct {
+    kit_timing_t timing;
+    int runs, wrong_runs;   /* every run, the warm-up's too; those whose image was not the rule's */
+    long long first_unlike; /* the pixels unlike the rule's in the first such run */
+} checked_timing_t;
+
+static checked_timing_t time_student_checked(mandel_job_t job, const int *expected, int repeats)
+{
+    const int warmup = 1;
+    checked_timing_t c;
+    memset(&c, 0, sizeof c);
+    c.timing.repeats = repeats;
+    timed_student_t t = {job, sizeof(int) * (size_t)job.width * job.height};
+    long long pixels = (long long)job.width * job.height;
+    int *d_expected = NULL;
+    unsigned long long *d_unlike = NULL;
+    KIT_CHECK(cudaMalloc((void **)&d_expected, t.bytes));
+    KIT_CHECK(cudaMemcpy(d_expected, expected, t.bytes, cudaMemcpyHostToDevice));
+    KIT_CHECK(cudaMalloc((void **)&d_unlike, sizeof *d_unlike));
+    double *ms = (double *)kit_host_alloc(sizeof(double) * (size_t)repeats);
+    for (int i = 0; i < warmup + repeats; i++) {
+        kit_timing_t one = kit_time_kernel(poison_image, timed_student_step, &t, 0, 1);
+        unsigned long long unlike = 0;
+        KIT_CHECK(cudaMemset(d_unlike, 0, sizeof unlike));
+        kit_count_unlike<<<1024, 256>>>(job.image, d_expected, pixels, d_unlike);
+        KIT_CHECK_KERNEL();
+        KIT_CHECK(cudaMemcpy(&unlike, d_unlike, sizeof unlike, cudaMemcpyDeviceToHost));
+        c.runs++;
+        if (unlike && c.wrong_runs++ == 0)
+            c.first_unlike = (long long)unlike;
+        if (i >= warmup)
+            ms[i - warmup] = one.median_ms;
+    }
+    c.timing.median_ms = (float)kit_median(ms, repeats);
+    c.timing.min_ms = (float)ms[0];
+    c.timing.max_ms = (float)ms[repeats - 1];
+    free(ms);
+    KIT_CHECK(cudaFree(d_expected));
+    KIT_CHECK(cudaFree(d_unlike));
+    return c;
+}
+
 /* The kit's exhaustive image of job (computed into job.image, then copied to the host) and the rule
  * applied to it; rule_free releases both. */
 static rule_t rule_of_exhaustive(mandel_job_t job)
@@ -593,7 +684,9 @@ static int run_case(int argc, char **argv)
     /* 2. the student's subdivision, counted */
     long long log_size = 2 * rule.n_rects + 1024; /* room for twice the rule's rectangles */
     rect_t *d_log = NULL;
+    unsigned long long *d_log_grid = NULL;
     KIT_CHECK(cudaMalloc((void **)&d_log, sizeof(rect_t) * (size_t)log_size));
+    KIT_CHECK(cudaMalloc((void **)&d_log_grid, sizeof(unsigned long long) * (size_t)log_size));
     unsigned int zero_grids[DEPTH_SLOTS], zero = 0, log_size_u = (unsigned int)log_size;
     unsigned long long zero_calls = 0;
     memset(zero_grids, 0, sizeof zero_grids);
@@ -601,6 +694,7 @@ static int run_case(int argc, char **argv)
     KIT_CHECK(cudaMemcpyToSymbol(kit_rect_count, &zero, sizeof zero));
     KIT_CHECK(cudaMemcpyToSymbol(kit_misshapen, &zero, sizeof zero));
     KIT_CHECK(cudaMemcpyToSymbol(kit_rect_log, &d_log, sizeof d_log));
+    KIT_CHECK(cudaMemcpyToSymbol(kit_rect_grid, &d_log_grid, sizeof d_log_grid));
     KIT_CHECK(cudaMemcpyToSymbol(kit_rect_log_size, &log_size_u, sizeof log_size_u));
     KIT_CHECK(cudaMemcpyToSymbol(kit_dwell_calls, &zero_calls, sizeof zero_calls));
     KIT_CHECK(cudaMemset(job.image, 0xff, bytes)); /* -1: a pixel nobody wrote */
@@ -621,13 +715,21 @@ static int run_case(int argc, char **argv)
     long long kept = reported < (unsigned int)log_size ? reported : log_size;
     rect_t *got = (rect_t *)kit_host_alloc(sizeof(rect_t) * (size_t)(kept > 0 ? kept : 1));
     KIT_CHECK(cudaMemcpy(got, d_log, sizeof(rect_t) * (size_t)kept, cudaMemcpyDeviceToHost));
+    /* Grids that ran, from the records' grid ids: report_rect is a function the student's code may call
+     * as often as it likes, so a count of its calls is not a count of grids. */
+    unsigned long long *got_grids = (unsigned long long *)kit_host_alloc(sizeof(unsigned long long) *
+                                                                         (size_t)(kept > 0 ? kept : 1));
+    KIT_CHECK(cudaMemcpy(got_grids, d_log_grid, sizeof(unsigned long long) * (size_t)kept, cudaMemcpyDeviceToHost));
+    long long same_grid = repeated_ids(got_grids, kept);
+    free(got_grids);
     int *image = (int *)kit_host_alloc(bytes);
     KIT_CHECK(cudaMemcpy(image, job.image, bytes, cudaMemcpyDeviceToHost));
-    long long grids[DEPTH_SLOTS], grids_ran = 0;
+    long long grids[DEPTH_SLOTS], reports = 0;
     for (int d = 0; d < DEPTH_SLOTS; d++) {
         grids[d] = grids_u[d];
-        grids_ran += grids_u[d];
+        reports += grids_u[d];
     }
+    long long grids_ran = reports - same_grid; /* distinct grids among the records */
 
     /* 3. comparisons */
     long long wrong = 0, wrong_computed = 0, unwritten = 0, vs_exhaustive = 0;
@@ -651,6 +753,9 @@ static int run_case(int argc, char **argv)
     printf("yours: %lld grids ran, %u in the image reported; rectangles missing %lld, extra %lld; %llu dwell "
            "evaluations (%.2f per pixel)\n", grids_ran, reported, rects.missing, rects.extra, dwell_calls,
            (double)dwell_calls / pixels);
+    if (same_grid)
+        printf("  %lld reports came from a grid that had already reported: report_rect is called once per grid\n",
+               same_grid);
     if (misshapen)
         printf("  %u grids not of one block of %d threads (the first: %u blocks of %u threads)\n", misshapen,
                MS_THREADS, misshapen_shape[0], misshapen_shape[1]);
@@ -661,9 +766,16 @@ static int run_case(int argc, char **argv)
 
     /* 4. timing: the kit's exhaustive kernel and the student's subdivision, nothing counted */
     kit_timing_t t_exhaustive = {0, 0, 0, 0}, t_student = {0, 0, 0, 0};
+    checked_timing_t checked;
+    memset(&checked, 0, sizeof checked);
     if (repeats > 0) {
         t_exhaustive = kit_time_kernel(NULL, exhaustive_step, &job, 1, repeats);
-        t_student = kit_time_kernel(NULL, student_step, &job, 1, repeats);
+        checked = time_student_checked(job, rule.expected, repeats);
+        t_student = checked.timing;
+        if (checked.wrong_runs)
+            printf("  %d of your %d timed runs left an image unlike the rule's (the first: %lld pixels): work skipped "
+                   "in a later launch, so the time does not count\n", checked.wrong_runs, checked.runs,
+                   checked.first_unlike);
         printf("  exhaustive (kit): median %.3f ms (min %.3f, max %.3f); yours: median %.3f ms (min %.3f, max %.3f): "
                "%.2fx\n", t_exhaustive.median_ms, t_exhaustive.min_ms, t_exhaustive.max_ms, t_student.median_ms,
                t_student.min_ms, t_student.max_ms, t_exhaustive.median_ms / t_student.median_ms);
@@ -703,6 +815,7 @@ static int run_case(int argc, char **argv)
         kit_json_int(&j, "extra", rects.extra);
         json_rect(&j, "first_missing", rects.first_missing);
         json_rect(&j, "first_extra", rects.first_extra);
+        kit_json_int(&j, "same_grid", same_grid); /* records from a grid that had already reported */
         kit_json_uint(&j, "misshapen", misshapen); /* grids not of one block of MS_THREADS threads */
         kit_json_begin_array(&j, "first_misshapen"); /* [blocks, threads per block] */
         if (misshapen) {
@@ -733,6 +846,10 @@ static int run_case(int argc, char **argv)
             kit_json_begin_object(&j, "timing_ms");
             kit_json_double(&j, "exhaustive", t_exhaustive.median_ms);
             kit_json_double(&j, "cdp_student", t_student.median_ms);
+            /* each of the student's timed runs (the warm-up's too) checked against the rule's image */
+            kit_json_int(&j, "cdp_student_runs", checked.runs);
+            kit_json_int(&j, "cdp_student_wrong_runs", checked.wrong_runs);
+            kit_json_int(&j, "cdp_student_first_unlike", checked.first_unlike);
             kit_json_end_object(&j);
         }
         if (figure_side > 0)
@@ -742,6 +859,7 @@ static int run_case(int argc, char **argv)
     }
     KIT_CHECK(cudaFree(job.image));
     KIT_CHECK(cudaFree(d_log));
+    KIT_CHECK(cudaFree(d_log_grid));
     free(image);
     free(got);
     free(figure_rects);

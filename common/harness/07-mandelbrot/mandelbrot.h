@@ -22,7 +22,9 @@
  *     mariani_silver<<<1, MS_THREADS>>>(job, 0, 0, top_side(&job), 0)
  *
  * and compares the image with the rule applied to the kit's exhaustive image (kit_dwell for every
- * pixel), and the rectangles reported with the ones the rule visits.
+ * pixel), and the rectangles reported with the ones the rule visits. A timing case launches it again
+ * for each timed run, on a poisoned image, and checks each run's image the same way: every launch
+ * does the whole subdivision.
  */
 #ifndef MANDELBROT_H
 #define MANDELBROT_H
@@ -54,8 +56,9 @@ static inline __host__ __device__ int top_side(const mandel_job_t *job)
 
 /* Kit-owned (the harness). The dwell of pixel (px, py), 0 <= px < width, 0 <= py < height. */
 __device__ int kit_dwell(mandel_job_t job, int px, int py);
-/* Kit-owned. Every thread of every mariani_silver grid calls it first, with the grid's rectangle:
- * the kit records the rectangles and counts the grids per depth. */
+/* Kit-owned. Every thread of every mariani_silver grid calls it first, with the grid's rectangle, and
+ * only then: the kit records one rectangle per grid (grids told apart by their id, not by calls) and
+ * counts the grids per depth. */
 __device__ void report_rect(int x, int y, int side, int depth);
 
 /* Written by the student (mandelbrot.cu). */

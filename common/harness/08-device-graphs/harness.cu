@@ -5,12 +5,15 @@
  * workloads each, against the kit's own host-driven loop; and writes the result.
  *
  *   ./scheduling [--lines 4096] [--workload chained|heavy] [--factor 16] [--max 32] [--seed 1]
- *                [--tolerance 2000] [--tolerance2 500] [--max2 13] [--repeats 0] [--bench 0]
- *                [--json result.json]
+ *                [--tolerance 2000] [--tolerance2 500] [--max2 13] [--repeats 0]
+ *                [--capture-mode thread-local|global] [--bench 0] [--json result.json]
  *
- * The refinement runs on the case's lines twice: with the longest segment allowed --tolerance (in
- * millionths) and at most --max vertices a line, then with --tolerance2 and --max2. --repeats N
- * times Part A (medians of N).
+ * Part A's call is captured in the stream capture mode --capture-mode names. The refinement runs on
+ * the case's lines twice: with the longest segment allowed --tolerance (in millionths) and at most
+ * --max vertices a line, then with --tolerance2 and --max2; then on other lines (as many, in another
+ * array, with another counts array) with --tolerance2 and --max2. --repeats N times Part A (medians of
+ * N), each timed run's output poisoned before it and checked after it. A case whose vertices this
+ * GPU's free memory cannot hold is left out ("not_run").
  * --bench 1 prints three tables instead of one run (make bench LAB=08): Part A against the kit's
  * versions over several workloads, the cost of one round or launch each way the GPU can be given
  * work, and the refinement three ways; with --json, the tables are the document.
@@ -26,6 +29,7 @@
 #include "bezier_lines.h"
 #include "kit_args.h"
 #include "kit_check.h"
+#include "kit_device.h"
 #include "kit_harness.h"
 #include "kit_result.h"
 #include "kit_timing.h"
@@ -72,8 +76,18 @@ __device__ int refine_line(refine_t *r, int l)
     return 1;
 }
 
+/* Which grids called end_round, in this launch: its calls are counted in the state (r->rounds), which
+ * the student's code can reach, and here, in kit memory it cannot, each with its caller's %gridid: a
+ * round is a grid that ran, and one grid that calls end_round in a loop is one grid, not many rounds. */
+#define ROUND_LOG 256 /* past KIT_MAX_ROUNDS: calls past it are counted, not logged */
+static __device__ unsigned int kit_end_round_calls;
+static __device__ unsigned long long kit_end_round_grid[ROUND_LOG];
+
 __device__ int end_round(refine_t *r)
 {
+    unsigned int call = atomicAdd(&kit_end_round_calls, 1u);
+    if (call < ROUND_LOG)
+        kit_end_round_grid[call] = kit_grid_id();
     unsigned int round = atomicAdd(&r->rounds, 1u) + 1;
     int more = atomicExch(&r->refined, 0u) != 0 && round < KIT_MAX_ROUNDS;
     if (!more)
@@ -96,17 +110,27 @@ __global__ void kit_end_round(refine_t *r, int *more)
 
 /* ---------------- the refinement: host side ---------------- */
 
-/* One refinement workload on the case's lines: the state the student's graphs see (d_state, whose
- * address never changes), and what the kit's loop found. */
+/* The refinement's workloads (scheduling.h): the case's lines with the case's first tolerance and cap,
+ * the same lines with its second, then other lines (as many, in another array, with their own counts
+ * array) with the second again: a graph must read the lines and counts from the state at every launch,
+ * not keep what the state held when it was built. */
+#define N_REFINE_WORKLOADS 3
+#define OTHER_LINES 2
+
+/* The refinement workloads on the case's lines: the state the student's graphs see (d_state, whose
+ * address never changes), and what the kit's loop found on each. */
 typedef struct {
     workload_t *w;
     refine_t *d_state;
-    int *d_counts;
-    int *h_expected[2];
-    unsigned int expected_rounds[2];
-    unsigned int kit_host_launches[2]; /* the launches the kit's loop made from the host */
-    float tolerance[2];
-    int max_vertices[2];
+    const bezier_line_t *lines[N_REFINE_WORKLOADS];
+    int *counts[N_REFINE_WORKLOADS];
+    bezier_line_t *d_other_lines; /* workload OTHER_LINES: line l is the case's line n - 1 - l, twice as large */
+    int *d_counts, *d_other_counts;
+    int *h_expected[N_REFINE_WORKLOADS];
+    unsigned int expected_rounds[N_REFINE_WORKLOADS];
+    unsigned int kit_host_launches[N_REFINE_WORKLOADS]; /* the launches the kit's loop made from the host */
+    float tolerance[N_REFINE_WORKLOADS];
+    int max_vertices[N_REFINE_WORKLOADS];
     int *d_more, *h_more; /* the kit's loop: end_round's answer, pinned */
 } refinement_t;
 
@@ -114,6 +138,7 @@ typedef struct {
 typedef struct {
     unsigned int host_launches; /* the harness's, for the whole loop */
     unsigned int rounds, late_calls, bad_lines;
+    unsigned int end_round_calls, round_grids; /* end_round's calls, and the distinct grids that made them */
     int counts_wrong, first_bad_line, first_got, first_want;
     kit_launch_log_t log;
     double ms;
@@ -123,15 +148,15 @@ static void refine_reset(refinement_t *f, int k)
 {
     refine_t s;
     memset(&s, 0, sizeof s);
-    s.lines = f->w->d_lines;
+    s.lines = f->lines[k];
     s.n_lines = f->w->n_lines;
     s.max_vertices = f->max_vertices[k];
     s.tolerance = f->tolerance[k];
-    s.counts = f->d_counts;
+    s.counts = f->counts[k];
     int *start = (int *)kit_host_alloc(sizeof(int) * (size_t)s.n_lines);
     for (int l = 0; l < s.n_lines; l++)
         start[l] = MIN_VERTICES;
-    KIT_CHECK(cudaMemcpy(f->d_counts, start, sizeof(int) * (size_t)s.n_lines, cudaMemcpyHostToDevice));
+    KIT_CHECK(cudaMemcpy(f->counts[k], start, sizeof(int) * (size_t)s.n_lines, cudaMemcpyHostToDevice));
     KIT_CHECK(cudaMemcpy(f->d_state, &s, sizeof s, cudaMemcpyHostToDevice));
     free(start);
 }
@@ -150,6 +175,8 @@ static void loop_reset(void *p)
     loop_run_t *run = (loop_run_t *)p;
     refine_reset(run->f, run->k);
     kit_launch_log_reset();
+    unsigned int zero = 0;
+    KIT_CHECK(cudaMemcpyToSymbol(kit_end_round_calls, &zero, sizeof zero));
     run->host_launches = 0;
 }
 
@@ -183,38 +210,57 @@ static double kit_loop(refinement_t *f, int k)
     return ms;
 }
 
-/* Workload k: the lines of w, with tolerance[k] and max_vertices[k]. */
+/* Workloads 0 and 1: the lines of w, with tolerance[k] and max_vertices[k]; workload OTHER_LINES: other
+ * lines, with tolerance[1] and max_vertices[1]. The state is left as workload 0 sets it: what a builder
+ * called next finds there. */
 static void refinement_init(refinement_t *f, workload_t *w, const float *tolerance, const int *max_vertices)
 {
     memset(f, 0, sizeof *f);
     f->w = w;
-    for (int k = 0; k < 2; k++) {
-        f->tolerance[k] = tolerance[k];
-        f->max_vertices[k] = max_vertices[k];
+    int n = w->n_lines;
+    for (int k = 0; k < N_REFINE_WORKLOADS; k++) {
+        f->tolerance[k] = tolerance[k < 2 ? k : 1];
+        f->max_vertices[k] = max_vertices[k < 2 ? k : 1];
     }
     KIT_CHECK(cudaMalloc((void **)&f->d_state, sizeof(refine_t)));
-    KIT_CHECK(cudaMalloc((void **)&f->d_counts, sizeof(int) * (size_t)w->n_lines));
+    KIT_CHECK(cudaMalloc((void **)&f->d_counts, sizeof(int) * (size_t)n));
+    KIT_CHECK(cudaMalloc((void **)&f->d_other_counts, sizeof(int) * (size_t)n));
+    KIT_CHECK(cudaMalloc((void **)&f->d_other_lines, sizeof(bezier_line_t) * (size_t)n));
+    bezier_line_t *other = (bezier_line_t *)kit_host_alloc(sizeof(bezier_line_t) * (size_t)n); /* zeroed */
+    for (int l = 0; l < n; l++)
+        for (int c = 0; c < 3; c++) {
+            other[l].cp[c].x = 2.0f * w->h_lines[n - 1 - l].cp[c].x;
+            other[l].cp[c].y = 2.0f * w->h_lines[n - 1 - l].cp[c].y;
+        }
+    KIT_CHECK(cudaMemcpy(f->d_other_lines, other, sizeof(bezier_line_t) * (size_t)n, cudaMemcpyHostToDevice));
+    free(other);
+    for (int k = 0; k < N_REFINE_WORKLOADS; k++) {
+        f->lines[k] = k == OTHER_LINES ? f->d_other_lines : w->d_lines;
+        f->counts[k] = k == OTHER_LINES ? f->d_other_counts : f->d_counts;
+    }
     KIT_CHECK(cudaMalloc((void **)&f->d_more, sizeof(int)));
     KIT_CHECK(cudaMallocHost((void **)&f->h_more, sizeof(int)));
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < N_REFINE_WORKLOADS; k++) {
         kit_loop(f, k);
         refine_t s;
         KIT_CHECK(cudaMemcpy(&s, f->d_state, sizeof s, cudaMemcpyDeviceToHost));
         f->expected_rounds[k] = s.rounds;
-        f->h_expected[k] = (int *)kit_host_alloc(sizeof(int) * (size_t)w->n_lines);
-        KIT_CHECK(cudaMemcpy(f->h_expected[k], f->d_counts, sizeof(int) * (size_t)w->n_lines,
-                             cudaMemcpyDeviceToHost));
+        f->h_expected[k] = (int *)kit_host_alloc(sizeof(int) * (size_t)n);
+        KIT_CHECK(cudaMemcpy(f->h_expected[k], f->counts[k], sizeof(int) * (size_t)n, cudaMemcpyDeviceToHost));
     }
+    refine_reset(f, 0);
 }
 
 static void refinement_free(refinement_t *f)
 {
     KIT_CHECK(cudaFree(f->d_state));
     KIT_CHECK(cudaFree(f->d_counts));
+    KIT_CHECK(cudaFree(f->d_other_counts));
+    KIT_CHECK(cudaFree(f->d_other_lines));
     KIT_CHECK(cudaFree(f->d_more));
     KIT_CHECK(cudaFreeHost(f->h_more));
-    free(f->h_expected[0]);
-    free(f->h_expected[1]);
+    for (int k = 0; k < N_REFINE_WORKLOADS; k++)
+        free(f->h_expected[k]);
 }
 
 /* One host launch of a student's executable graph on workload k, then what it left. The device is
@@ -234,9 +280,20 @@ static refine_run_t refine_launch(refinement_t *f, cudaGraphExec_t exec, int k)
     run.rounds = s.rounds;
     run.late_calls = s.late_calls;
     run.bad_lines = s.bad_lines;
+    unsigned long long grids[ROUND_LOG];
+    KIT_CHECK(cudaMemcpyFromSymbol(&run.end_round_calls, kit_end_round_calls, sizeof run.end_round_calls));
+    unsigned int logged = run.end_round_calls < ROUND_LOG ? run.end_round_calls : ROUND_LOG;
+    KIT_CHECK(cudaMemcpyFromSymbol(grids, kit_end_round_grid, sizeof(grids[0]) * logged));
+    run.round_grids = logged + (run.end_round_calls - logged); /* those past the log count as their own */
+    for (unsigned int i = 0; i < logged; i++)
+        for (unsigned int k = 0; k < i; k++)
+            if (grids[k] == grids[i]) { /* a grid already counted */
+                run.round_grids--;
+                break;
+            }
     int n = f->w->n_lines;
     int *got = (int *)kit_host_alloc(sizeof(int) * (size_t)n);
-    KIT_CHECK(cudaMemcpy(got, f->d_counts, sizeof(int) * (size_t)n, cudaMemcpyDeviceToHost));
+    KIT_CHECK(cudaMemcpy(got, f->counts[k], sizeof(int) * (size_t)n, cudaMemcpyDeviceToHost));
     for (int l = 0; l < n; l++)
         if (got[l] != f->h_expected[k][l]) {
             if (run.counts_wrong++ == 0) {
@@ -249,11 +306,11 @@ static refine_run_t refine_launch(refinement_t *f, cudaGraphExec_t exec, int k)
     return run;
 }
 
-/* A student's loop, built and launched on both workloads: "key": {"built", ..., "runs": [...]}. */
+/* A student's loop, built and launched on every workload: "key": {"built", ..., "runs": [...]}. */
 typedef struct {
     int available, built, conditional_nodes;
     unsigned long long exec_flags;
-    refine_run_t runs[2];
+    refine_run_t runs[N_REFINE_WORKLOADS];
 } loop_result_t;
 
 static void json_loop(kit_json_t *j, const char *key, const loop_result_t *r, const refinement_t *f)
@@ -264,15 +321,18 @@ static void json_loop(kit_json_t *j, const char *key, const loop_result_t *r, co
     kit_json_int(j, "conditional_nodes", r->conditional_nodes);
     kit_json_bool(j, "device_launch", (r->exec_flags & cudaGraphInstantiateFlagDeviceLaunch) != 0);
     kit_json_begin_array(j, "runs");
-    for (int k = 0; k < 2 && r->built; k++) {
+    for (int k = 0; k < N_REFINE_WORKLOADS && r->built; k++) {
         const refine_run_t *run = &r->runs[k];
         kit_json_begin_object(j, NULL);
+        kit_json_bool(j, "other_lines", k == OTHER_LINES);
         kit_json_double(j, "tolerance", f->tolerance[k]);
         kit_json_int(j, "max_vertices", f->max_vertices[k]);
         kit_json_uint(j, "host_launches", run->host_launches);
         kit_json_uint(j, "rounds", run->rounds);
         kit_json_uint(j, "expected_rounds", f->expected_rounds[k]);
         kit_json_uint(j, "kit_host_launches", f->kit_host_launches[k]);
+        kit_json_uint(j, "end_round_calls", run->end_round_calls); /* counted in kit memory */
+        kit_json_uint(j, "round_grids", run->round_grids);         /* the distinct grids that called it */
         kit_json_uint(j, "late_calls", run->late_calls);
         kit_json_uint(j, "bad_lines", run->bad_lines);
         kit_json_int(j, "counts_wrong", run->counts_wrong);
@@ -297,11 +357,13 @@ static void print_loop(const char *what, const loop_result_t *r, const refinemen
         printf("  %s: the builder returned NULL\n", what);
         return;
     }
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < N_REFINE_WORKLOADS; k++) {
         const refine_run_t *run = &r->runs[k];
-        printf("  %s, workload %d (tolerance %g, max %d): %u host launch(es), %u rounds (the kit's loop: %u rounds, "
-               "%u host launches), %d of %d counts wrong, %u refine_line calls after the loop ended, %.3f ms\n",
-               what, k + 1, f->tolerance[k], f->max_vertices[k], run->host_launches, run->rounds,
+        printf("  %s, workload %d (%s, tolerance %g, max %d): %u host launch(es), %u rounds (the kit's loop: "
+               "%u rounds, %u host launches), %d of %d counts wrong, %u refine_line calls after the loop ended, "
+               "%.3f ms\n",
+               what, k + 1, k == OTHER_LINES ? "other lines" : "the case's lines", f->tolerance[k],
+               f->max_vertices[k], run->host_launches, run->rounds,
                f->expected_rounds[k], f->kit_host_launches[k], run->counts_wrong, f->w->n_lines, run->late_calls,
                run->ms);
         if (run->counts_wrong)
@@ -343,6 +405,7 @@ static loop_result_t run_while_graph(refinement_t *f)
     memset(&r, 0, sizeof r);
 #if KIT_HAS_CONDITIONAL_NODES
     r.available = 1;
+    refine_reset(f, 0); /* the builder finds the state as the first workload sets it */
     cudaGraph_t graph = build_while_graph(f->d_state, f->w->n_lines);
     KIT_CHECK(cudaGetLastError());
     if (graph == NULL)
@@ -352,7 +415,7 @@ static loop_result_t run_while_graph(refinement_t *f)
     cudaGraphExec_t exec;
     KIT_CHECK(cudaGraphInstantiate(&exec, graph, 0));
     KIT_CHECK(cudaGraphExecGetFlags(exec, &r.exec_flags));
-    for (int k = 0; k < 2; k++)
+    for (int k = 0; k < N_REFINE_WORKLOADS; k++)
         r.runs[k] = refine_launch(f, exec, k);
     KIT_CHECK(cudaGraphExecDestroy(exec));
     KIT_CHECK(cudaGraphDestroy(graph));
@@ -367,13 +430,14 @@ static loop_result_t run_device_graph(refinement_t *f)
     loop_result_t r;
     memset(&r, 0, sizeof r);
     r.available = 1;
+    refine_reset(f, 0); /* the builder finds the state as the first workload sets it */
     cudaGraphExec_t exec = build_device_graph(f->d_state, f->w->n_lines);
     KIT_CHECK(cudaGetLastError());
     if (exec == NULL)
         return r;
     r.built = 1;
     KIT_CHECK(cudaGraphExecGetFlags(exec, &r.exec_flags));
-    for (int k = 0; k < 2; k++)
+    for (int k = 0; k < N_REFINE_WORKLOADS; k++)
         r.runs[k] = refine_launch(f, exec, k);
     KIT_CHECK(cudaGraphExecDestroy(exec));
     return r;
@@ -402,12 +466,23 @@ typedef struct {
     long long *offsets;
     float2 *out;
     long long scratch_bytes;
+    int *line_wrong;        /* the kit's check (check_part_a): wrong vertices per line */
+    double *line_max_error; /* and the largest error within the tolerance, per line */
 } balanced_t;
 
-static const char *balanced_capture(balanced_t *b, workload_t *w, long long scratch_bytes)
+/* The capture modes the contract allows the harness (scheduling.h): the grader's cases use both. */
+#define N_CAPTURE_MODES 2
+static const char *const capture_mode_names[N_CAPTURE_MODES] = {"thread-local", "global"};
+static const cudaStreamCaptureMode capture_modes[N_CAPTURE_MODES] = {cudaStreamCaptureModeThreadLocal,
+                                                                     cudaStreamCaptureModeGlobal};
+
+static const char *balanced_capture(balanced_t *b, workload_t *w, long long scratch_bytes,
+                                    cudaStreamCaptureMode mode)
 {
     memset(b, 0, sizeof *b);
     b->scratch_bytes = scratch_bytes;
+    KIT_CHECK(cudaMalloc((void **)&b->line_wrong, sizeof(int) * (size_t)w->n_lines));
+    KIT_CHECK(cudaMalloc((void **)&b->line_max_error, sizeof(double) * (size_t)w->n_lines));
     KIT_CHECK(cudaMalloc((void **)&b->lines, sizeof(bezier_line_t) * (size_t)w->n_lines));
     KIT_CHECK(cudaMemcpy(b->lines, w->d_lines, sizeof(bezier_line_t) * (size_t)w->n_lines, cudaMemcpyDeviceToDevice));
     /* Exactly what the student asked for, so that memcheck sees a write past it. */
@@ -416,7 +491,7 @@ static const char *balanced_capture(balanced_t *b, workload_t *w, long long scra
     KIT_CHECK(cudaMalloc((void **)&b->out, sizeof(float2) * ((size_t)w->total + GUARD_VERTICES)));
     cudaStream_t stream;
     KIT_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    KIT_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    KIT_CHECK(cudaStreamBeginCapture(stream, mode));
     tessellate_balanced(b->lines, w->n_lines, w->factor, w->max_vertices, b->offsets, b->out, b->scratch, stream);
     cudaError_t err = cudaStreamEndCapture(stream, &b->graph);
     if (err == cudaSuccess)
@@ -436,29 +511,81 @@ static void balanced_free(balanced_t *b)
     KIT_CHECK(cudaFree(b->scratch));
     KIT_CHECK(cudaFree(b->offsets));
     KIT_CHECK(cudaFree(b->out));
+    KIT_CHECK(cudaFree(b->line_wrong));
+    KIT_CHECK(cudaFree(b->line_max_error));
 }
 
-/* One launch of the captured graph, then every offset and vertex against the kit's. */
-static balanced_result_t balanced_check(balanced_t *b, workload_t *w)
-{
-    balanced_result_t r;
-    memset(&r, 0, sizeof r);
-    r.check.first_bad_line = -1;
-    r.first_bad_offset = -1;
-    int n = w->n_lines;
-    /* All bits set: offsets of -1 and NaN vertices until the submission writes them, and a scratch
-     * that holds nothing from the capture (work queued outside the stream ran then, not in the graph). */
-    KIT_CHECK(cudaMemset(b->offsets, 0xff, sizeof(long long) * ((size_t)n + 1)));
-    KIT_CHECK(cudaMemset(b->scratch, 0xff, b->scratch_bytes > 0 ? (size_t)b->scratch_bytes : 1));
-    size_t nodes = 0;
-    KIT_CHECK(cudaGraphGetNodes(b->graph, NULL, &nodes));
-    r.graph_nodes = (long long)nodes;
-    KIT_CHECK(cudaMemset(b->out, 0xff, sizeof(float2) * ((size_t)w->total + GUARD_VERTICES)));
-    point_calls_start();
-    KIT_CHECK(cudaGraphLaunch(b->exec, 0));
-    KIT_CHECK(cudaDeviceSynchronize());
-    r.calls = point_calls_stop();
+/* ---- Part A's check, on the device ---- */
 
+/* How far vertex i of n of line is from the curve, in double precision: check_lines's arithmetic
+ * (common/src/bezier_lines.cu), each operation rounded as the host rounds it (no fused multiply-add),
+ * and NaN when either coordinate is not a number. */
+static __device__ double vertex_error(const bezier_line_t *line, int i, int n, float2 got)
+{
+    double u = __ddiv_rn((double)i, (double)(n - 1));
+    double rest = __dsub_rn(1.0, u);
+    double a = __dmul_rn(rest, rest), b = __dmul_rn(__dmul_rn(2.0, u), rest), c = __dmul_rn(u, u);
+    double wx = __dadd_rn(__dadd_rn(__dmul_rn(a, (double)line->cp[0].x), __dmul_rn(b, (double)line->cp[1].x)),
+                          __dmul_rn(c, (double)line->cp[2].x));
+    double wy = __dadd_rn(__dadd_rn(__dmul_rn(a, (double)line->cp[0].y), __dmul_rn(b, (double)line->cp[1].y)),
+                          __dmul_rn(c, (double)line->cp[2].y));
+    if (isnan(got.x) || isnan(got.y))
+        return nan("");
+    return fmax(fabs(__dsub_rn((double)got.x, wx)), fabs(__dsub_rn((double)got.y, wy)));
+}
+
+/* One block per line: line l's counts[l] vertices at out + offsets[l] (the kit's layout) against the
+ * curve, with check_lines's tolerance (1e-5 of the line's largest coordinate, at least 1e-5). */
+__global__ void kit_check_vertices(const bezier_line_t *lines, const int *counts, const long long *offsets,
+                                   const float2 *out, int *line_wrong, double *line_max_error)
+{
+    const bezier_line_t *line = &lines[blockIdx.x];
+    int n = counts[blockIdx.x];
+    const float2 *v = out + offsets[blockIdx.x];
+    double scale = 1.0;
+    for (int k = 0; k < 3; k++)
+        scale = fmax(scale, fmax(fabs((double)line->cp[k].x), fabs((double)line->cp[k].y)));
+    __shared__ int wrong;
+    __shared__ unsigned long long worst; /* a non-negative double's bits order as the doubles do */
+    if (threadIdx.x == 0) {
+        wrong = 0;
+        worst = 0;
+    }
+    __syncthreads();
+    int mine = 0;
+    double largest = 0.0;
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+        double err = vertex_error(line, i, n, v[i]);
+        if (!(err <= 1e-5 * scale))
+            mine++;
+        else if (err > largest)
+            largest = err;
+    }
+    if (mine)
+        atomicAdd(&wrong, mine);
+    atomicMax(&worst, (unsigned long long)__double_as_longlong(largest));
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        line_wrong[blockIdx.x] = wrong;
+        line_max_error[blockIdx.x] = __longlong_as_double((long long)worst);
+    }
+}
+
+/* What one run of the captured graph left: offsets against the kit's scan, vertices against the curve
+ * (on the device: a case of billions of vertices is checked in milliseconds), the guard past the total. */
+typedef struct {
+    long long offsets_wrong, first_bad_offset, offset_got, offset_want;
+    check_t check;
+    int past_total;
+} part_a_verdict_t;
+
+static part_a_verdict_t examine_part_a(balanced_t *b, workload_t *w)
+{
+    part_a_verdict_t r;
+    memset(&r, 0, sizeof r);
+    r.first_bad_offset = -1;
+    r.check.first_bad_line = -1;
+    int n = w->n_lines;
     long long *got = (long long *)kit_host_alloc(sizeof(long long) * ((size_t)n + 1));
     KIT_CHECK(cudaMemcpy(got, b->offsets, sizeof(long long) * ((size_t)n + 1), cudaMemcpyDeviceToHost));
     for (int i = 0; i <= n; i++) {
@@ -470,21 +597,86 @@ static balanced_result_t balanced_check(balanced_t *b, workload_t *w)
         }
     }
     free(got);
-
-    /* The vertices, where the kit's layout puts them: each line's vertices and count set in the
-     * lines for the kit's check, then taken out again. */
+    kit_check_vertices<<<n, 256>>>(w->d_lines, w->d_counts, w->d_offsets, b->out, b->line_wrong, b->line_max_error);
+    KIT_CHECK_KERNEL();
+    int *wrong = (int *)kit_host_alloc(sizeof(int) * (size_t)n);
+    double *max_error = (double *)kit_host_alloc(sizeof(double) * (size_t)n);
+    KIT_CHECK(cudaMemcpy(wrong, b->line_wrong, sizeof(int) * (size_t)n, cudaMemcpyDeviceToHost));
+    KIT_CHECK(cudaMemcpy(max_error, b->line_max_error, sizeof(double) * (size_t)n, cudaMemcpyDeviceToHost));
     for (int l = 0; l < n; l++) {
-        w->h_lines[l].vertices = b->out + w->h_offsets[l];
-        w->h_lines[l].n_vertices = w->h_counts[l];
+        if (wrong[l]) {
+            r.check.lines_bad++;
+            r.check.vertices_wrong += wrong[l];
+            if (r.check.first_bad_line < 0)
+                r.check.first_bad_line = l;
+        }
+        if (max_error[l] > r.check.max_error)
+            r.check.max_error = max_error[l];
     }
-    KIT_CHECK(cudaMemcpy(w->d_lines, w->h_lines, sizeof(bezier_line_t) * (size_t)n, cudaMemcpyHostToDevice));
-    r.check = check_lines(w, 0);
-    reset_lines(w, 0);
-
+    free(wrong);
+    free(max_error);
+    if (r.check.first_bad_line >= 0) { /* the first wrong vertex of the first bad line, as check_lines says it */
+        int l = r.check.first_bad_line, count = w->h_counts[l];
+        const bezier_line_t *line = &w->h_lines[l];
+        float2 *v = (float2 *)kit_host_alloc(sizeof(float2) * (size_t)count);
+        KIT_CHECK(cudaMemcpy(v, b->out + w->h_offsets[l], sizeof(float2) * (size_t)count, cudaMemcpyDeviceToHost));
+        double scale = 1.0;
+        for (int k = 0; k < 3; k++)
+            scale = fmax(scale, fmax(fabs(line->cp[k].x), fabs(line->cp[k].y)));
+        for (int i = 0; i < count; i++) {
+            double u = (double)i / (double)(count - 1);
+            double a = (1 - u) * (1 - u), bb = 2 * u * (1 - u), cc = u * u;
+            double wx = a * line->cp[0].x + bb * line->cp[1].x + cc * line->cp[2].x;
+            double wy = a * line->cp[0].y + bb * line->cp[1].y + cc * line->cp[2].y;
+            double err = fmax(fabs(v[i].x - wx), fabs(v[i].y - wy));
+            if (!(err <= 1e-5 * scale) || isnan(v[i].x) || isnan(v[i].y)) {
+                r.check.first_bad_index = i;
+                r.check.first_got_x = v[i].x;
+                r.check.first_got_y = v[i].y;
+                r.check.first_want_x = wx;
+                r.check.first_want_y = wy;
+                break;
+            }
+        }
+        free(v);
+    }
     unsigned int guard[2 * GUARD_VERTICES];
     KIT_CHECK(cudaMemcpy(guard, b->out + w->total, sizeof guard, cudaMemcpyDeviceToHost));
     for (int k = 0; k < 2 * GUARD_VERTICES; k += 2)
         r.past_total += guard[k] != 0xffffffffu || guard[k + 1] != 0xffffffffu;
+    return r;
+}
+
+/* Before each run of the captured graph, the checked one and every timed one: all bits set, so offsets
+ * of -1 and NaN vertices until the submission writes them, and a scratch that holds nothing from an
+ * earlier run or from the capture (work queued outside the stream ran then, not in the graph). */
+static void poison_part_a(balanced_t *b, workload_t *w)
+{
+    KIT_CHECK(cudaMemset(b->offsets, 0xff, sizeof(long long) * ((size_t)w->n_lines + 1)));
+    KIT_CHECK(cudaMemset(b->scratch, 0xff, b->scratch_bytes > 0 ? (size_t)b->scratch_bytes : 1));
+    KIT_CHECK(cudaMemset(b->out, 0xff, sizeof(float2) * ((size_t)w->total + GUARD_VERTICES)));
+}
+
+/* One launch of the captured graph, then every offset and vertex against the kit's. */
+static balanced_result_t balanced_check(balanced_t *b, workload_t *w)
+{
+    balanced_result_t r;
+    memset(&r, 0, sizeof r);
+    size_t nodes = 0;
+    KIT_CHECK(cudaGraphGetNodes(b->graph, NULL, &nodes));
+    r.graph_nodes = (long long)nodes;
+    poison_part_a(b, w);
+    point_calls_start();
+    KIT_CHECK(cudaGraphLaunch(b->exec, 0));
+    KIT_CHECK(cudaDeviceSynchronize());
+    r.calls = point_calls_stop();
+    part_a_verdict_t v = examine_part_a(b, w);
+    r.offsets_wrong = v.offsets_wrong;
+    r.first_bad_offset = v.first_bad_offset;
+    r.offset_got = v.offset_got;
+    r.offset_want = v.offset_want;
+    r.check = v.check;
+    r.past_total = v.past_total;
     return r;
 }
 
@@ -534,15 +726,56 @@ static long long bytes_required(const workload_t *w)
     return w->total * (long long)sizeof(float2) + ((long long)w->n_lines + 1) * (long long)sizeof(long long);
 }
 
-/* Medians of every version, in this order, in one process; the kit's CDP launches counted apart. */
-static void time_versions(workload_t *w, balanced_t *b, int repeats, double *ms, kit_launch_log_t *cdp_log)
+/* The student's timed runs (the warm-up's too): how many, how many left Part A's output wrong, and the
+ * wrong offsets, vertices and guard vertices of the first such run. */
+typedef struct {
+    int runs, wrong_runs;
+    long long first_wrong;
+} part_a_runs_t;
+
+static void poison_timed(void *p)
+{
+    timed_t *t = (timed_t *)p;
+    poison_part_a(t->b, t->w);
+}
+
+/* The student's graph, one timed run at a time: its output poisoned before each run and checked after it
+ * (examine_part_a), both outside the timed region, so that a graph that keeps state from one launch to
+ * the next (a flag set once) and skips its work in a later run is seen, not timed as fast. */
+static double time_balanced_checked(timed_t *t, int warmup, int repeats, part_a_runs_t *checked)
+{
+    double *ms = (double *)kit_host_alloc(sizeof(double) * (size_t)repeats);
+    for (int i = 0; i < warmup + repeats; i++) {
+        kit_timing_t one = kit_time_kernel(poison_timed, timed_launch, t, 0, 1);
+        part_a_verdict_t v = examine_part_a(t->b, t->w);
+        long long wrong = v.offsets_wrong + v.check.vertices_wrong + v.past_total;
+        checked->runs++;
+        if (wrong && checked->wrong_runs++ == 0)
+            checked->first_wrong = wrong;
+        if (i >= warmup)
+            ms[i - warmup] = one.median_ms;
+    }
+    double median = kit_median(ms, repeats);
+    free(ms);
+    return median;
+}
+
+/* Medians of every version, in this order, in one process; the kit's CDP launches counted apart; the
+ * student's runs each checked. */
+static void time_versions(workload_t *w, balanced_t *b, int repeats, double *ms, kit_launch_log_t *cdp_log,
+                          part_a_runs_t *checked)
 {
     timed_t t = {w, b, 0, NULL, NULL, (size_t)bytes_required(w)};
     KIT_CHECK(cudaMalloc(&t.copy_from, t.copy_bytes));
     KIT_CHECK(cudaMalloc(&t.copy_to, t.copy_bytes));
     KIT_CHECK(cudaMemset(t.copy_from, 0, t.copy_bytes));
+    memset(checked, 0, sizeof *checked);
     for (int v = 0; v < N_VERSIONS; v++) {
         t.version = v;
+        if (v == VERSION_BALANCED) {
+            ms[v] = time_balanced_checked(&t, 2, repeats, checked);
+            continue;
+        }
         if (v == VERSION_CDP)
             kit_launch_log_reset();
         ms[v] = kit_time_kernel(NULL, timed_launch, &t, 2, repeats).median_ms;
@@ -813,14 +1046,19 @@ static void bench(int repeats, unsigned long long seed, const char *json_path)
         workload_t w;
         workload_init(&w, rows[k][0], rows[k][2], rows[k][1], 16.0f, seed, 0);
         balanced_t b;
-        const char *error = balanced_capture(&b, &w, (long long)balanced_scratch_bytes(w.n_lines));
+        const char *error = balanced_capture(&b, &w, (long long)balanced_scratch_bytes(w.n_lines),
+                                             cudaStreamCaptureModeThreadLocal);
         printf("%-8s %6d %8d %10lld", rows[k][2] ? "heavy" : "chained", w.n_lines, w.max_vertices, w.total);
         double ms[N_VERSIONS];
         kit_launch_log_t cdp_log;
+        part_a_runs_t checked;
         if (error == NULL) {
-            time_versions(&w, &b, repeats, ms, &cdp_log);
+            time_versions(&w, &b, repeats, ms, &cdp_log, &checked);
             for (int v = 0; v < N_VERSIONS; v++)
                 printf(" | %28.3f", ms[v]);
+            if (checked.wrong_runs)
+                printf(" (%d of your %d runs left wrong output: not a time of the work)", checked.wrong_runs,
+                       checked.runs);
         } else {
             printf(" | your tessellate_balanced could not be captured: %s", error);
         }
@@ -928,9 +1166,10 @@ static void bench(int repeats, unsigned long long seed, const char *json_path)
 
 /* ---------------- one case ---------------- */
 
-static void json_balanced(kit_json_t *j, const balanced_result_t *r)
+static void json_balanced(kit_json_t *j, const balanced_result_t *r, const char *capture_mode)
 {
     kit_json_begin_object(j, "balanced");
+    kit_json_string(j, "capture_mode", capture_mode);
     kit_json_bool(j, "captured", r->captured);
     kit_json_string(j, "capture_error", r->capture_error);
     kit_json_int(j, "graph_nodes", r->graph_nodes);
@@ -966,9 +1205,18 @@ static int run_case(int argc, char **argv)
     int repeats = (int)kit_arg_long(argc, argv, "--repeats", 0, 0, 100);
     int bench_mode = (int)kit_arg_long(argc, argv, "--bench", 0, 0, 1);
     const char *json_path = kit_arg_string(argc, argv, "--json", NULL);
+    const char *capture_name = kit_arg_string(argc, argv, "--capture-mode", capture_mode_names[0]);
     int heavy = strcmp(workload_name, "heavy") == 0;
     if (!heavy && strcmp(workload_name, "chained") != 0) {
         fprintf(stderr, "--workload must be chained or heavy\n");
+        return KIT_EXIT_USAGE;
+    }
+    int capture = -1;
+    for (int m = 0; m < N_CAPTURE_MODES; m++)
+        if (strcmp(capture_name, capture_mode_names[m]) == 0)
+            capture = m;
+    if (capture < 0) {
+        fprintf(stderr, "--capture-mode must be thread-local or global\n");
         return KIT_EXIT_USAGE;
     }
     /* The kit's CDP version launches a child per line, all pending at once. */
@@ -976,6 +1224,28 @@ static int run_case(int argc, char **argv)
         return KIT_CASE_DEFERRED;
     if (bench_mode) {
         bench(repeats > 0 ? repeats : 5, seed, json_path);
+        return 0;
+    }
+
+    /* Part A's vertices twice (the kit's buffer and the student's), twice more for the copy a timing
+     * run makes: a case past this GPU's free memory (billions of vertices on a small GPU) is left out,
+     * with a document that says so, rather than failed. */
+    long long bound = max_total_vertices(n_lines, heavy, max_vertices);
+    double need = (repeats > 0 ? 4.0 : 2.0) * (double)bound * sizeof(float2) + (double)(1 << 30);
+    size_t free_bytes = 0, total_bytes = 0;
+    KIT_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    if (need > (double)free_bytes) {
+        printf("not run: up to %lld vertices need %.1f GiB; this GPU has %.1f GiB free\n", bound,
+               need / 1073741824.0, free_bytes / 1073741824.0);
+        if (json_path != NULL) {
+            kit_json_t j;
+            kit_json_open(&j, json_path);
+            kit_json_begin_object(&j, NULL);
+            kit_json_string(&j, "lab", "08-device-graphs");
+            kit_json_string(&j, "not_run", "the GPU has too little free memory for this case's vertices");
+            kit_json_end_object(&j);
+            kit_json_close(&j);
+        }
         return 0;
     }
 
@@ -992,10 +1262,11 @@ static int run_case(int argc, char **argv)
     a.first_bad_offset = -1;
     a.scratch_bytes = (long long)balanced_scratch_bytes(n_lines);
     balanced_t b;
-    const char *error = balanced_capture(&b, &w, a.scratch_bytes);
+    const char *error = balanced_capture(&b, &w, a.scratch_bytes, capture_modes[capture]);
     if (error != NULL) {
         snprintf(a.capture_error, sizeof a.capture_error, "%s", error);
-        printf("  Part A: your tessellate_balanced could not be captured into a graph: %s\n", error);
+        printf("  Part A: your tessellate_balanced could not be captured into a graph (%s mode): %s\n",
+               capture_mode_names[capture], error);
     } else {
         long long scratch = a.scratch_bytes;
         a = balanced_check(&b, &w);
@@ -1013,10 +1284,16 @@ static int run_case(int argc, char **argv)
     memset(ms, 0, sizeof ms);
     kit_launch_log_t cdp_log;
     memset(&cdp_log, 0, sizeof cdp_log);
+    part_a_runs_t checked;
+    memset(&checked, 0, sizeof checked);
     if (repeats > 0 && error == NULL) {
-        time_versions(&w, &b, repeats, ms, &cdp_log);
+        time_versions(&w, &b, repeats, ms, &cdp_log, &checked);
         for (int v = 0; v < N_VERSIONS; v++)
             printf("  %-32s median %.3f ms\n", version_names[v], ms[v]);
+        if (checked.wrong_runs)
+            printf("  %d of your %d timed runs left wrong output (the first: %lld offsets and vertices): work "
+                   "skipped in a later launch, so the time does not count\n", checked.wrong_runs, checked.runs,
+                   checked.first_wrong);
     }
     balanced_free(&b);
 
@@ -1044,11 +1321,15 @@ static int run_case(int argc, char **argv)
         kit_json_end_object(&j);
         kit_json_int(&j, "total_vertices", w.total);
         kit_json_int(&j, "bytes_required", bytes_required(&w));
-        json_balanced(&j, &a);
+        json_balanced(&j, &a, capture_mode_names[capture]);
         if (repeats > 0 && error == NULL) {
             kit_json_begin_object(&j, "timing_ms");
             for (int v = 0; v < N_VERSIONS; v++)
                 kit_json_double(&j, version_keys[v], ms[v]);
+            /* each of the student's timed runs (the warm-ups' too) checked like the graded run */
+            kit_json_int(&j, "balanced_runs", checked.runs);
+            kit_json_int(&j, "balanced_wrong_runs", checked.wrong_runs);
+            kit_json_int(&j, "balanced_first_wrong", checked.first_wrong);
             kit_json_end_object(&j);
             kit_json_launch_log(&j, "kit_cdp_log", cdp_log);
         }
@@ -1065,6 +1346,6 @@ static int run_case(int argc, char **argv)
 int main(int argc, char **argv)
 {
     static const char *const options[] = {"--lines", "--workload", "--factor", "--max", "--seed", "--tolerance",
-                                          "--tolerance2", "--max2", "--repeats", "--bench", NULL};
+                                          "--tolerance2", "--max2", "--repeats", "--capture-mode", "--bench", NULL};
     return kit_harness_main(argc, argv, options, run_case);
 }

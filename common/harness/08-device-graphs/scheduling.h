@@ -5,9 +5,11 @@
  *     scratch = balanced_scratch_bytes(n_lines)                     (host, once, before any capture)
  *     tessellate_balanced(lines, n_lines, factor, max_vertices, offsets, out, scratch, stream)
  *
- * while `stream` is being captured into a CUDA graph, then launches that graph. Everything the call
- * does must be asynchronous work in `stream` (kernel launches, cudaMemsetAsync, CUB's calls given
- * `stream`): no synchronization, no allocation, no copy to the host. Afterwards
+ * while `stream` is being captured into a CUDA graph (in cudaStreamCaptureModeGlobal or
+ * cudaStreamCaptureModeThreadLocal: the grader uses both), then launches that graph, once to check it
+ * and, where a case is timed, again for each timed run, each of which is checked too. Everything the
+ * call does must be asynchronous work in `stream` (kernel launches, cudaMemsetAsync, CUB's calls given
+ * `stream`): no synchronization, no allocation, no copy to the host. Afterwards (after every launch)
  *   offsets[i] = the vertices of lines 0 .. i-1 (an exclusive scan of vertex_count), for i = 0 .. n_lines,
  *                so offsets[n_lines] is the total;
  *   out[offsets[i] + k] = bezier_point(&lines[i], k, n_i) for k < n_i = vertex_count(&lines[i], ...).
@@ -24,9 +26,11 @@
  * it; end_round(r), called by one thread after a round's refine_line calls have all finished,
  * counts the round and says whether another is needed (some line was refined). The loop runs rounds
  * until end_round says 0. The harness calls your builder once, then launches what it returns once
- * per workload, on two workloads (the same lines with another tolerance and another cap, so another
- * number of rounds), with one host launch each and nothing from the host in between: the rounds are
- * decided on the GPU.
+ * per workload, on three workloads (the same lines with another tolerance and another cap, so another
+ * number of rounds; then n_lines other lines, in another array, with another counts array), with one
+ * host launch each and nothing from the host in between: the rounds are decided on the GPU. r's
+ * address never changes; what it holds (lines, counts, tolerance, max_vertices) does, before each
+ * launch: read it on the GPU at every launch, never keep it from the time your builder ran.
  *
  *   Part B (CUDA 12.4 or newer): build_while_graph returns a graph whose top level holds a WHILE
  *   conditional node; the harness instantiates it and launches it with cudaGraphLaunch.

@@ -1,0 +1,117 @@
+/* Known wrong: a rectangle whose squares cannot split again (the next depth is the last, or their side
+ * is the cutoff) handles them itself instead of launching them: for each square it calls report_rect
+ * and KIT_CHECK_LAUNCH as a child grid would, then fills or computes it. Every rectangle is reported
+ * and the image is the rule's, but the last level's grids never ran: one grid reported them all. */
+#include "mandelbrot.h"
+
+/* Pixel i of the border of the w x h rectangle at (x, y): the first row, the last row, then the
+ * first and the last column without their corners. A rectangle one pixel wide or tall is all border. */
+static __device__ void border_pixel(int i, int x, int y, int w, int h, int *px, int *py)
+{
+    if (w == 1 || h == 1) {
+        *px = x + (h == 1 ? i : 0);
+        *py = y + (h == 1 ? 0 : i);
+    } else if (i < 2 * w) {
+        *px = x + i % w;
+        *py = i < w ? y : y + h - 1;
+    } else {
+        i -= 2 * w;
+        *px = i < h - 2 ? x : x + w - 1;
+        *py = y + 1 + i % (h - 2);
+    }
+}
+
+/* How many pixels the border of a w x h rectangle has. */
+static __device__ int border_length(int w, int h)
+{
+    return (w == 1 || h == 1) ? w * h : 2 * w + 2 * (h - 2);
+}
+
+/* A square that cannot split, done by the whole block of its parent: fill or compute. */
+static __device__ void leaf(mandel_job_t job, int x, int y, int side)
+{
+    int w = min(side, job.width - x), h = min(side, job.height - y);
+    __shared__ int leaf_corner;
+    __syncthreads();
+    if (threadIdx.x == 0)
+        leaf_corner = kit_dwell(job, x, y);
+    __syncthreads();
+    int same = 1;
+    for (int i = threadIdx.x; i < border_length(w, h); i += blockDim.x) {
+        int px, py;
+        border_pixel(i, x, y, w, h, &px, &py);
+        same &= kit_dwell(job, px, py) == leaf_corner;
+    }
+    int uniform = __syncthreads_and(same);
+    for (int k = threadIdx.x; k < w * h; k += blockDim.x)
+        job.image[(y + k / w) * job.width + x + k % w] =
+            uniform ? leaf_corner : kit_dwell(job, x + k % w, y + k / w);
+}
+
+/* One grid of one block per rectangle (x, y, side, depth). */
+__global__ void mariani_silver(mandel_job_t job, int x, int y, int side, int depth)
+{
+    report_rect(x, y, side, depth); /* the kit's record of this grid: first, from every thread */
+    int w = min(side, job.width - x), h = min(side, job.height - y);
+    __shared__ int corner;
+    if (threadIdx.x == 0)
+        corner = kit_dwell(job, x, y);
+    __syncthreads();
+    int same = 1;
+    for (int i = threadIdx.x; i < border_length(w, h); i += blockDim.x) {
+        int px, py;
+        border_pixel(i, x, y, w, h, &px, &py);
+        same &= kit_dwell(job, px, py) == corner;
+    }
+    if (__syncthreads_and(same)) { /* a border of one dwell: fill, computing nothing inside */
+        for (int k = threadIdx.x; k < w * h; k += blockDim.x)
+            job.image[(y + k / w) * job.width + x + k % w] = corner;
+        return;
+    }
+    if (depth + 1 < job.max_depth && side > job.min_side) {
+        int sub = side / SUBDIV;
+        if (!(depth + 2 < job.max_depth && sub > job.min_side)) { /* the squares are leaves: no launch */
+            for (int j = 0; j < SUBDIV; j++)
+                for (int i = 0; i < SUBDIV; i++)
+                    if (x + i * sub < job.width && y + j * sub < job.height) {
+                        report_rect(x + i * sub, y + j * sub, sub, depth + 1);
+                        if (threadIdx.x == 0)
+                            KIT_CHECK_LAUNCH();
+                        leaf(job, x + i * sub, y + j * sub, sub);
+                    }
+            return;
+        }
+        if (threadIdx.x == 0) {
+            int sub = side / SUBDIV;
+            for (int j = 0; j < SUBDIV; j++)
+                for (int i = 0; i < SUBDIV; i++)
+                    if (x + i * sub < job.width && y + j * sub < job.height) {
+                        /* fire-and-forget: the children run side by side, and the parent need not wait */
+                        mariani_silver<<<1, MS_THREADS, 0, cudaStreamFireAndForget>>>(job, x + i * sub, y + j * sub,
+                                                                                     sub, depth + 1);
+                        KIT_CHECK_LAUNCH();
+                    }
+        }
+        return;
+    }
+    for (int k = threadIdx.x; k < w * h; k += blockDim.x) /* the cutoff: every pixel */
+        job.image[(y + k / w) * job.width + x + k % w] = kit_dwell(job, x + k % w, y + k / w);
+}
+
+/* Host code, called once before the case's launches: a pending-launch limit for every child grid the
+ * subdivision of a width x height image can launch. */
+void prepare_mandelbrot(int width, int height, int max_depth, int min_side)
+{
+    mandel_job_t job;
+    job.width = width;
+    job.height = height;
+    job.min_side = min_side;
+    int side = top_side(&job);
+    size_t grids = 0;
+    for (int depth = 1; depth < max_depth && side > min_side; depth++) {
+        side /= SUBDIV;
+        grids += (size_t)((width + side - 1) / side) * (size_t)((height + side - 1) / side);
+    }
+    size_t limit = grids > 2048 ? grids : 2048; /* never below the default */
+    KIT_CHECK(cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, limit));
+}
