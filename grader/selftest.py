@@ -12,10 +12,14 @@
                                                grade.py --check: that check, what it depends on, its cases)
   selftest.py hostile LAB                      batch-grade solutions/hostile/LAB and every attack of
                                                solutions/hostile/attacks under a salt, with a bystander: every
-                                               verdict as its note.txt says, and no breach of the sandbox's
+                                               verdict as its note.txt says (every attack refused by the check
+                                               of the student's objects), and no breach of the sandbox's
                                                contract (README, "Trust the result") (GPU)
-  selftest.py hostile LAB --no-sandbox         the same without the sandbox, on a throwaway copy of the kit:
-                                               passes only if breaches are found (the test can fail)
+  selftest.py hostile LAB --no-object-check    the same with that check off, so that the attacks run and the
+                                               sandbox alone must hold (GPU)
+  selftest.py hostile LAB --no-sandbox --no-object-check
+                                               the same without the sandbox either, on a throwaway copy of the
+                                               kit: passes only if breaches are found (the test can fail)
 
 Exit status 0 passed, 1 failed, 77 not run (it needs a GPU and there is none).
 Each test runs the grader as a user would (grade.py --json) and reads its JSON document.
@@ -158,6 +162,7 @@ def read_hostile_note(case_dir):
 # solutions/hostile/attacks/ put in front of the lab's starter, and a bystander (the reference solution).
 ATTACKS_DIR = os.path.join(paths.HOSTILE_DIR, "attacks")
 ATTACK_PRELUDE = os.path.join(ATTACKS_DIR, "prelude.h")
+IMPORTS_DIR = os.path.join(paths.HOSTILE_DIR, "imports")
 BYSTANDER = "bystander-solution"
 LINGER = 6             # seconds to wait after a batch: forges-records-later acts 3 s after its run
 
@@ -178,10 +183,13 @@ def attack_source(lab, kind, port):
     return first_cu, "\n".join(texts)
 
 
-def hostile_class(lab, class_dir, port):
+def hostile_class(lab, class_dir, port, objects_checked=True):
     """Fill class_dir with the lab's hostile submissions, one submission per attack (its starter with the
     attack in front) and the bystander; port: the listener's. Returns {id: (allowed verdicts, check that
-    must fail or None)}."""
+    must fail or None)}. objects_checked: the grader checks the student's objects (gradelib.objects), which
+    refuses every attack before it runs (each runs code before main), and the class has each case of
+    solutions/hostile/imports/ in front of the starter too; without, each attack runs and gets what its
+    note says."""
     expected = {}
     lab_cases = os.path.join(paths.HOSTILE_DIR, lab.name)
     for case in sorted(os.listdir(lab_cases)) if os.path.isdir(lab_cases) else []:
@@ -195,9 +203,26 @@ def hostile_class(lab, class_dir, port):
         name, text = attack_source(lab, kind, port)
         with open(os.path.join(folder, name), "w") as f:
             f.write(text)
-        expected["attack-" + kind] = read_hostile_note(os.path.join(ATTACKS_DIR, kind))
+        expected["attack-" + kind] = ((["refused code"], "compiles") if objects_checked
+                                      else read_hostile_note(os.path.join(ATTACKS_DIR, kind)))
+    for kind in import_kinds() if objects_checked else []:
+        folder = os.path.join(class_dir, "import-" + kind)
+        os.makedirs(folder)
+        for name in build.lab_vars(lab.name)["student_files"]:
+            shutil.copyfile(os.path.join(starter_dir(lab), name), os.path.join(folder, name))
+        name = next(f for f in build.lab_vars(lab.name)["student_files"] if f.endswith(".cu"))
+        with open(os.path.join(IMPORTS_DIR, kind, "code.c")) as code, open(os.path.join(folder, name)) as starter:
+            text = code.read() + "\n" + starter.read()
+        with open(os.path.join(folder, name), "w") as f:
+            f.write(text)
+        expected["import-" + kind] = (["refused code"], "compiles")
     bystander_class(lab, class_dir)
     return expected
+
+
+def import_kinds():
+    """The cases of solutions/hostile/imports/: code the check of the student's objects refuses."""
+    return sorted(d for d in os.listdir(IMPORTS_DIR) if os.path.isdir(os.path.join(IMPORTS_DIR, d)))
 
 
 def bystander_class(lab, class_dir):
@@ -314,10 +339,13 @@ class Listener:
         return self.connections
 
 
-def run_batch(lab, class_dir, out, salt, no_sandbox):
+def run_batch(lab, class_dir, out, salt, no_sandbox, objects_checked=True):
     argv = [sys.executable, GRADE, "batch", class_dir, "--lab", lab.name, "--out", out,
             "--timeout", str(lab.test_time_limit), "--seed", "1"] + (["--no-sandbox"] if no_sandbox else [])
-    proc = subprocess.run(argv, env=dict(os.environ, KIT_GRADER_SALT=salt), stdout=subprocess.PIPE,
+    env = dict(os.environ, KIT_GRADER_SALT=salt)
+    if not objects_checked:
+        env[grading.OBJECT_CHECK_ENV] = "off"
+    proc = subprocess.run(argv, env=env, stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, universal_newlines=True)
     print(proc.stdout)
     records = {}
@@ -330,7 +358,7 @@ def run_batch(lab, class_dir, out, salt, no_sandbox):
     return proc.returncode, records
 
 
-def breaches_of_a_class(lab, no_sandbox):
+def breaches_of_a_class(lab, no_sandbox, objects_checked=True):
     """Grade the hostile class, then the bystander alone; return (breaches of the contract, wrong verdicts).
     A breach is a line of README's "Trust the result" that did not hold."""
     salt = "hostile-salt-" + secrets.token_hex(8)
@@ -339,11 +367,11 @@ def breaches_of_a_class(lab, no_sandbox):
         class_dir, out, after_class, after_out = (os.path.join(tmp, d) for d in ("class", "out", "after", "after-out"))
         os.makedirs(class_dir)
         listener = Listener()
-        expected = hostile_class(lab, class_dir, listener.port)
+        expected = hostile_class(lab, class_dir, listener.port, objects_checked)
         print("%d submissions: %s" % (len(expected) + 1, ", ".join(sorted(expected) + [BYSTANDER])))
         build.make_kit_objects(lab.name, build.cuda_arch())  # before the digest: a first build makes them
         kit_before, class_before = kit_digest(lab), tree_digest(class_dir)
-        status, records = run_batch(lab, class_dir, out, salt, no_sandbox)
+        status, records = run_batch(lab, class_dir, out, salt, no_sandbox, objects_checked)
         out_after_batch = tree_digest(out)
         time.sleep(LINGER)
         left = leftover_processes()
@@ -382,7 +410,7 @@ def breaches_of_a_class(lab, no_sandbox):
                             % bystander.get("verdict"))
         os.makedirs(after_class)
         bystander_class(lab, after_class)
-        _, after = run_batch(lab, after_class, after_out, salt, no_sandbox)
+        _, after = run_batch(lab, after_class, after_out, salt, no_sandbox, objects_checked)
         if after.get(BYSTANDER, {}).get("verdict") != sheets.FULL_MARKS:
             breaches.append("the bystander, graded after the hostile class, got '%s'"
                             % after.get(BYSTANDER, {}).get("verdict"))
@@ -403,15 +431,17 @@ def breaches_of_a_class(lab, no_sandbox):
     return breaches, wrong
 
 
-def hostile(lab, expect_breach=False):
+def hostile(lab, expect_breach=False, objects_checked=True):
     """The hostile class, graded as a batch in the sandbox: every verdict as its note says and no breach
     of the contract. expect_breach (--no-sandbox): the same class without the sandbox, on a copy of the
-    kit, must show breaches: the test can tell a contract that holds from one that does not."""
+    kit, must show breaches: the test can tell a contract that holds from one that does not.
+    objects_checked=False (--no-object-check): the attacks are not refused and run, so that the sandbox
+    itself is tested (the check of the student's objects refuses them first in a real grading)."""
     if not expect_breach and not sandbox.works()[0]:
         print("no sandbox can be made here (%s): the contract it enforces cannot be tested" % sandbox.works()[1])
         return NOT_RUN
     adopt_orphans()
-    breaches, wrong = breaches_of_a_class(lab, no_sandbox=expect_breach)
+    breaches, wrong = breaches_of_a_class(lab, no_sandbox=expect_breach, objects_checked=objects_checked)
     for line in breaches:
         print("BREACH: " + line)
     if expect_breach:
@@ -483,7 +513,7 @@ def main(argv):
     if mode == "caught":
         return caught(lab, rest[1])
     if mode == "hostile":
-        return hostile(lab, expect_breach="--no-sandbox" in rest)
+        return hostile(lab, expect_breach="--no-sandbox" in rest, objects_checked="--no-object-check" not in rest)
     sys.exit("selftest.py: unknown mode %r\n%s" % (mode, __doc__))
 
 

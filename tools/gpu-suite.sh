@@ -2,7 +2,7 @@
 # The kit on a machine with a GPU, in one call: build everything, run the whole test suite
 # (CPU and GPU tests), the timing figures, and print a short table last.
 #
-#   tools/gpu-suite.sh [all|tests|thresholds|figures|costs|memcheck|throughput|hostile|sandbox|mutants]
+#   tools/gpu-suite.sh [all|tests|thresholds|figures|costs|memcheck|throughput|hostile|sandbox|stability|mutants]
 #     tests:      make all, make doctor, make test (every CPU and GPU test; the JUnit file and the probe's
 #                 document are what tools/suite_summary.py sums up into handouts/figures/data/suite.json)
 #     thresholds: both sides of the grader's timing thresholds and the races (tools/measure_thresholds.py;
@@ -24,6 +24,8 @@
 #     sandbox:    the same class of Lab 01 without the sandbox, on a throwaway copy of the kit (it must show
 #                 breaches: the hostile test can fail), and the sandbox's cost on a class of Lab 01
 #                 submissions, with and without it, alternating (data/sandbox-cost.json)
+#     stability:  each lab's solution and alternatives graded with seeds 1..10 beside a class batch of another lab
+#                 (tools/stability.py, data/stability.json; STABILITY_LABS="01 05" for some labs)
 #     mutants:    mutation testing of the grader (tools/mutants.py) on the labs in MUTANT_LABS
 #                 (default: every lab in labs/), the solution and alternatives first on 10 seeds each
 # CTEST_FILTER="-R ^0[1-4]-" runs part of the tests; CTEST_JOBS=N runs N tests at once (default: one per core).
@@ -40,6 +42,7 @@ mkdir -p "$LOGS/recorded" "$LOGS/data"
 export PYTHONUNBUFFERED=1
 build_status=- test_status=- thresholds_status=- grade_status=- run_status=- starter_grade_status=- throughput_status=-
 mutants_status=- draw_status=- costs_status=- bench_status=- feedback_status=- hostile_status=- breach_status=-
+sandbox_status=- stability_status=-
 cost_status=- memcheck_status=-
 
 { nvidia-smi --query-gpu=name,compute_cap,driver_version,memory.total --format=csv; nvcc --version | tail -n 2; } \
@@ -50,13 +53,45 @@ if [ "$PHASE" = all ] || [ "$PHASE" = tests ]; then
 timeout 300 make all > "$LOGS/build-all.log" 2>&1; build_status=$?
 
 # Tests side by side: the grader's GPU gate (gradelib/gpushare.py) lets runs that time nothing share the
-# GPU and gives a timing run the GPU alone, across every test's grader.
-KIT_RUN_LOG="$PWD/$LOGS/runs.jsonl" timeout 560 make test TEST_JOBS="${CTEST_JOBS:-$(nproc)}" \
-    CTEST_ARGS="-V --output-junit $PWD/$LOGS/ctest-junit.xml ${CTEST_FILTER:-}" > "$LOGS/ctest.log" 2>&1
-test_status=$?
+# GPU and gives a timing run the GPU alone, across every test's grader. On a host with several GPUs, each
+# takes a share of the labs' tests (the first also the tests of no lab), with a gate of its own (its own
+# TMPDIR) and only its GPU visible.
+gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
+if [ -n "${CTEST_FILTER:-}" ] || [ "${gpus:-0}" -le 1 ]; then
+    KIT_RUN_LOG="$PWD/$LOGS/runs.jsonl" timeout 560 make test TEST_JOBS="${CTEST_JOBS:-$(nproc)}" \
+        CTEST_ARGS="-V --output-junit $PWD/$LOGS/ctest-junit.xml ${CTEST_FILTER:-}" > "$LOGS/ctest.log" 2>&1
+    test_status=$?
+    junits="$LOGS/ctest-junit.xml"
+else
+    cmake -S tests -B build/tests > "$LOGS/cmake.log" 2>&1
+    labs=$(ls labs | cut -c1-2 | sort -u)
+    test_status=0 junits= pids=
+    for g in $(seq 0 $((gpus - 1))); do
+        share=$(echo "$labs" | awk -v g="$g" -v n="$gpus" '(NR - 1) % n == g' | paste -sd'|')
+        filter="^(${share})-"
+        [ "$g" = 0 ] && filter="^((${share})-|[^0])"
+        mkdir -p "/tmp/kit-gpu-$g"
+        ( cd build/tests && CUDA_VISIBLE_DEVICES=$g TMPDIR="/tmp/kit-gpu-$g" KIT_RUN_LOG="$PWD/../../$LOGS/runs-$g.jsonl" \
+            timeout 560 ctest --output-on-failure -V -j "${CTEST_JOBS:-$(( $(nproc) / gpus ))}" -R "$filter" \
+            --output-junit "$PWD/../../$LOGS/ctest-junit-$g.xml" > "../../$LOGS/ctest-$g.log" 2>&1 ) &
+        pids="$pids $!"
+        junits="$junits $LOGS/ctest-junit-$g.xml"
+    done
+    for p in $pids; do wait "$p" || test_status=$?; done
+    cat "$LOGS"/runs-*.jsonl > "$LOGS/runs.jsonl" 2>/dev/null
+    cat "$LOGS"/ctest-[0-9]*.log > "$LOGS/ctest.log"
+fi
 # The document RESULTS.md quotes: every test's result and time, and where the harness runs' time went.
-timeout 60 python3 tools/suite_summary.py "$LOGS/data/suite.json" "$LOGS/probe.json" "$LOGS/ctest-junit.xml" \
+timeout 60 python3 tools/suite_summary.py "$LOGS/data/suite.json" "$LOGS/probe.json" $junits \
     --runs "$LOGS/runs.jsonl" > "$LOGS/suite-summary.txt" 2>&1
+fi
+
+if [ "$PHASE" = stability ]; then
+# Correct work on a busy host: each solution and alternative graded with seeds 1..10 beside a class batch
+# of another lab, every GPU of the host taking a share of the labs (tools/stability.py).
+timeout 590 python3 tools/stability.py "$LOGS/data" ${STABILITY_LABS:+--labs $STABILITY_LABS} \
+    > "$LOGS/stability.log" 2>&1
+stability_status=$?
 fi
 
 if [ "$PHASE" = all ] || [ "$PHASE" = thresholds ]; then
@@ -154,9 +189,13 @@ if [ "$PHASE" = sandbox ]; then
 # A copy, because without the sandbox the class does to the kit what the sandbox stops (kit objects
 # emptied, a header broken, processes left behind: the test kills those it finds).
 rm -rf /tmp/kit-breach && mkdir /tmp/kit-breach && cp -a common grader labs solutions Makefile /tmp/kit-breach/
-timeout 200 python3 /tmp/kit-breach/grader/selftest.py hostile 01 --no-sandbox > "$LOGS/breach-01.log" 2>&1
+timeout 200 python3 /tmp/kit-breach/grader/selftest.py hostile 01 --no-sandbox --no-object-check \
+    > "$LOGS/breach-01.log" 2>&1
 breach_status=$?
 rm -rf /tmp/kit-breach
+# The sandbox alone holds: the same class, the attacks let through the check of the student's objects.
+timeout 300 python3 grader/selftest.py hostile 01 --no-object-check > "$LOGS/sandbox-01.log" 2>&1
+sandbox_status=$?
 timeout 380 python3 tools/batch_throughput.py "$LOGS/data" "${COST_CLASS:-16}" --sandbox-cost "${COST_ROUNDS:-3}" \
     > "$LOGS/sandbox-cost.log" 2>&1; cost_status=$?
 fi
@@ -185,7 +224,8 @@ case $PHASE in
     feedback) grep -H -E '^TOTAL' "$LOGS"/feedback/*.txt; cat "$LOGS/feedback/browser-check.txt" ;;
     throughput) for f in "$LOGS"/throughput-*.log; do head -n 24 "$f"; done ;;
     hostile) for f in "$LOGS"/hostile-*.log; do echo "== $f"; grep -E 'as its note says|^BREACH|^SELFTEST|^[0-9]+ submissions' "$f"; done ;;
-    sandbox) grep -E '^(BREACH|SELFTEST)' "$LOGS/breach-01.log"; tail -n 3 "$LOGS/sandbox-cost.log" ;;
+    stability) grep -E '^(GPU|LOST|[0-9]+ submissions)' "$LOGS/stability.log" ;;
+    sandbox) grep -E '^(BREACH|SELFTEST)' "$LOGS/breach-01.log" "$LOGS/sandbox-01.log"; tail -n 3 "$LOGS/sandbox-cost.log" ;;
     mutants) for f in "$LOGS"/mutants-*.log; do grep -E '^(baseline .*LOST|operator|all \(|PROBLEM|[a-z-]+ +[0-9])' "$f"; done ;;
 esac
 echo
@@ -194,10 +234,11 @@ printf '%-30s %s\n' "make all" "$build_status" "make test" "$test_status" "thres
     "make grade LAB=01, starter (2)" "$starter_grade_status" "recorded documents, figures" "$draw_status" \
     "batch throughput" "$throughput_status" "mutants" "$mutants_status" "make costs" "$costs_status" \
     "make bench LAB=04" "$bench_status" "feedback pages" "$feedback_status" "hostile classes" "$hostile_status" \
-    "breaches without the sandbox" "$breach_status" "sandbox cost" "$cost_status" "memcheck" "$memcheck_status"
+    "breaches without the sandbox" "$breach_status" "sandbox alone holds" "$sandbox_status" \
+    "solutions stable under load" "$stability_status" "sandbox cost" "$cost_status" "memcheck" "$memcheck_status"
 [ -n "${OUT:-}" ] && tar -czf "$OUT/suite.tar.gz" -C build gpu-suite
 ok() { [ "$1" = 0 ] || [ "$1" = - ]; }
 ok "$build_status" && ok "$test_status" && ok "$thresholds_status" && ok "$grade_status" && ok "$draw_status" &&
     ok "$throughput_status" && ok "$mutants_status" && ok "$costs_status" && ok "$bench_status" &&
-    ok "$feedback_status" && ok "$hostile_status" && ok "$breach_status" && ok "$cost_status" &&
+    ok "$feedback_status" && ok "$hostile_status" && ok "$breach_status" && ok "$sandbox_status" && ok "$stability_status" && ok "$cost_status" &&
     ok "$memcheck_status"

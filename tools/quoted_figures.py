@@ -573,6 +573,29 @@ def _bench_08_table(load):
     return rows
 
 
+def _imports_block(number):
+    """A lab README's list of what the student's code may call (gradelib.objects, the lab's Imports)."""
+    def rows(load):
+        from gradelib import registry
+        lab = registry.resolve(number)
+        device = sorted(lab.imports.device)
+        host = sorted(lab.imports.host)
+        return ["The grader reads your compiled file before anything of it runs, and refuses it (verdict "
+                "\"refused code\", naming the call and its line) if it calls or runs anything else than:",
+                "",
+                "- in device code: the device runtime's calls (launches, errors, streams, events, memory), `printf`, "
+                "`malloc`, `free`, `assert`, `KIT_CHECK_LAUNCH()`, `KIT_CHECK_DEVICE()`%s;" % (
+                    "; for this lab also " + ", ".join("`%s`" % n for n in device) if device else ""),
+                "- in host code: the CUDA runtime's calls for errors, devices and their limits, memory and copies, "
+                "streams, events and kernel attributes, `KIT_CHECK()`, and the C library's printing (`printf`, "
+                "`fprintf` to `stdout` or `stderr`), host memory and maths functions%s;" % (
+                    "; for this lab also " + ", ".join("`%s`" % n for n in host) if host else ""),
+                "- and nothing runs before `main`: no constructor, no global initialized by a function call; no "
+                "system call of its own, no function named as a library's (`grader/gradelib/objects.py` has the "
+                "whole list)."]
+    return rows
+
+
 RENDERERS = {
     "thresholds-lab01": _thresholds_lab01,
     "thresholds-lab02": _thresholds_lab02,
@@ -590,3 +613,4 @@ RENDERERS = {
     "toolkits": _toolkits_table,
     "mutants": _mutants_table,
 }
+RENDERERS.update(("imports-%02d" % n, _imports_block("%02d" % n)) for n in range(1, 9))
