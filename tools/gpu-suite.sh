@@ -58,7 +58,7 @@ timeout 300 make all > "$LOGS/build-all.log" 2>&1; build_status=$?
 # TMPDIR) and only its GPU visible.
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
 if [ -n "${CTEST_FILTER:-}" ] || [ "${gpus:-0}" -le 1 ]; then
-    KIT_RUN_LOG="$PWD/$LOGS/runs.jsonl" timeout 560 make test TEST_JOBS="${CTEST_JOBS:-$(nproc)}" \
+    KIT_RUN_LOG="$PWD/$LOGS/runs.jsonl" timeout "${TEST_TIMEOUT:-560}" make test TEST_JOBS="${CTEST_JOBS:-$(nproc)}" \
         CTEST_ARGS="-V --output-junit $PWD/$LOGS/ctest-junit.xml ${CTEST_FILTER:-}" > "$LOGS/ctest.log" 2>&1
     test_status=$?
     junits="$LOGS/ctest-junit.xml"
@@ -72,7 +72,7 @@ else
         [ "$g" = 0 ] && filter="^((${share})-|[^0])"
         mkdir -p "/tmp/kit-gpu-$g"
         ( cd build/tests && CUDA_VISIBLE_DEVICES=$g TMPDIR="/tmp/kit-gpu-$g" KIT_RUN_LOG="$PWD/../../$LOGS/runs-$g.jsonl" \
-            timeout 560 ctest --output-on-failure -V -j "${CTEST_JOBS:-$(( $(nproc) / gpus ))}" -R "$filter" \
+            timeout "${TEST_TIMEOUT:-560}" ctest --output-on-failure -V -j "${CTEST_JOBS:-$(( $(nproc) / gpus ))}" -R "$filter" \
             --output-junit "$PWD/../../$LOGS/ctest-junit-$g.xml" > "../../$LOGS/ctest-$g.log" 2>&1 ) &
         pids="$pids $!"
         junits="$junits $LOGS/ctest-junit-$g.xml"
