@@ -29,6 +29,7 @@ from gradelib import build, gpu, paths, registry  # noqa: E402
 
 GRADE = os.path.join(KIT_ROOT, "grader", "grade.py")
 LOAD_CLASS_SIZE = 16
+LOAD_JOBS = 4  # the batch beside the gradings grades this many submissions at once
 # What one grading costs, roughly, in seconds on an H100 (README: a student's wait), to share the labs
 # among the GPUs.
 COST = {"04": 22, "06": 16, "02": 11, "05": 10, "01": 9, "07": 6, "08": 5, "03": 4}
@@ -87,7 +88,7 @@ class Load:
         while self.running:
             out = os.path.join(self.work, "load-out-%d" % self.batches)
             self.proc = subprocess.Popen([sys.executable, GRADE, "batch", self.class_dir, "--lab", self.lab.name,
-                                          "--out", out, "--seed", str(self.batches)], env=self.env,
+                                          "--out", out, "--seed", str(self.batches), "--jobs", str(LOAD_JOBS)], env=self.env,
                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             self.proc.wait()
             shutil.rmtree(out, ignore_errors=True)
@@ -117,7 +118,7 @@ def grade_once(lab, folder, seed, env, work, limit):
     return report["score"], report["max_score"], lost
 
 
-def run_gpu(gpu_id, labs, seeds, limit, rows, lock):
+def run_gpu(gpu_id, labs, seeds, limit, rows, lock, save):
     tmp = tempfile.mkdtemp(prefix="stability-gpu%s-" % gpu_id)
     env = environment(gpu_id, tmp)
     try:
@@ -137,6 +138,7 @@ def run_gpu(gpu_id, labs, seeds, limit, rows, lock):
                                                 "checks": [{"name": n, "message": m} for n, m in lost]})
                 with lock:
                     rows.append(row)
+                    save(rows)
                     print("GPU %s  %-22s %-34s %2d of %2d full marks" % (gpu_id, lab.name, name, row["full_marks"],
                                                                          row["gradings"]), flush=True)
             load.stop()
@@ -177,18 +179,23 @@ def main(argv):
         build.make_kit_objects(lab.name, build.cuda_arch())
     rows, lock, threads = [], threading.Lock(), []
     started = time.monotonic()
+    os.makedirs(args.out_dir, exist_ok=True)
+
+    def save(rows):
+        """stability.json as it stands (after every submission: a run cut short keeps what it did)."""
+        doc = {"gpu": device.name, "gpus": len(gpus), "runtime_version": device.device.get("runtime_version"),
+               "seeds": args.seeds, "seconds": round(time.monotonic() - started, 1),
+               "rows": sorted(rows, key=lambda r: (r["lab"], r["submission"]))}
+        with open(os.path.join(args.out_dir, "stability.json"), "w") as f:
+            json.dump(doc, f, indent=1)
+        return doc
     for g, share_of in share(labs, gpus).items():
-        t = threading.Thread(target=run_gpu, args=(g, share_of, args.seeds, args.limit, rows, lock))
+        t = threading.Thread(target=run_gpu, args=(g, share_of, args.seeds, args.limit, rows, lock, save))
         t.start()
         threads.append(t)
     for t in threads:
         t.join()
-    doc = {"gpu": device.name, "gpus": len(gpus), "runtime_version": device.device.get("runtime_version"),
-           "seeds": args.seeds, "seconds": round(time.monotonic() - started, 1),
-           "rows": sorted(rows, key=lambda r: (r["lab"], r["submission"]))}
-    os.makedirs(args.out_dir, exist_ok=True)
-    with open(os.path.join(args.out_dir, "stability.json"), "w") as f:
-        json.dump(doc, f, indent=1)
+    doc = save(rows)
     bad = [r for r in rows if r["full_marks"] < r["gradings"]]
     print("%d submissions, %d gradings, %d with full marks, %.0f s on %d GPU(s) (%s)" % (
         len(rows), sum(r["gradings"] for r in rows), sum(r["full_marks"] for r in rows), doc["seconds"], len(gpus),

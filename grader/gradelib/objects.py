@@ -47,10 +47,11 @@ __cxa_call_terminate __cxa_call_unexpected __cxa_allocate_exception __cxa_free_e
 _ZSt9terminatev __stack_chk_fail memcpy memset memmove _GLOBAL_OFFSET_TABLE_ __assert_fail kit_fail_cuda
 """.split())
 # The C++ library's names that the CUDA toolkit's own headers (CUB, libcu++) import: its exception
-# classes, the type information their throws use, and <iostream>'s initializer object.
+# classes, the type information their throws use, and <iostream>'s initializer object (g++ 13 and newer:
+# a reference to std::ios_base_library_init instead).
 TOOLKIT_HEADERS_MANGLED = re.compile(
     r"^_Z(TI|TV|TS|N|NK)?(St\d+(runtime_error|logic_error|exception|bad_alloc|invalid_argument|out_of_range|"
-    r"length_error|overflow_error)|N10__cxxabiv1\d+\w*class_type_info|NSt8ios_base4Init[CD]1)")
+    r"length_error|overflow_error)|N10__cxxabiv1\d+\w*class_type_info|NSt8ios_base4Init[CD]1|St21ios_base_library_initv)")
 COMPILER_HOST_PREFIXES = ("__cudaRegisterLinkedBinary_",)
 
 # The C library a lab's host code may use: printing to the terminal, host memory, maths. No files, no

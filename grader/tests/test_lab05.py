@@ -419,6 +419,27 @@ class Lab05Test(unittest.TestCase):
         self.assertEqual(out.status, chk.FAILED)
         self.assertIn("510 us later than the kit's own wait for its own stream (at most 500 us wanted", out.message)
 
+    def test_thread_started_late_is_not_judged(self):
+        """A thread whose kernel ended after the kit's longer kernel (the GPU started it late: gap below
+        zero, seen on an H100 in the 32-stream case) tells nothing about its wait; the others still do,
+        and with no thread to judge anywhere the check says so."""
+        ctx = self.ctx()
+        for run in ctx.runs:
+            b = run.doc["part_b"]["student"]
+            b["device_wait_gap_us"][0] = -1158.0
+            b["earliest_lateness_us"][0] = b["reference_lateness_us"] + 27.0
+        self.assertEqual(self.run_check("Part B waits only for its own stream", ctx).status, chk.PASSED)
+        for run in ctx.runs:
+            b = run.doc["part_b"]["student"]
+            b["earliest_lateness_us"][1] = b["reference_lateness_us"] + b["device_wait_gap_us"][1]
+        self.assertEqual(self.run_check("Part B waits only for its own stream", ctx).status, chk.FAILED)
+        for run in ctx.runs:
+            b = run.doc["part_b"]["student"]
+            b["device_wait_gap_us"] = [-5.0] * len(b["device_wait_gap_us"])
+        out = self.run_check("Part B waits only for its own stream", ctx)
+        self.assertEqual(out.status, chk.FAILED)
+        self.assertIn("no thread of any case could be judged", out.message)
+
     def test_reference_wait_missing(self):
         ctx = self.ctx()
         del ctx.runs[0].doc["part_b"]["student"]["reference_lateness_us"]
