@@ -83,7 +83,7 @@ def loop_doc(p, key):
         runs.append({"other_lines": other, "tolerance": as_float(tolerance * 1e-6), "max_vertices": cap,
                      "host_launches": 1,
                      "rounds": rounds, "expected_rounds": rounds, "kit_host_launches": 2 * rounds,
-                     "end_round_calls": rounds, "round_grids": rounds, "late_calls": 0, "bad_lines": 0, "counts_wrong": 0, "first_bad_line": -1,
+                     "end_round_calls": rounds, "late_calls": 0, "bad_lines": 0, "counts_wrong": 0, "first_bad_line": -1,
                      "first_got": 0, "first_want": 0,
                      "launch_log": launch_log(rounds - 1 if key == "device_graph" else 0), "ms": 0.05 * rounds})
     return {"available": True, "built": True, "conditional_nodes": 1 if key == "while_graph" else 0,
@@ -671,20 +671,9 @@ class Lab08RuntimeTest(unittest.TestCase):
         self.assertEqual(self.failing(ctx), set())
         self.assertIn("not run on this GPU", lab08.check_vertices(ctx).message)
 
-    def test_rounds_ended_in_one_grid_fail(self):
-        # a persistent kernel: every round's refine_line calls and end_round in one grid, looping
-        for key, check in (("while_graph", lab08.check_while_loop), ("device_graph", lab08.check_device_loop)):
-            def one_grid(d):
-                d[key]["runs"][0]["round_grids"] = 1
-            outcome = self.fails_main(check, self.ctx(self.on_main(one_grid)),
-                                      "launch 1 (tolerance 0.002, max 64): the %d end_round calls came from 1 grids: "
-                                      "each round must end in a grid of its own" % most_rounds(64))
-            self.assertNotIn("launch 2", outcome.message)
-
     def test_rounds_written_into_the_state_fail(self):
         def forged(d):
             d["device_graph"]["runs"][1]["end_round_calls"] = 1
-            d["device_graph"]["runs"][1]["round_grids"] = 1
         self.fails_main(lab08.check_device_loop, self.ctx(self.on_main(forged)),
                         "launch 2 (tolerance 0.0005, max 13): end_round was called 1 times, and the state counts %d "
                         "rounds" % most_rounds(13))
@@ -693,7 +682,7 @@ class Lab08RuntimeTest(unittest.TestCase):
         def recorded_before(p, d):
             for key in ("while_graph", "device_graph"):
                 for r in d[key]["runs"]:
-                    del r["end_round_calls"], r["round_grids"]
+                    del r["end_round_calls"]
         ctx = self.ctx(recorded_before)
         self.assertEqual(lab08.check_device_loop(ctx).status, chk.PASSED)
         self.assertEqual(lab08.check_while_loop(ctx).status, chk.PASSED)
@@ -730,7 +719,7 @@ class Lab08RuntimeTest(unittest.TestCase):
 
     def test_several_problems_of_one_case_are_all_named(self):
         def wrong(d):
-            d["while_graph"]["runs"][0].update(rounds=1, end_round_calls=1, round_grids=1, counts_wrong=4096,
+            d["while_graph"]["runs"][0].update(rounds=1, end_round_calls=1, counts_wrong=4096,
                                                first_bad_line=0, first_got=4, first_want=7)
             d["while_graph"]["runs"][1].update(late_calls=1)
         self.fails_main(lab08.check_while_loop, self.ctx(self.on_main(wrong)),

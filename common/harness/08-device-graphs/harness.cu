@@ -76,18 +76,15 @@ __device__ int refine_line(refine_t *r, int l)
     return 1;
 }
 
-/* Which grids called end_round, in this launch: its calls are counted in the state (r->rounds), which
- * the student's code can reach, and here, in kit memory it cannot, each with its caller's %gridid: a
- * round is a grid that ran, and one grid that calls end_round in a loop is one grid, not many rounds. */
-#define ROUND_LOG 256 /* past KIT_MAX_ROUNDS: calls past it are counted, not logged */
+/* end_round's calls in this launch: counted in the state (r->rounds), which the student's code can
+ * reach, and here, in kit memory it cannot. (Not by the calling grid's %gridid: a graph's kernel node
+ * keeps one %gridid at every launch of the graph, measured on an H100, so the rounds of a WHILE node or
+ * of a relaunched device graph all show one grid.) */
 static __device__ unsigned int kit_end_round_calls;
-static __device__ unsigned long long kit_end_round_grid[ROUND_LOG];
 
 __device__ int end_round(refine_t *r)
 {
-    unsigned int call = atomicAdd(&kit_end_round_calls, 1u);
-    if (call < ROUND_LOG)
-        kit_end_round_grid[call] = kit_grid_id();
+    atomicAdd(&kit_end_round_calls, 1u);
     unsigned int round = atomicAdd(&r->rounds, 1u) + 1;
     int more = atomicExch(&r->refined, 0u) != 0 && round < KIT_MAX_ROUNDS;
     if (!more)
@@ -138,7 +135,7 @@ typedef struct {
 typedef struct {
     unsigned int host_launches; /* the harness's, for the whole loop */
     unsigned int rounds, late_calls, bad_lines;
-    unsigned int end_round_calls, round_grids; /* end_round's calls, and the distinct grids that made them */
+    unsigned int end_round_calls; /* end_round's calls, in the kit's own count */
     int counts_wrong, first_bad_line, first_got, first_want;
     kit_launch_log_t log;
     double ms;
@@ -280,17 +277,7 @@ static refine_run_t refine_launch(refinement_t *f, cudaGraphExec_t exec, int k)
     run.rounds = s.rounds;
     run.late_calls = s.late_calls;
     run.bad_lines = s.bad_lines;
-    unsigned long long grids[ROUND_LOG];
     KIT_CHECK(cudaMemcpyFromSymbol(&run.end_round_calls, kit_end_round_calls, sizeof run.end_round_calls));
-    unsigned int logged = run.end_round_calls < ROUND_LOG ? run.end_round_calls : ROUND_LOG;
-    KIT_CHECK(cudaMemcpyFromSymbol(grids, kit_end_round_grid, sizeof(grids[0]) * logged));
-    run.round_grids = logged + (run.end_round_calls - logged); /* those past the log count as their own */
-    for (unsigned int i = 0; i < logged; i++)
-        for (unsigned int k = 0; k < i; k++)
-            if (grids[k] == grids[i]) { /* a grid already counted */
-                run.round_grids--;
-                break;
-            }
     int n = f->w->n_lines;
     int *got = (int *)kit_host_alloc(sizeof(int) * (size_t)n);
     KIT_CHECK(cudaMemcpy(got, f->counts[k], sizeof(int) * (size_t)n, cudaMemcpyDeviceToHost));
@@ -332,7 +319,6 @@ static void json_loop(kit_json_t *j, const char *key, const loop_result_t *r, co
         kit_json_uint(j, "expected_rounds", f->expected_rounds[k]);
         kit_json_uint(j, "kit_host_launches", f->kit_host_launches[k]);
         kit_json_uint(j, "end_round_calls", run->end_round_calls); /* counted in kit memory */
-        kit_json_uint(j, "round_grids", run->round_grids);         /* the distinct grids that called it */
         kit_json_uint(j, "late_calls", run->late_calls);
         kit_json_uint(j, "bad_lines", run->bad_lines);
         kit_json_int(j, "counts_wrong", run->counts_wrong);
