@@ -573,6 +573,18 @@ def _bench_08_table(load):
     return rows
 
 
+def _stability_table(load):
+    """tools/stability.py's document: each submission's gradings beside a class batch, and how many got
+    full marks."""
+    doc = load("stability")
+    rows = ["| lab | submission | class batch beside it | gradings (seeds 1..%d) | full marks |" % doc["seeds"],
+            "| --- | --- | --- | --- | --- |"]
+    for r in doc["rows"]:
+        rows.append("| %s | %s | Lab %s | %d | %d |" % (r["lab"], r["submission"], r["load"][:2], r["gradings"],
+                                                       r["full_marks"]))
+    return rows
+
+
 def _imports_block(number):
     """A lab README's list of what the student's code may call (gradelib.objects, the lab's Imports)."""
     def rows(load):
@@ -612,5 +624,6 @@ RENDERERS = {
     "suite": _suite_table,
     "toolkits": _toolkits_table,
     "mutants": _mutants_table,
+    "stability": _stability_table,
 }
 RENDERERS.update(("imports-%02d" % n, _imports_block("%02d" % n)) for n in range(1, 9))
