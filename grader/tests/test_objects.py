@@ -150,13 +150,17 @@ class ElfReading(unittest.TestCase):
     def test_allowed_imports(self):
         none = objects.Imports()
         for name in ("printf", "cudaMalloc", "cudaMemcpy_ptds", "_Z13kit_fail_cuda9cudaErrorPKcS1_i",
-                     "__cudaRegisterLinkedBinary_0890c490_20_x_cu_8111140b", "_ZNSt13runtime_errorC2EPKc"):
+                     "__cudaRegisterLinkedBinary_0890c490_20_x_cu_8111140b", "_ZNSt13runtime_errorC2EPKc",
+                     "_ZSt21ios_base_library_initv"):
             self.assertTrue(objects.host_import_allowed(name, none), name)
         for name in ("write", "dup2", "open", "fopen", "fdopen", "dlsym", "syscall", "mmap", "mprotect", "ptrace",
                      "getenv", "fork", "cudaGetDriverEntryPoint", "kit_launch_log_reset", "_ZNSt14basic_ofstreamIcE4openEv"):
             self.assertFalse(objects.host_import_allowed(name, none), name)
         self.assertTrue(objects.host_import_allowed("usleep", objects.Imports(host=["usleep"])))
         self.assertTrue(objects.device_import_allowed("__cudaCDP2LaunchDeviceV2", none))
+        self.assertTrue(objects.device_import_allowed("__cudaCDP2LaunchDeviceV2_ptsz", none))
+        for name in ("__UDT_OFFSET", "__UFT", ".nv.reservedSmem.offset0"):  # the device linker's, from sm_90
+            self.assertTrue(objects.device_import_allowed(name, none), name)
         self.assertFalse(objects.device_import_allowed("kit_launch_log", none))
         self.assertTrue(objects.device_import_allowed("_Z11report_rectiiii", objects.Imports(device=["report_rect"])))
 
