@@ -17,7 +17,8 @@ if ! command -v pandoc > /dev/null 2>&1; then
     exit 77
 fi
 mkdir -p "$OUT/figures"
-cp handouts/figures/* "$OUT/figures/"
+# The figures only: handouts/figures/data/ holds the documents they were drawn from, which no page shows.
+find handouts/figures -maxdepth 1 -type f -exec cp {} "$OUT/figures/" \;
 for md in handouts/*.md; do
     name=$(basename "$md" .md)
     title=$(sed -n 's/^# //p' "$md" | head -n 1)
