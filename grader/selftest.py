@@ -167,8 +167,9 @@ BYSTANDER = "bystander-solution"
 LINGER = 6             # seconds to wait after a batch: forges-records-later acts 3 s after its run
 
 
-def attack_kinds():
-    return sorted(d for d in os.listdir(ATTACKS_DIR) if os.path.isdir(os.path.join(ATTACKS_DIR, d)))
+def case_kinds(folder):
+    """The cases of a folder of hostile cases (attacks/, imports/): its subfolders, sorted."""
+    return sorted(d for d in os.listdir(folder) if os.path.isdir(os.path.join(folder, d)))
 
 
 def attack_source(lab, kind, port):
@@ -195,7 +196,7 @@ def hostile_class(lab, class_dir, port, objects_checked=True):
     for case in sorted(os.listdir(lab_cases)) if os.path.isdir(lab_cases) else []:
         shutil.copytree(os.path.join(lab_cases, case), os.path.join(class_dir, case))
         expected[case] = read_hostile_note(os.path.join(lab_cases, case))
-    for kind in attack_kinds():
+    for kind in case_kinds(ATTACKS_DIR):
         folder = os.path.join(class_dir, "attack-" + kind)
         os.makedirs(folder)
         for name in build.lab_vars(lab.name)["student_files"]:
@@ -205,7 +206,7 @@ def hostile_class(lab, class_dir, port, objects_checked=True):
             f.write(text)
         expected["attack-" + kind] = ((["refused code"], "compiles") if objects_checked
                                       else read_hostile_note(os.path.join(ATTACKS_DIR, kind)))
-    for kind in import_kinds() if objects_checked else []:
+    for kind in case_kinds(IMPORTS_DIR) if objects_checked else []:
         folder = os.path.join(class_dir, "import-" + kind)
         os.makedirs(folder)
         for name in build.lab_vars(lab.name)["student_files"]:
@@ -218,11 +219,6 @@ def hostile_class(lab, class_dir, port, objects_checked=True):
         expected["import-" + kind] = (["refused code"], "compiles")
     bystander_class(lab, class_dir)
     return expected
-
-
-def import_kinds():
-    """The cases of solutions/hostile/imports/: code the check of the student's objects refuses."""
-    return sorted(d for d in os.listdir(IMPORTS_DIR) if os.path.isdir(os.path.join(IMPORTS_DIR, d)))
 
 
 def bystander_class(lab, class_dir):

@@ -51,7 +51,8 @@ class Elf:
             label = self._string(names[4], names[5], name) if names else ""
             self.sections.append(Section(i, label, kind, flags, offset, size, link, info, entsize))
         tables = [s.index for s in self.sections if s.kind == SHT_SYMTAB]
-        self.symbols = self._symbols_of(tables[0]) if tables else []
+        self._symtab = tables[0] if tables else None
+        self.symbols = self._symbols_of(self._symtab) if tables else []
 
     def _string(self, offset, size, at):
         if at >= size:
@@ -65,16 +66,13 @@ class Elf:
                 return s
         return None
 
-    def bytes_of(self, section):
-        return self.data[section.offset:section.offset + section.size]
-
     def relocations(self, section):
         """(offset, symbol, addend) of each relocation that applies to section."""
         found = []
         for rela in self.sections:
             if rela.kind != SHT_RELA or rela.info != section.index:
                 continue
-            symbols = self._symbols_of(rela.link)
+            symbols = self.symbols if rela.link == self._symtab else self._symbols_of(rela.link)
             for at in range(rela.offset, rela.offset + rela.size, 24):
                 offset, info, addend = struct.unpack_from("<QQq", self.data, at)
                 index = info >> 32

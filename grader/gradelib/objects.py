@@ -122,21 +122,22 @@ def base_name(symbol):
     return symbol
 
 
+def _without_per_thread_suffix(name):
+    """cudaMemcpy_ptds -> cudaMemcpy: a per-thread default stream build calls these forms."""
+    for suffix in PER_THREAD_SUFFIXES:
+        if name.endswith(suffix):
+            return name[:-len(suffix)]
+    return name
+
+
 def device_call_name(symbol):
     """A device runtime call as the source names it: __cudaCDP2GetLastError -> cudaGetLastError."""
-    name = base_name(symbol)
-    for suffix in PER_THREAD_SUFFIXES:  # a per-thread default stream build's forms
-        if name.endswith(suffix):
-            name = name[:-len(suffix)]
+    name = _without_per_thread_suffix(base_name(symbol))
     return "cuda" + name[len("__cudaCDP2"):] if name.startswith("__cudaCDP2") else name
 
 
 def host_import_allowed(name, imports):
-    plain = name
-    for suffix in PER_THREAD_SUFFIXES:
-        if plain.endswith(suffix):
-            plain = plain[:-len(suffix)]
-    plain = base_name(plain)
+    plain = base_name(_without_per_thread_suffix(name))
     return (plain in COMPILER_HOST or plain in C_LIBRARY or plain in FORTIFIED or plain in HOST_RUNTIME
             or plain in imports.host or plain.startswith(COMPILER_HOST_PREFIXES)
             or bool(TOOLKIT_HEADERS_MANGLED.match(plain)))
@@ -174,19 +175,14 @@ IOSTREAM_INIT = frozenset(("_ZNSt8ios_base4InitC1Ev", "_ZNSt8ios_base4InitD1Ev",
 def _only_iostream_init(obj, function):
     """Whether an initializer only constructs <iostream>'s std::ios_base::Init object: every symbol
     its code refers to is one of IOSTREAM_INIT or data (no other function, no code section)."""
-    code = [s for s in obj.sections if s.index == function.section]
     seen = set()
-    for section in obj.sections:
-        if section.kind != elf.SHT_RELA or not code or section.info != code[0].index:
-            continue
-        for offset, sym, _ in obj.relocations(code[0]):
-            if function.value <= offset < function.value + function.size and sym is not None:
-                target_section = obj.sections[sym.section] if 0 < sym.section < len(obj.sections) else None
-                if sym.name:
-                    seen.add(sym.name)
-                elif target_section is None or target_section.flags & elf.SHF_EXECINSTR:
-                    return False
-        break
+    for offset, sym, _ in obj.relocations(obj.sections[function.section]):
+        if function.value <= offset < function.value + function.size and sym is not None:
+            target_section = obj.sections[sym.section] if 0 < sym.section < len(obj.sections) else None
+            if sym.name:
+                seen.add(sym.name)
+            elif target_section is None or target_section.flags & elf.SHF_EXECINSTR:
+                return False
     return "_ZNSt8ios_base4InitC1Ev" in seen and seen <= IOSTREAM_INIT
 
 

@@ -9,9 +9,8 @@ import tempfile
 import unittest
 
 from gradelib import build, elf, objects, paths, registry
+from selftest import ATTACKS_DIR, IMPORTS_DIR, case_kinds
 
-IMPORT_CASES = os.path.join(paths.HOSTILE_DIR, "imports")
-ATTACKS = os.path.join(paths.HOSTILE_DIR, "attacks")
 NVCC = shutil.which("nvcc")
 
 
@@ -62,14 +61,14 @@ class RefusedEverywhere(unittest.TestCase):
         cls.tmp = tempfile.mkdtemp(prefix="objects-")
         cls.lab = registry.resolve("01")
         starter = read(os.path.join(paths.KIT_ROOT, "labs", cls.lab.name, first_cu(cls.lab)))
-        prelude = read(os.path.join(ATTACKS, "prelude.h"))
+        prelude = read(os.path.join(ATTACKS_DIR, "prelude.h"))
         cls.cases = {}
-        for case in sorted(os.listdir(IMPORT_CASES)):
-            text = read(os.path.join(IMPORT_CASES, case, "code.c")) + "\n" + starter
-            cls.cases[case] = (note_finding(os.path.join(IMPORT_CASES, case)),
+        for case in case_kinds(IMPORTS_DIR):
+            text = read(os.path.join(IMPORTS_DIR, case, "code.c")) + "\n" + starter
+            cls.cases[case] = (note_finding(os.path.join(IMPORTS_DIR, case)),
                                build_object(cls.lab, text, os.path.join(cls.tmp, case)))
-        for kind in sorted(d for d in os.listdir(ATTACKS) if os.path.isdir(os.path.join(ATTACKS, d))):
-            text = "#define HOSTILE_PORT 9\n" + prelude + read(os.path.join(ATTACKS, kind, "attack.c")) + starter
+        for kind in case_kinds(ATTACKS_DIR):
+            text = "#define HOSTILE_PORT 9\n" + prelude + read(os.path.join(ATTACKS_DIR, kind, "attack.c")) + starter
             cls.cases["attack-" + kind] = ("before main", build_object(cls.lab, text, os.path.join(cls.tmp, kind)))
 
     @classmethod
