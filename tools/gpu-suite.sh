@@ -2,7 +2,8 @@
 # The kit on a machine with a GPU, in one call: build everything, run the whole test suite
 # (CPU and GPU tests), the timing figures, and print a short table last.
 #
-#   tools/gpu-suite.sh [all|tests|thresholds|figures|costs|memcheck|throughput|hostile|sandbox|stability|mutants]
+#   tools/gpu-suite.sh [PHASE ...]   (default: all; several run in the order below, e.g. "mutants thresholds")
+#     phases: all tests thresholds figures costs memcheck feedback throughput hostile sandbox mutants
 #     tests:      make all, make doctor, make test (every CPU and GPU test; the JUnit file and the probe's
 #                 document are what tools/suite_summary.py sums up into handouts/figures/data/suite.json)
 #     thresholds: both sides of the grader's timing thresholds and the races (tools/measure_thresholds.py;
@@ -24,10 +25,9 @@
 #     sandbox:    the same class of Lab 01 without the sandbox, on a throwaway copy of the kit (it must show
 #                 breaches: the hostile test can fail), and the sandbox's cost on a class of Lab 01
 #                 submissions, with and without it, alternating (data/sandbox-cost.json)
-#     stability:  each lab's solution and alternatives graded with seeds 1..10 beside a class batch of another lab
-#                 (tools/stability.py, data/stability.json; STABILITY_LABS="01 05" for some labs)
-#     mutants:    mutation testing of the grader (tools/mutants.py) on the labs in MUTANT_LABS
-#                 (default: every lab in labs/), the solution and alternatives first on 10 seeds each
+#     mutants:    mutation testing of the grader (tools/mutants.py) on the labs in MUTANT_LABS (default: every lab
+#                 in labs/), the solution and alternatives graded on 10 seeds each among the mutants (a busy host);
+#                 each run's recorded form lands in data/mutants/, for grader/tests/data/mutants/
 # CTEST_FILTER="-R ^0[1-4]-" runs part of the tests; CTEST_JOBS=N runs N tests at once (default: one per core).
 # Logs go to build/gpu-suite/; with $OUT set, they are also packed into $OUT/suite.tar.gz. The documents
 # the kit's pages quote land in build/gpu-suite/data/: copied to handouts/figures/data/, the pages'
@@ -35,21 +35,24 @@
 # Every step has a time limit, so one hang cannot eat the machine's time.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-PHASE=${1:-all}
+PHASE=${*:-all}
+# wants X: X is one of the phases asked for ("all" covers those it names below).
+wants() { case " $PHASE " in *" $1 "*) return 0 ;; esac; [ "${2:-}" = all ] && case " $PHASE " in *" all "*) return 0 ;; esac; return 1; }
 LOGS=build/gpu-suite
 rm -rf "$LOGS"
 mkdir -p "$LOGS/recorded" "$LOGS/data"
+keep_logs() { [ -z "${OUT:-}" ] || tar -czf "$OUT/suite.tar.gz" -C build gpu-suite; }
 export PYTHONUNBUFFERED=1
 build_status=- test_status=- thresholds_status=- grade_status=- run_status=- starter_grade_status=- throughput_status=-
 mutants_status=- draw_status=- costs_status=- bench_status=- feedback_status=- hostile_status=- breach_status=-
-sandbox_status=- stability_status=-
+sandbox_status=-
 cost_status=- memcheck_status=-
 
 { nvidia-smi --query-gpu=name,compute_cap,driver_version,memory.total --format=csv; nvcc --version | tail -n 2; } \
     > "$LOGS/machine.txt" 2>&1
 timeout 120 make doctor > "$LOGS/doctor.txt" 2>&1
 cp build/probe/sm_*/probe.json "$LOGS/probe.json" 2>/dev/null
-if [ "$PHASE" = all ] || [ "$PHASE" = tests ]; then
+if wants tests all; then
 timeout 300 make all > "$LOGS/build-all.log" 2>&1; build_status=$?
 
 # Tests side by side: the grader's GPU gate (gradelib/gpushare.py) lets runs that time nothing share the
@@ -86,20 +89,12 @@ timeout 60 python3 tools/suite_summary.py "$LOGS/data/suite.json" "$LOGS/probe.j
     --runs "$LOGS/runs.jsonl" > "$LOGS/suite-summary.txt" 2>&1
 fi
 
-if [ "$PHASE" = stability ]; then
-# Correct work on a busy host: each solution and alternative graded with seeds 1..10 beside a class batch
-# of another lab, every GPU of the host taking a share of the labs (tools/stability.py).
-timeout 590 python3 tools/stability.py "$LOGS/data" ${STABILITY_LABS:+--labs $STABILITY_LABS} \
-    > "$LOGS/stability.log" 2>&1
-stability_status=$?
-fi
-
-if [ "$PHASE" = all ] || [ "$PHASE" = thresholds ]; then
+if wants thresholds all; then
 timeout 560 python3 tools/measure_thresholds.py "$LOGS/data" ${THRESHOLD_LABS:-} > "$LOGS/thresholds.log" 2>&1
 thresholds_status=$?
 fi
 
-if [ "$PHASE" = all ] || [ "$PHASE" = figures ]; then
+if wants figures all; then
 timeout 120 python3 grader/grade.py --submission solutions --seed 2026 --json "$LOGS/grade-solutions.json" \
     > "$LOGS/grade-solutions.txt" 2>&1; grade_status=$?
 
@@ -130,17 +125,17 @@ timeout 300 make -s --no-print-directory -f labs/08-device-graphs/Makefile \
 
 fi
 
-if [ "$PHASE" = all ] || [ "$PHASE" = costs ]; then
+if wants costs all; then
 timeout 300 make costs > "$LOGS/costs.txt" 2>&1; costs_status=$?
 cp build/costs/costs.json "$LOGS/data/costs.json" 2>/dev/null
 fi
 
-if [ "$PHASE" = all ] || [ "$PHASE" = memcheck ]; then
+if wants memcheck all; then
 timeout 400 python3 tools/memcheck_costs.py "$LOGS/data" --repeats "${MEMCHECK_REPEATS:-3}" > "$LOGS/memcheck.log" 2>&1
 memcheck_status=$?
 fi
 
-if [ "$PHASE" = all ] || [ "$PHASE" = feedback ]; then
+if wants feedback all; then
 feedback_status=0
 mkdir -p "$LOGS/feedback"
 while read -r lab case folder; do
@@ -170,7 +165,7 @@ else
 fi
 fi
 
-if [ "$PHASE" = throughput ]; then
+if wants throughput; then
 throughput_status=0
 for lab in ${THROUGHPUT_LABS:-$(ls labs | sed -n 's/^\([0-9][0-9]\)-.*/\1/p')}; do
     timeout 560 python3 tools/batch_throughput.py "$LOGS/data" "${CLASS_SIZE:-200}" --lab "$lab" \
@@ -178,14 +173,14 @@ for lab in ${THROUGHPUT_LABS:-$(ls labs | sed -n 's/^\([0-9][0-9]\)-.*/\1/p')}; 
 done
 fi
 
-if [ "$PHASE" = hostile ]; then
+if wants hostile; then
 hostile_status=0
 for lab in ${HOSTILE_LABS:-$(ls labs | sed -n 's/^\([0-9][0-9]\)-.*/\1/p')}; do
     timeout 400 python3 grader/selftest.py hostile "$lab" > "$LOGS/hostile-$lab.log" 2>&1 || hostile_status=1
 done
 fi
 
-if [ "$PHASE" = sandbox ]; then
+if wants sandbox; then
 # A copy, because without the sandbox the class does to the kit what the sandbox stops (kit objects
 # emptied, a header broken, processes left behind: the test kills those it finds).
 rm -rf /tmp/kit-breach && mkdir /tmp/kit-breach && cp -a common grader labs solutions Makefile /tmp/kit-breach/
@@ -200,11 +195,14 @@ timeout 380 python3 tools/batch_throughput.py "$LOGS/data" "${COST_CLASS:-16}" -
     > "$LOGS/sandbox-cost.log" 2>&1; cost_status=$?
 fi
 
-if [ "$PHASE" = mutants ]; then
+if wants mutants; then
 mutants_status=0
 for lab in ${MUTANT_LABS:-$(ls labs | sed -n 's/^\([0-9][0-9]\)-.*/\1/p')}; do
     timeout "${MUTANT_TIMEOUT:-560}" python3 tools/mutants.py "$lab" --baseline-seeds "${BASELINE_SEEDS:-10}" \
         --out "$LOGS/mutants/$lab" > "$LOGS/mutants-$lab.log" 2>&1 || mutants_status=1
+    mkdir -p "$LOGS/data/mutants"
+    cp "$LOGS/mutants/$lab/recorded.json" "$LOGS/data/mutants/$(ls labs | grep "^$lab-").json" 2>/dev/null
+    keep_logs  # a call cut short by its time limit keeps the labs done
 done
 fi
 
@@ -216,7 +214,7 @@ if [ -f "$LOGS/ctest.log" ]; then
     grep -E '^\s*[0-9]+/[0-9]+ Test' "$LOGS/ctest.log" | sed 's/^ *//' | sort -t'#' -k2 -n
 fi
 echo
-case $PHASE in
+for phase in $PHASE; do case $phase in
     all|thresholds) cat "$LOGS/data/thresholds.md" 2>/dev/null || tail -n 20 "$LOGS/thresholds.log" ;;
     costs) tail -n 20 "$LOGS/costs.txt" ;;
     memcheck) tail -n 9 "$LOGS/memcheck.log" ;;
@@ -224,10 +222,9 @@ case $PHASE in
     feedback) grep -H -E '^TOTAL' "$LOGS"/feedback/*.txt; cat "$LOGS/feedback/browser-check.txt" ;;
     throughput) for f in "$LOGS"/throughput-*.log; do head -n 24 "$f"; done ;;
     hostile) for f in "$LOGS"/hostile-*.log; do echo "== $f"; grep -E 'as its note says|^BREACH|^SELFTEST|^[0-9]+ submissions' "$f"; done ;;
-    stability) grep -E '^(GPU|LOST|[0-9]+ submissions)' "$LOGS/stability.log" ;;
     sandbox) grep -E '^(BREACH|SELFTEST)' "$LOGS/breach-01.log" "$LOGS/sandbox-01.log"; tail -n 3 "$LOGS/sandbox-cost.log" ;;
     mutants) for f in "$LOGS"/mutants-*.log; do grep -E '^(baseline .*LOST|operator|all \(|PROBLEM|[a-z-]+ +[0-9])' "$f"; done ;;
-esac
+esac; done
 echo
 printf '%-30s %s\n' "make all" "$build_status" "make test" "$test_status" "thresholds" "$thresholds_status" \
     "grade solutions (exit)" "$grade_status" "make run LAB=01" "$run_status" \
@@ -235,10 +232,10 @@ printf '%-30s %s\n' "make all" "$build_status" "make test" "$test_status" "thres
     "batch throughput" "$throughput_status" "mutants" "$mutants_status" "make costs" "$costs_status" \
     "make bench LAB=04" "$bench_status" "feedback pages" "$feedback_status" "hostile classes" "$hostile_status" \
     "breaches without the sandbox" "$breach_status" "sandbox alone holds" "$sandbox_status" \
-    "solutions stable under load" "$stability_status" "sandbox cost" "$cost_status" "memcheck" "$memcheck_status"
-[ -n "${OUT:-}" ] && tar -czf "$OUT/suite.tar.gz" -C build gpu-suite
+    "sandbox cost" "$cost_status" "memcheck" "$memcheck_status"
+keep_logs
 ok() { [ "$1" = 0 ] || [ "$1" = - ]; }
 ok "$build_status" && ok "$test_status" && ok "$thresholds_status" && ok "$grade_status" && ok "$draw_status" &&
     ok "$throughput_status" && ok "$mutants_status" && ok "$costs_status" && ok "$bench_status" &&
-    ok "$feedback_status" && ok "$hostile_status" && ok "$breach_status" && ok "$sandbox_status" && ok "$stability_status" && ok "$cost_status" &&
+    ok "$feedback_status" && ok "$hostile_status" && ok "$breach_status" && ok "$sandbox_status" && ok "$cost_status" &&
     ok "$memcheck_status"

@@ -12,8 +12,9 @@ batch grading does), and classifies it:
   equivalent  full marks, and listed in solutions/equivalent-mutants/NN-name.txt with the reason no
               correct grader could reject it (it behaves the same for every input the contract allows)
   stillborn   it does not compile
-Before the mutants, the unmutated solution and the lab's alternative solutions are graded with
---baseline-seeds seeds: each must score full marks, or the run says so and fails.
+The unmutated solution and the lab's alternative solutions are graded with --baseline-seeds seeds
+among the mutants, so that each grading runs on a host kept busy by the others (each records how many
+others were running when it started): each must score full marks, or the run says so and fails.
 
 Mutants are graded in passes, each only for those that survived the one before: the build and
 static checks; the runtime checks without the lab's timing cases and timing checks; then, in labs
@@ -22,7 +23,8 @@ it alone as in any grading (gradelib.gpushare: timing cases alone).
 
 --list prints the mutants without grading them (no GPU needed). Without a GPU the build and static
 checks still run: a mutant they do not kill is reported "not run", never "survived".
-Writes DIR/mutants.json and DIR/mutants.md (default DIR: build/mutants/NN-name) and prints a table
+Writes DIR/mutants.json, DIR/mutants.md and DIR/recorded.json (what grader/tests/data/mutants/ keeps
+of a run; default DIR: build/mutants/NN-name) and prints a table
 per operator. Exit status 0 when the baselines score full marks, no mutant survives, and every
 entry of the equivalent list names a mutant that exists and survives; 1 otherwise; 2 bad usage.
 """
@@ -32,6 +34,7 @@ import re
 import shutil
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
@@ -578,19 +581,46 @@ def grade_mutant(lab, mutant, seed, timeout, gpu, scratch):
     return result
 
 
-def grade_baselines(lab, seeds, timeout, gpu):
-    """[(what, seed, score, max, lost checks)] for the solution and each alternative solution."""
+def baseline_folders(lab):
+    """[(what, folder)]: the reference solution, then each alternative solution."""
     folders = [("solution", os.path.join(paths.SOLUTIONS_DIR, lab.name))]
     alternative = os.path.join(paths.ALTERNATIVE_DIR, lab.name)
     if os.path.isdir(alternative):
         folders += [("alternative " + c, os.path.join(alternative, c)) for c in sorted(os.listdir(alternative))]
-    rows = []
-    for what, folder in folders:
-        for seed in range(1, seeds + 1):
-            rep = grade_lab(lab, folder, seed, timeout=timeout, gpu=gpu)
-            lost, _ = _lost(rep)
-            rows.append({"what": what, "seed": seed, "score": rep.score, "max_score": rep.max_score, "lost": lost})
-    return rows
+    return folders
+
+
+def grade_baseline(lab, what, folder, seed, timeout, gpu):
+    """{what, seed, score, max_score, lost} for one grading of a correct submission."""
+    rep = grade_lab(lab, folder, seed, timeout=timeout, gpu=gpu)
+    lost, _ = _lost(rep)
+    return {"what": what, "seed": seed, "score": rep.score, "max_score": rep.max_score, "lost": lost}
+
+
+def interleave(mutants, baselines):
+    """One queue: the baselines spread evenly among the mutants, so that each baseline is graded
+    while mutants are graded beside it (the busy host a class batch makes)."""
+    queue = list(mutants)
+    for i, b in enumerate(baselines):
+        queue.insert((2 * i + 1) * (len(mutants) + len(baselines)) // (2 * len(baselines)), b)
+    return queue
+
+
+class InFlight:
+    """How many gradings run at once: each baseline records how many others ran when it started."""
+
+    def __init__(self):
+        self.lock, self.count = threading.Lock(), 0
+
+    def run(self, grade):
+        with self.lock:
+            others = self.count
+            self.count += 1
+        try:
+            return grade(), others
+        finally:
+            with self.lock:
+                self.count -= 1
 
 
 # ---- the report --------------------------------------------------------------------------------
@@ -634,6 +664,15 @@ def table_text(lab, table):
     return "\n".join(lines)
 
 
+def recorded(doc):
+    """What grader/tests/data/mutants/ keeps of a run's mutants.json."""
+    return {"lab": doc["lab"], "gpu": doc["gpu"]["device"].get("name"),
+            "runtime_version": doc["gpu"]["device"].get("runtime_version"), "seconds": doc["seconds"],
+            "baselines": [{k: b[k] for k in ("what", "seed", "score", "max_score", "others_running")}
+                          for b in doc["baselines"]],
+            "mutants": [{k: m[k] for k in ("id", "operator", "status", "killed_by")} for m in doc["mutants"]]}
+
+
 def markdown(lab, mutants, results, equivalent, table, baselines, gpu, seconds):
     out = ["# Mutants of %s" % lab.name, "",
            "GPU: %s; %d mutants in %.0f s." % (gpu.name if gpu.available else "none (%s)" % gpu.reason.splitlines()[0],
@@ -658,7 +697,7 @@ def main(argv=None):
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="builds at once (default: one per core)")
     p.add_argument("--seed", type=int, default=1, help="the seed of the mutants' test cases (default 1)")
     p.add_argument("--baseline-seeds", type=int, default=1, metavar="N",
-                   help="grade the solution and the alternatives on seeds 1..N first (default 1)")
+                   help="grade the solution and the alternatives on seeds 1..N among the mutants (default 1)")
     p.add_argument("--timeout", type=float, default=MUTANT_TIMEOUT,
                    help="seconds per harness run (default %(default)s: every solution case takes a few; a mutant "
                         "that recurses without end should not cost a minute)")
@@ -695,27 +734,39 @@ def main(argv=None):
         lab.name, len(mutants), len(equivalent), gpu.name if gpu.available else "none: runtime checks not run"),
         flush=True)
     started = time.monotonic()
-    baselines = grade_baselines(lab, args.baseline_seeds, args.timeout, gpu)
-    for b in baselines:
-        print("baseline %s, seed %d: %g/%g%s" % (b["what"], b["seed"], b["score"], b["max_score"],
-                                                  ("  LOST: " + ", ".join(b["lost"])) if b["lost"] else ""), flush=True)
-
     scratch = tempfile.mkdtemp(prefix="mutants-", dir=out)
-    results = {}
+    results, baselines, in_flight = {}, [], InFlight()
+    queue = interleave(mutants, [(what, folder, seed) for what, folder in baseline_folders(lab)
+                                 for seed in range(1, args.baseline_seeds + 1)])
     try:
         with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-            futures = {m.id: pool.submit(grade_mutant, lab, m, args.seed, args.timeout, gpu, scratch)
-                       for m in mutants}
-            by_future = {f: m for m, f in zip(mutants, (futures[m.id] for m in mutants))}
-            for done, future in enumerate(as_completed(by_future), 1):
-                m = by_future[future]
-                results[m.id] = r = future.result()
+            futures = {}
+            for task in queue:
+                if isinstance(task, Mutant):
+                    futures[pool.submit(in_flight.run, lambda m=task: grade_mutant(lab, m, args.seed, args.timeout,
+                                                                                   gpu, scratch))] = task
+                else:
+                    futures[pool.submit(in_flight.run, lambda t=task: grade_baseline(lab, *t, args.timeout,
+                                                                                     gpu))] = task
+            done = 0
+            for future in as_completed(futures):
+                task, (r, others) = futures[future], future.result()
+                if not isinstance(task, Mutant):
+                    r["others_running"] = others
+                    baselines.append(r)
+                    print("baseline %s, seed %d: %g/%g, %d other gradings running%s" % (
+                        r["what"], r["seed"], r["score"], r["max_score"], others,
+                        ("  LOST: " + ", ".join(r["lost"])) if r["lost"] else ""), flush=True)
+                    continue
+                m, done = task, done + 1
+                results[m.id] = r
                 print("[%d/%d] %-36s %-10s %5.1fs %s" % (
                     done, len(mutants), m.id, r["status"], r["seconds"],
                     ", ".join(r["killed_by"]) if r["status"] == KILLED else
                     (equivalent.get(m.id, m.what) if r["status"] == SURVIVED else "")), flush=True)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+    baselines.sort(key=lambda b: (b["what"] != "solution", b["what"], b["seed"]))
     seconds = time.monotonic() - started
 
     table = summarize(mutants, results, equivalent)
@@ -732,6 +783,7 @@ def main(argv=None):
            "mutants": [dict(id=m.id, operator=m.operator, file=m.file, line=m.line, what=m.what,
                             equivalent=equivalent.get(m.id), **results[m.id]) for m in mutants]}
     report.write_json(os.path.join(out, "mutants.json"), doc)
+    report.write_json(os.path.join(out, "recorded.json"), recorded(doc))
     report.write_text(os.path.join(out, "mutants.md"), markdown(lab, mutants, results, equivalent, table,
                                                                  baselines, gpu, seconds))
     print()

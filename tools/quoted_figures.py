@@ -574,14 +574,21 @@ def _bench_08_table(load):
 
 
 def _stability_table(load):
-    """tools/stability.py's document: each submission's gradings beside a class batch, and how many got
-    full marks."""
-    doc = load("stability")
-    rows = ["| lab | submission | class batch beside it | gradings (seeds 1..%d) | full marks |" % doc["seeds"],
-            "| --- | --- | --- | --- | --- |"]
-    for r in doc["rows"]:
-        rows.append("| %s | %s | Lab %s | %d | %d |" % (r["lab"], r["submission"], r["load"][:2], r["gradings"],
-                                                       r["full_marks"]))
+    """Each lab's solution and alternatives as graded among its mutants (tools/mutants.py
+    --baseline-seeds): how many gradings, how many got full marks, how many other gradings ran beside."""
+    from gradelib import registry
+    rows = ["| lab | submission | gradings (seeds) | full marks | other gradings running at its start | GPU |",
+            "| --- | --- | --- | --- | --- | --- |"]
+    for lab in sorted(registry.all_labs().values(), key=lambda lab: lab.name):
+        doc = load("mutants/" + lab.name)
+        for what in sorted({b["what"] for b in doc["baselines"]}, key=lambda w: (w != "solution", w)):
+            mine = [b for b in doc["baselines"] if b["what"] == what]
+            others = sorted(b["others_running"] for b in mine if "others_running" in b)
+            seeds = sorted(b["seed"] for b in mine)
+            rows.append("| %s | %s | %d (%s) | %d | %s | %s |" % (
+                lab.name, what, len(mine), "%d..%d" % (seeds[0], seeds[-1]) if len(seeds) > 1 else seeds[0],
+                sum(1 for b in mine if b["score"] >= b["max_score"]),
+                "%d to %d" % (others[0], others[-1]) if others else "not recorded", doc["gpu"]))
     return rows
 
 
