@@ -41,7 +41,8 @@ wants() { case " $PHASE " in *" $1 "*) return 0 ;; esac; [ "${2:-}" = all ] && c
 LOGS=build/gpu-suite
 rm -rf "$LOGS"
 mkdir -p "$LOGS/recorded" "$LOGS/data"
-keep_logs() { [ -z "${OUT:-}" ] || tar -czf "$OUT/suite.tar.gz" -C build gpu-suite; }
+keep_logs() { [ -z "${OUT:-}" ] || { tar -czf "$OUT/.suite-$BASHPID.tgz" -C build gpu-suite &&
+                                     mv "$OUT/.suite-$BASHPID.tgz" "$OUT/suite.tar.gz"; }; }
 export PYTHONUNBUFFERED=1
 build_status=- test_status=- thresholds_status=- grade_status=- run_status=- starter_grade_status=- throughput_status=-
 mutants_status=- draw_status=- costs_status=- bench_status=- feedback_status=- hostile_status=- breach_status=-
@@ -196,14 +197,30 @@ timeout 380 python3 tools/batch_throughput.py "$LOGS/data" "${COST_CLASS:-16}" -
 fi
 
 if wants mutants; then
-mutants_status=0
-for lab in ${MUTANT_LABS:-$(ls labs | sed -n 's/^\([0-9][0-9]\)-.*/\1/p')}; do
-    timeout "${MUTANT_TIMEOUT:-560}" python3 tools/mutants.py "$lab" --baseline-seeds "${BASELINE_SEEDS:-10}" \
-        --out "$LOGS/mutants/$lab" > "$LOGS/mutants-$lab.log" 2>&1 || mutants_status=1
-    mkdir -p "$LOGS/data/mutants"
-    cp "$LOGS/mutants/$lab/recorded.json" "$LOGS/data/mutants/$(ls labs | grep "^$lab-").json" 2>/dev/null
-    keep_logs  # a call cut short by its time limit keeps the labs done
+# Each GPU (MUTANT_GPUS, default every one) takes a share of the labs, with a gate of its own (its TMPDIR).
+mutant_gpus=${MUTANT_GPUS:-$(seq 0 $(( $(nvidia-smi -L 2>/dev/null | grep -c '^GPU ') - 1 )) | paste -sd' ')}
+mutant_gpus=${mutant_gpus:-0}
+mutant_labs() {  # GPU LAB...: the labs one after another on that GPU
+    local g=$1 lab; shift
+    mkdir -p "/tmp/kit-gpu-$g" "$LOGS/data/mutants"
+    for lab; do
+        CUDA_VISIBLE_DEVICES=$g TMPDIR="/tmp/kit-gpu-$g" timeout "${MUTANT_TIMEOUT:-560}" python3 tools/mutants.py "$lab" \
+            --baseline-seeds "${BASELINE_SEEDS:-10}" --out "$LOGS/mutants/$lab" > "$LOGS/mutants-$lab.log" 2>&1 ||
+            touch "$LOGS/mutants-$lab.failed"
+        cp "$LOGS/mutants/$lab/recorded.json" "$LOGS/data/mutants/$(ls labs | grep "^$lab-").json" 2>/dev/null
+        keep_logs  # a call cut short by its time limit keeps the labs done
+    done
+}
+set -- ${MUTANT_LABS:-$(ls labs | sed -n 's/^\([0-9][0-9]\)-.*/\1/p')}
+n=$(echo $mutant_gpus | wc -w) k=0 pids=
+for g in $mutant_gpus; do
+    share=$(printf '%s\n' "$@" | awk -v k="$k" -v n="$n" '(NR - 1) % n == k' | paste -sd' ')
+    [ -n "$share" ] && { mutant_labs "$g" $share & pids="$pids $!"; }
+    k=$((k + 1))
 done
+for p in $pids; do wait "$p"; done
+mutants_status=0
+ls "$LOGS"/mutants-*.failed > /dev/null 2>&1 && mutants_status=1
 fi
 
 echo "================ GPU suite ($PHASE) ================"

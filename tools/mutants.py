@@ -29,6 +29,7 @@ per operator. Exit status 0 when the baselines score full marks, no mutant survi
 entry of the equivalent list names a mutant that exists and survives; 1 otherwise; 2 bad usage.
 """
 import argparse
+import json
 import os
 import re
 import shutil
@@ -749,8 +750,11 @@ def main(argv=None):
                     futures[pool.submit(in_flight.run, lambda t=task: grade_baseline(lab, *t, args.timeout,
                                                                                      gpu))] = task
             done = 0
+            progress = open(os.path.join(out, "progress.jsonl"), "w")  # what a run cut short had done
             for future in as_completed(futures):
                 task, (r, others) = futures[future], future.result()
+                progress.write(json.dumps(dict(r, id=getattr(task, "id", None), others_running=others)) + "\n")
+                progress.flush()
                 if not isinstance(task, Mutant):
                     r["others_running"] = others
                     baselines.append(r)
