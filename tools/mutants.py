@@ -592,10 +592,11 @@ def baseline_folders(lab):
 
 
 def grade_baseline(lab, what, folder, seed, timeout, gpu):
-    """{what, seed, score, max_score, lost} for one grading of a correct submission."""
+    """{what, seed, score, max_score, lost, messages} for one grading of a correct submission."""
     rep = grade_lab(lab, folder, seed, timeout=timeout, gpu=gpu)
     lost, _ = _lost(rep)
-    return {"what": what, "seed": seed, "score": rep.score, "max_score": rep.max_score, "lost": lost}
+    return {"what": what, "seed": seed, "score": rep.score, "max_score": rep.max_score, "lost": lost,
+            "messages": {r.name: r.message[:1500] for r in rep.results if r.name in lost}}
 
 
 def interleave(mutants, baselines):
@@ -760,7 +761,7 @@ def main(argv=None):
                     baselines.append(r)
                     print("baseline %s, seed %d: %g/%g, %d other gradings running%s" % (
                         r["what"], r["seed"], r["score"], r["max_score"], others,
-                        ("  LOST: " + ", ".join(r["lost"])) if r["lost"] else ""), flush=True)
+                        "".join("\n  LOST %s: %s" % item for item in r["messages"].items())), flush=True)
                     continue
                 m, done = task, done + 1
                 results[m.id] = r

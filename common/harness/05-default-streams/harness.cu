@@ -86,6 +86,8 @@ typedef struct {
     kit_stamp_t stamps[MAX_KERNELS];   /* workers first, then the tiny kernels */
     long long returned_ns[MAX_THREADS]; /* host clock when the call returned: Part A [0] (many_streams),
                                           Part B each thread's */
+    long long started_ns[MAX_THREADS]; /* Part B: host clock when each thread left the barrier, before
+                                          your call (0 in Part A) */
     long long offset_ns;               /* host clock minus %globaltimer, calibrated before the round */
     unsigned int stray;                /* launches whose index the round does not have */
     int tampered;                      /* the round's table or stamps differ from what the kit wrote */
@@ -113,7 +115,10 @@ typedef struct {
     double lateness_us[MAX_THREADS]; /* Part B: median over rounds, per thread */
     double earliest_us[MAX_THREADS]; /* Part B: the smallest over rounds, per thread */
     double return_us_median, return_us_min; /* Part A: many_streams's return after its last kernel's end */
-    int never_overlapped;        /* pairs of workers that ran at the same time in no round */
+    int never_overlapped;        /* pairs of workers that ran at the same time in no round where both
+                                    were started in time (Part B: by the host, before the other's end) */
+    int started_late;            /* Part B: pairs that never overlapped, the host having started one of
+                                    them after the other's kernel ended in every round: not judged */
     int never_i, never_j;        /* the first such pair */
     long long stray;             /* over all rounds */
     int tampered;                /* rounds with tampered evidence */
@@ -483,10 +488,16 @@ typedef struct {
     long long returned_ns;
 } thread_slot_t;
 
+/* When each of Part B's threads left the barrier (host clock): the kit's own, outside the slots the
+ * student's calls get a pointer into. */
+static long long thread_started_ns[MAX_THREADS + 1];
+
 static void *thread_main(void *arg)
 {
     thread_slot_t *slot = (thread_slot_t *)arg;
+    int me = slot->job.thread_index;
     pthread_barrier_wait(slot->start); /* all threads launch together */
+    thread_started_ns[me] = host_now_ns();
     if (slot->reference != NULL)
         KIT_CHECK(cudaStreamSynchronize(slot->reference)); /* the correct wait, for its own stream */
     else if (slot->side == LEGACY)
@@ -524,6 +535,7 @@ static void run_part_b(int side, int n_threads, long long base_ns, const delays_
         fprintf(stderr, "cannot create a barrier for %d threads\n", n_all);
         exit(1);
     }
+    memset(thread_started_ns, 0, sizeof thread_started_ns);
     for (int i = 0; i < n_all; i++) {
         slots[i].job.thread_index = i;
         slots[i].job.spin_ns = i < n_threads ? job_ns[i] : 0;
@@ -543,8 +555,10 @@ static void run_part_b(int side, int n_threads, long long base_ns, const delays_
         }
     pthread_barrier_destroy(&start);
     read_round(r, &setup);
-    for (int i = 0; i < n_threads; i++)
+    for (int i = 0; i < n_threads; i++) {
         r->returned_ns[i] = slots[i].returned_ns;
+        r->started_ns[i] = thread_started_ns[i];
+    }
     r->has_reference = with_reference;
     if (with_reference) {
         KIT_CHECK(cudaMemcpyFromSymbol(&r->reference_end_ns, d_reference_end_ns, sizeof r->reference_end_ns));
@@ -564,26 +578,41 @@ static void summarize(int part, timeline_t *t, int repeats)
     t->tampered = 0;
     t->tampered_what = NULL;
     t->has_reference = 0;
-    /* Every pair of workers: did they run at the same time in at least one round? */
-    static unsigned char overlapped[MAX_STREAMS][MAX_STREAMS];
+    /* Every pair of workers: did they run at the same time in at least one round? And was there a
+     * round where the host started both in time for it (Part B: each thread left the barrier before
+     * the other's kernel ended)? A busy host can start a thread late in every round; a design that
+     * serializes two kernels keeps them apart even when both threads started together. */
+    static unsigned char overlapped[MAX_STREAMS][MAX_STREAMS], in_time[MAX_STREAMS][MAX_STREAMS];
     memset(overlapped, 0, sizeof overlapped);
+    memset(in_time, 0, sizeof in_time);
     for (int k = 0; k < repeats; k++) {
         const round_t *r = &t->rounds[k];
         for (int i = 0; i < r->n_workers; i++)
             for (int j = i + 1; j < r->n_workers; j++) {
                 const kit_stamp_t *a = &r->stamps[i], *b = &r->stamps[j];
-                if (a->runs > 0 && b->runs > 0 && a->start_ns < b->end_ns && b->start_ns < a->end_ns)
+                if (a->runs == 0 || b->runs == 0)
+                    continue;
+                if (a->start_ns < b->end_ns && b->start_ns < a->end_ns)
                     overlapped[i][j] = 1;
+                long long a_started = r->started_ns[i] - r->offset_ns, b_started = r->started_ns[j] - r->offset_ns;
+                if ((r->started_ns[i] == 0 || a_started < (long long)b->end_ns) &&
+                    (r->started_ns[j] == 0 || b_started < (long long)a->end_ns))
+                    in_time[i][j] = 1;
             }
     }
-    t->never_overlapped = 0;
+    t->never_overlapped = t->started_late = 0;
     t->never_i = t->never_j = -1;
     for (int i = 0; i < t->rounds[0].n_workers; i++)
-        for (int j = i + 1; j < t->rounds[0].n_workers; j++)
-            if (!overlapped[i][j] && t->never_overlapped++ == 0) {
+        for (int j = i + 1; j < t->rounds[0].n_workers; j++) {
+            if (overlapped[i][j])
+                continue;
+            if (!in_time[i][j])
+                t->started_late++;
+            else if (t->never_overlapped++ == 0) {
                 t->never_i = i;
                 t->never_j = j;
             }
+        }
     for (int k = 0; k < repeats; k++) {
         const round_t *r = &t->rounds[k];
         t->stray += r->stray;
@@ -710,6 +739,7 @@ static void json_side(kit_json_t *j, const char *key, int part, const timeline_t
     kit_json_int(j, "duplicated", t->duplicated);
     kit_json_int(j, "misshapen", t->misshapen);
     kit_json_int(j, "pairs_never_overlapping", t->never_overlapped); /* of workers, over all rounds */
+    kit_json_int(j, "pairs_started_late", t->started_late);
     kit_json_begin_array(j, "first_pair_never_overlapping");
     if (t->never_overlapped) {
         kit_json_int(j, NULL, t->never_i);
