@@ -409,17 +409,18 @@ def run_cases(lab, program, cases, timeout, cwd=None, sandboxed=False, alone=Tru
     return outcomes
 
 
-def run_under(tool_argv, tool_folder, lab, program, params, timeout, cwd=None, sandboxed=False, slots=1):
+def run_under(tool_argv, tool_folder, lab, program, params, timeout, cwd=None, sandboxed=False, slots=1,
+              alone=False):
     """Run a lab's built harness on one case under a tool (tool_argv: the tool's argv prefix, e.g.
     compute-sanitizer's; tool_folder: where it lives, which a sandboxed run must see), the GPU shared,
-    holding slots of it: its RunResult. The harness runs as `make run` runs it, with the case's options
+    holding slots of it (or alone): its RunResult. The harness runs as `make run` runs it, with the case's options
     and no result channel: what the tool says is in the output, and the tool's exit status is the run's."""
     argv = list(tool_argv) + [program] + lab.harness_args(params)
     if sandboxed:
         policy = run_policy(program)
         policy.read_only.append(tool_folder)
         argv = sandbox.wrap(policy, argv)
-    with gpushare.gate().held(False, slots):
+    with gpushare.gate().held(alone, slots):
         result = process.run_bounded(argv, timeout, cwd=cwd)
     if sandboxed:
         sandbox.check_made(result, "a harness run under %s" % os.path.basename(tool_argv[0]))

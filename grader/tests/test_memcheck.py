@@ -80,12 +80,12 @@ def _result(verdict, status, output):
 class CheckTest(unittest.TestCase):
     """_memcheck_clean's verdicts, the run under memcheck stood in for."""
 
-    def verdict(self, result, sanitizer="/x/compute-sanitizer"):
+    def verdict(self, result, sanitizer="/x/compute-sanitizer", alone_result=None):
         ran = []
 
-        def run_under(tool_argv, folder, lab, program, params, timeout, cwd, sandboxed, slots):
-            ran.append((tool_argv, params, timeout))
-            return result
+        def run_under(tool_argv, folder, lab, program, params, timeout, cwd, sandboxed, slots, alone=False):
+            ran.append((tool_argv, params, timeout, alone))
+            return alone_result if alone and alone_result is not None else result
         with mock.patch.object(memcheck, "find", lambda: sanitizer), \
                 mock.patch.object(grading.harness, "run_under", run_under):
             outcome = grading._memcheck_clean(_Ctx())
@@ -124,6 +124,26 @@ class CheckTest(unittest.TestCase):
             outcome, _ = self.verdict(result)
             self.assertEqual(outcome.status, chk.FAILED, result.verdict)
             self.assertIn("memcheck did not finish", outcome.message)
+
+    OUT_OF_MEMORY = ("========= Program hit cudaErrorMemoryAllocation (error 2) due to \"out of memory\" on CUDA API "
+                     "call to cudaFree.\n=========\n========= ERROR SUMMARY: 1 error\n")
+
+    def test_out_of_memory_beside_other_runs_is_run_again_alone(self):
+        """A GPU whose memory other gradings hold is the machine's problem: the run alone decides."""
+        status, clean = recorded("01-solution")
+        outcome, ran = self.verdict(_result(process.EXITED, memcheck.ERRORS_EXIT, self.OUT_OF_MEMORY),
+                                    alone_result=_result(process.OK, status, clean))
+        self.assertEqual(outcome.status, chk.PASSED, outcome.message)
+        self.assertEqual([r[3] for r in ran], [False, True])
+        outcome, ran = self.verdict(_result(process.EXITED, memcheck.ERRORS_EXIT, self.OUT_OF_MEMORY))
+        self.assertEqual(outcome.status, chk.FAILED)
+        self.assertIn("cudaErrorMemoryAllocation", outcome.message)
+        self.assertEqual([r[3] for r in ran], [False, True])
+
+    def test_other_errors_are_not_run_again(self):
+        status, output = recorded("04-bound-after-read")
+        _, ran = self.verdict(_result(process.EXITED, status, output))
+        self.assertEqual([r[3] for r in ran], [False])
 
     def test_the_error_status_without_errors_counted_fails(self):
         outcome, _ = self.verdict(_result(process.EXITED, memcheck.ERRORS_EXIT, "========= ERROR SUMMARY: 0 errors\n"))
