@@ -107,8 +107,8 @@ class LabMutantsTest(unittest.TestCase):
 
 
 BASELINE_SEEDS = 10  # each correct submission's gradings in a recorded run (tools/gpu-suite.sh mutants)
-# Recorded before their labs' runs under load finished: Lab 04's and Lab 07's were cut short by the
-# device time (data/mutants/README.md), their files are the runs before.
+# Labs whose runs under load were cut short by their time limits (data/mutants/README.md): their files
+# are the runs before, the baselines graded before the mutants.
 NOT_YET_GRADED_UNDER_LOAD = {"04-bezier-streams", "07-mandelbrot"}
 # Gradings of a correct submission that lost points in a recorded run, each to a problem of the grader
 # since fixed and not yet recorded again.
