@@ -10,8 +10,8 @@
 
 (batch and merge: see gradelib/batch.py, which gives their own exit statuses.)
 
-Exit status: 0 full marks with every check run; 1 points lost; 2 bad usage, or no sandbox can be made
-here and --no-sandbox was not given;
+Exit status: 0 full marks with every check run; 1 points lost; 2 bad usage, no nvcc on PATH, or no sandbox
+can be made here and --no-sandbox was not given;
 77 no points lost, but checks were not run for what this machine lacks (a usable GPU, or compute-sanitizer
 for the memcheck check);
 141 the output was closed before the grader finished (e.g. `grade.py ... | head`): it stops quietly,
@@ -43,7 +43,7 @@ grade a class, or merge the shards of one (each has its own --help):
   grade.py batch SUBMISSIONS_DIR --lab NN [--out DIR] [--jobs J] [--timeout SEC] [--regrade] [--seed S] [--shard I/N] [--roster FILE] [--no-sandbox]
   grade.py merge SHARD_OUT_DIR... --out DIR [--roster FILE]
 
-exit status: 0 full marks; 1 points lost; 2 bad usage or no sandbox (see --no-sandbox); 77 no points lost but checks not run (no GPU, or no compute-sanitizer);
+exit status: 0 full marks; 1 points lost; 2 bad usage, no nvcc, or no sandbox (see --no-sandbox); 77 no points lost but checks not run (no GPU, or no compute-sanitizer);
 141 output closed early (e.g. | head)"""
 
 
@@ -151,6 +151,10 @@ def _main(argv):
 
 
 def _grade(args, labs, scratch):
+    problem = build.toolkit_problem()
+    if problem:
+        print("grade.py: %s" % problem)
+        return exits.USAGE
     try:
         submission = os.path.abspath(submission_folder(args.submission, labs, scratch))
     except (ValueError, archives.BadArchive) as err:

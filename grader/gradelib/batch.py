@@ -401,6 +401,10 @@ def run_batch(argv):
     except (KeyError, UsageError) as err:
         print("grade.py batch: %s" % err.args[0], file=sys.stderr)
         return exits.USAGE
+    problem = build.toolkit_problem()
+    if problem:
+        print("grade.py batch: %s" % problem)
+        return exits.USAGE
 
     args.sandboxed, sandbox_line = sandbox_choice(args.no_sandbox, "grade.py batch")
     folder = scan_class(args.submissions, build.lab_vars(lab.name)["student_files"])

@@ -170,6 +170,19 @@ def make_kit_objects(lab_name, cuda_arch):
                            % (lab_name, made.describe(BUILD_TIMEOUT), compiler_errors(made.output)))
 
 
+def toolkit_problem():
+    """Why this machine cannot build a lab (no nvcc where make looks for it), or None: the machine's
+    problem, said before anything is graded, never a student's compile error."""
+    nvcc = os.environ.get("NVCC") or "nvcc"
+    if shutil.which(nvcc):
+        return None
+    usual = "/usr/local/cuda/bin"
+    fix = ("the CUDA toolkit is in %s here: export PATH=%s:$PATH" % (usual, usual)
+           if os.path.exists(os.path.join(usual, "nvcc")) else
+           "install the CUDA toolkit, or add the folder that holds nvcc to PATH (export PATH=/that/folder:$PATH)")
+    return "no nvcc on this machine's PATH (%s), so no lab can be built and nothing is graded: %s" % (nvcc, fix)
+
+
 def toolkit_roots():
     """The CUDA toolkit's folder when nvcc lives outside the system's folders (a pip or a home install),
     for a sandbox to see; else nothing."""

@@ -154,6 +154,23 @@ class SubcommandCliTest(unittest.TestCase):
 
 
 @unittest.skipUnless(shutil.which("nvcc"), "nvcc is not installed")
+class NoToolkitTest(unittest.TestCase):
+    """A machine without nvcc is the machine's problem: a clear line and no score, never a compile error."""
+
+    def test_no_nvcc_is_said_and_not_graded(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            os.makedirs(os.path.join(tmp, "class", "alice"))
+            env = {"PATH": tmp, "NVCC": "nvcc"}  # a PATH where nothing is found
+            for args in (["--lab", "1"],
+                         ["batch", os.path.join(tmp, "class"), "--lab", "1", "--out", os.path.join(tmp, "out")]):
+                proc = run_grade(args, env_extra=env)
+                self.assertEqual(proc.returncode, 2, proc.stdout)
+                self.assertIn("no nvcc", proc.stdout)
+                self.assertIn("PATH", proc.stdout)
+                self.assertNotIn("score", proc.stdout)
+                self.assertNotIn("compiles", proc.stdout)
+
+
 class TopLevelMakeTest(unittest.TestCase):
     """The README's commands, through the top-level Makefile, as a student types them."""
 
