@@ -30,6 +30,7 @@ pre { line-height: 18px; }
 figure svg { display: block; }
 .meta { color: #666; font-size: 13px; }
 .score { font-size: 18px; font-weight: bold; }
+.unverified { background: #fff3cd; border: 1px solid #c9a227; padding: 8px; font-weight: bold; }
 table.checks { border-collapse: collapse; margin-top: 12px; font-size: 14px; }
 table.checks td, table.checks th { border-bottom: 1px solid #ddd; padding: 4px 10px; text-align: left; }
 td.points { text-align: right; font-variant-numeric: tabular-nums; }
@@ -116,6 +117,9 @@ def page(rep, heading, meta_lines, figure=None, shown_as=None):
                             % (esc(r.name), esc(r.message or ""),
                                '<p class="hint">%s</p>' % esc("Hint: " + hint) if hint else ""))
     parts = ['<p class="score">Score: %s / %s</p>' % (report.fmt_points(rep.score), report.fmt_points(rep.max_score))]
+    unverified = report.unchecked_note(rep)
+    if unverified:
+        parts.append('<p class="unverified">%s</p>' % esc(unverified[0].upper() + unverified[1:]))
     parts += ['<p class="meta">%s</p>' % esc(line) for line in meta_lines]
     parts.append('<table class="checks"><tr><th>check</th><th>result</th><th>points</th><th>kind</th></tr>%s</table>'
                  % "".join(rows))

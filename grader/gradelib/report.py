@@ -53,8 +53,23 @@ def lab_text(report, verbose=False):
             lacked = [r for r in report.results if r.lacking == lacking]
             lines.append("  NOT RUN for want of %s (%s, %s points): not held against you, not a pass"
                          % (lacking, ", ".join(r.name for r in lacked), fmt_points(sum(r.check.points for r in lacked))))
-    lines.append("  score: %s/%s" % (fmt_points(report.score), fmt_points(report.max_score)))
+    unverified = unchecked_note(report)
+    lines.append("  score: %s/%s%s" % (fmt_points(report.score), fmt_points(report.max_score),
+                                       " (%s)" % unverified if unverified else ""))
     return "\n".join(lines)
+
+
+def unchecked_note(report):
+    """What a score leaves unchecked for want of a GPU or a tool, in one sentence, or "" when every
+    check ran: a score with its runtime checks not run is no verdict on the student's work."""
+    lacked = [r for r in report.results if r.lacking]
+    if not lacked:
+        return ""
+    unchecked = sum(r.check.points for r in lacked)
+    checkable = report.max_score - unchecked
+    wants = sorted({"usable GPU" if r.no_gpu else r.lacking for r in lacked})
+    return "%s of %s checkable points; %s points NOT CHECKED (no %s): your results are unverified" % (
+        fmt_points(report.score), fmt_points(checkable), fmt_points(unchecked), ", no ".join(wants))
 
 
 def document(reports, seed, gpu, exit_status):

@@ -93,6 +93,17 @@ def summary_text(lab, records, expected_ids, seconds=None, graded_now=0, refused
                 failed[c["name"]] = failed.get(c["name"], 0) + 1
     top = sorted(failed.items(), key=lambda kv: (-kv[1], kv[0]))[:5]
     lines.append("most-failed checks: " + (", ".join("%s (%d)" % kv for kv in top) if top else "none"))
+    unverified = {}
+    for sub_id in sorted(records):
+        lacked = [c for c in (records[sub_id].get("report") or {}).get("checks", []) if c.get("not_run_lacking")]
+        if lacked:
+            unverified[sub_id] = lacked
+    if unverified:
+        wants = sorted({c["not_run_lacking"] for lacked in unverified.values() for c in lacked})
+        lines.append("UNVERIFIED: %d of %d scores were made with checks NOT CHECKED (%g points each at most, for want "
+                     "of %s): %s" % (len(unverified), len(rows), max(sum(c["points"] for c in lacked)
+                                                                     for lacked in unverified.values()),
+                                     " or ".join(wants), ", ".join(unverified)))
     lines += list(notes)
     return "\n".join(lines) + "\n"
 

@@ -14,7 +14,7 @@ import sys
 import tempfile
 import unittest
 
-from gradelib import build, checks as chk, exits, failures, gpu as gpu_mod, paths, registry, report, starters
+from gradelib import build, checks as chk, exits, failures, feedback, gpu as gpu_mod, grading, paths, registry, report, starters
 from tests.fakes import run_grade, run_make
 
 sys.path.insert(0, os.path.join(paths.KIT_ROOT, "tools"))
@@ -159,6 +159,40 @@ class NoGpuWords(unittest.TestCase):
         rep.lab, rep.results, rep.score, rep.max_score, rep.submission_dir_label = lab, results, 0, lab.max_score, "x"
         self.assertNotIn("a long reason", report.lab_text(rep))
         self.assertIn("NOT RUN", report.lab_text(rep))
+
+    def test_a_score_without_its_runtime_checks_says_it_is_unverified(self):
+        """Without a GPU a right and a wrong Lab 01 must not both read as a plain 6/18."""
+        lab = registry.resolve("01")
+        results = [chk.CheckResult(c, chk.SKIPPED, 0, "", lacking=chk.GPU) if c.kind == chk.RUNTIME
+                   else chk.CheckResult(c, chk.PASSED, c.points, "") for c in lab.checks]
+        rep = grading.LabReport(lab, "/tmp/sub", 1, [], results)
+        checked = sum(c.points for c in lab.checks if c.kind != chk.RUNTIME)
+        unchecked = lab.max_score - checked
+        line = "%g of %g checkable points; %g points NOT CHECKED (no usable GPU): your results are unverified" % (
+            checked, checked, unchecked)
+        self.assertIn("score: %g/%g (%s)" % (checked, lab.max_score, line), report.lab_text(rep))
+        self.assertIn(line, feedback.page(rep, "Lab 01", []))
+        full = grading.LabReport(lab, "/tmp/sub", 1, [], [chk.CheckResult(c, chk.PASSED, c.points, "")
+                                                          for c in lab.checks])
+        self.assertIn("score: %g/%g\n" % (lab.max_score, lab.max_score), report.lab_text(full) + "\n")
+        self.assertNotIn("NOT CHECKED", feedback.page(full, "Lab 01", []))
+
+    def test_a_class_summary_says_which_scores_are_unverified(self):
+        from gradelib import sheets
+        lab = registry.resolve("01")
+        checks = [{"name": c.name, "status": chk.SKIPPED if c.kind == chk.RUNTIME else chk.PASSED,
+                   "points": c.points, "not_run_lacking": chk.GPU if c.kind == chk.RUNTIME else None}
+                  for c in lab.checks]
+        unchecked = sum(c.points for c in lab.checks if c.kind == chk.RUNTIME)
+        records = {"alice": {"verdict": sheets.NOT_RUN_NO_GPU, "score": 6, "max_score": lab.max_score,
+                             "report": {"checks": checks}},
+                   "bob": {"verdict": "full marks", "score": lab.max_score, "max_score": lab.max_score,
+                           "report": {"checks": [dict(c, status=chk.PASSED, not_run_lacking=None) for c in checks]}}}
+        text = sheets.summary_text(lab, records, ["alice", "bob"])
+        self.assertIn("UNVERIFIED: 1 of 2 scores were made with checks NOT CHECKED (%g points each at most, for "
+                      "want of a usable GPU): alice" % unchecked, text)
+        del records["alice"]
+        self.assertNotIn("UNVERIFIED", sheets.summary_text(lab, records, ["bob"]))
 
 
 class MakeCommands(unittest.TestCase):
