@@ -341,9 +341,9 @@ class _Progress:
         left = ""
         if self.done < self.total:
             left = ", about %s left" % sheets.clock(elapsed / self.graded_now * (self.total - self.done))
-        print("[%d/%d] %s: %g/%g %s | %d failures | %s elapsed%s" % (
+        print("[%d/%d] %s: %g/%g %s | so far %s did not build, run or unpack | %s elapsed%s" % (
             self.done, self.total, record["id"], record["score"], record["max_score"], record["verdict"],
-            self.failures, sheets.clock(elapsed), left), file=sys.stderr, flush=True)
+            report.plural(self.failures, "submission"), sheets.clock(elapsed), left), file=sys.stderr, flush=True)
 
     def seconds(self):
         return time.monotonic() - self.started
@@ -502,7 +502,7 @@ def run_merge(argv):
         "merged_from": [os.path.abspath(d) for d in args.shards]})
     text = sheets.write_sheets(out, lab, merged, expected, refused=refused, roster=roster)
     print(text, end="")
-    print("wrote %s from %d shard folders" % (paths.relative(out), len(args.shards)))
+    print("wrote %s from %s" % (paths.relative(out), report.plural(len(args.shards), "shard folder")))
     status = batch_status(merged, expected, refused)
     if status in STATUS_LINES:
         print(STATUS_LINES[status])

@@ -26,6 +26,11 @@ def hint(result, lab):
     return result.check.hint
 
 
+def plural(n, word):
+    """"1 word", "2 words"."""
+    return "%d %s%s" % (n, word, "" if n == 1 else "s")
+
+
 def lab_text(report, verbose=False):
     """The report a student reads: one line per check, then what went wrong and where to read."""
     lines = ["== %s  (%s) ==" % (report.lab.title, report.submission_dir_label)]

@@ -516,5 +516,21 @@ class BatchRefusalTest(unittest.TestCase):
         self.assertFalse(os.path.exists(os.path.join(self.subs, "grading")))
 
 
+
+class ProgressLineTest(unittest.TestCase):
+    """The class's count of failures reads as the class's, not as the submission's on the line."""
+
+    def test_the_failures_are_the_classes_so_far(self):
+        import contextlib
+        import io
+        progress = batch._Progress(2, 0)
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            progress({"id": "dan", "score": 0, "max_score": 18, "verdict": "compile error"})
+            progress({"id": "eve", "score": 6, "max_score": 18, "verdict": "points lost"})
+        first, second = err.getvalue().splitlines()
+        self.assertIn("[1/2] dan: 0/18 compile error | so far 1 submission did not build, run or unpack", first)
+        self.assertIn("[2/2] eve: 6/18 points lost | so far 1 submission did not build, run or unpack", second)
+
 if __name__ == "__main__":
     unittest.main()
