@@ -18,6 +18,12 @@
 - every measured figure a page quotes (the handouts, the READMEs, RESULTS.md, the answer keys) carries a
   marker naming its source, and rounds to what that recorded source holds; every generated table
   equals what its sources render (tools/quoted_figures.py says how);
+- statements of the legacy model (CDP1) or of tools that the kit has corrected never come back as
+  current rules (LEGACY_CLAIMS): device printf's buffer dropping further output (it is circular: older
+  output is overwritten), CDP1's "virtualized" launch pool in host memory or always running the
+  launch, a nesting-depth limit of 24 or 64 as today's limit, memcheck reporting failed CUDA calls
+  without saying "from the host"; checked on the handouts, the labs' READMEs, the answer keys and
+  README.md (or on the pages named);
 - every grader hint (the hint of every check of every lab's rubric in grader/rubrics/) names
   sections that exist in that lab's handout with that number and title (checked whenever the kit's
   own handouts are checked: no arguments, or a list that includes them).
@@ -34,6 +40,93 @@ KIT_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 LEGACY_WORDS = re.compile(r"CDP1|legacy|removed|gone|deprecat|older|textbook|no longer|CUDA 5|11\.6|"
                           r"then and now|undefined in device code|FORCE_CDP1|host|instead|replace|"
                           r"wait for (its|their) child|cannot|can no longer|never|\bno\b|without", re.I)
+
+
+# Wrong statements the kit has corrected, which must not come back as current rules: (name, pattern,
+# context a unit of text must also match, (words, characters before, characters after): words near a
+# match that excuse it, message). A unit is a paragraph,
+# a list item or a table row outside code blocks, its lines joined. The patterns are narrow on purpose:
+# the corrected wording (see the handouts) must pass.
+_LEGACY_WORDS = r"CDP1|legacy|older|books|texts"
+LEGACY_CLAIMS = [
+    ("printf dropped", re.compile(r"\b(?:dropped|discarded)\b|\bsilently\s+lost\b|\blost\s+silently\b", re.I),
+     re.compile(r"printf|fifo", re.I), None,
+     "device printf's buffer is circular: when a kernel prints more than fits, older output is "
+     "overwritten (CUDA Programming Guide, Formatted Output), nothing is dropped"),
+    ("virtualized pool in host memory", re.compile(r"(?<!not )(?<!not in )\bhost memory\b", re.I),
+     re.compile(r"virtuali[sz]", re.I), None,
+     "CDP1's \"virtualized\" launch pool was a slower buffer, not host memory"),
+    ("virtualized pool always ran", re.compile(r"\bstill\s+r[au]n\b|\bslowly but correctly\b", re.I),
+     re.compile(r"virtuali[sz]", re.I), None,
+     "CDP1's \"virtualized\" launch pool could overflow too (cudaErrorLaunchPendingCountExceeded): "
+     "do not say its launches always ran"),
+    ("depth limit current", re.compile(r"\b(?:still|currently|today)\b[^.|]{0,40}\bmax(?:imum|\.)?\s+"
+                                       r"(?:nesting\s+)?depth|\bmaximum\s+(?:nesting\s+depth\s+)?of\s+(?:24|64)"
+                                       r"\s+levels?,?\s+then and now|\b(?:24|64)\s+levels?\s+in\s+hardware", re.I),
+     None, None,
+     "a nesting-depth limit stated as current: 24 is in the Guide's CDP1 section only, and the CDP2 "
+     "restrictions list no depth limit"),
+    ("depth limit unattributed: guide", re.compile(r"\b24\s+(?:levels\s+)?in\s+NVIDIA['\u2019]s\s+(?:current\s+)?guide", re.I),
+     None, (re.compile(r"CDP1|legacy", re.I), 0, 40),
+     "a nesting-depth limit of 24 in NVIDIA's guide without saying it is in its CDP1 section: the CDP2 "
+     "restrictions list no depth limit"),
+    ("depth limit unattributed", re.compile(r"\bdepth\s+(?:limit\s+)?(?:is|of)\s+(?:24|64)\b"
+                                            r"|\b64\s+(?:levels\s+)?in\s+hardware", re.I),
+     None, (re.compile(_LEGACY_WORDS, re.I), 60, 60),
+     "a nesting-depth limit of 24 or 64 without saying it is CDP1's or older texts': the CDP2 "
+     "restrictions list no depth limit"),
+    ("memcheck and device calls", re.compile(r"\bfailed CUDA calls?\b(?!\s+made\s+from\s+the\s+host)", re.I),
+     re.compile(r"memcheck", re.I), None,
+     "memcheck does not check CUDA calls made on the GPU under dynamic parallelism (Compute Sanitizer "
+     "release notes, Known Limitations): say the failed CUDA calls it reports are made from the host"),
+]
+UNIT_START = re.compile(r"^\s*(?:\||[-*] |\d+\. |#)")
+
+
+def text_units(lines):
+    """(line numbers, start offsets, text) of each paragraph, list item or table row outside code."""
+    units, current, in_code = [], None, False
+    for number, line in enumerate(lines, 1):
+        if line.startswith("```"):
+            in_code = not in_code
+            current = None
+            continue
+        if in_code or not line.strip():
+            current = None
+            continue
+        if current is None or UNIT_START.match(line):
+            current = ([], [], [])
+            units.append(current)
+        numbers, offsets, parts = current
+        numbers.append(number)
+        offsets.append(sum(len(p) + 1 for p in parts))
+        parts.append(line.strip())
+    return [(numbers, offsets, " ".join(parts)) for numbers, offsets, parts in units]
+
+
+def legacy_claim_problems(path, lines):
+    """Each unit of text that states a corrected legacy claim as a current rule (LEGACY_CLAIMS)."""
+    rel = os.path.relpath(path, KIT_ROOT)
+    problems = []
+    for numbers, offsets, text in text_units(lines):
+        for _name, pattern, context, excuse, message in LEGACY_CLAIMS:
+            if context and not context.search(text):
+                continue
+            for m in pattern.finditer(text):
+                if excuse and excuse[0].search(text[max(0, m.start() - excuse[1]):m.end() + excuse[2]]):
+                    continue
+                line = [n for n, o in zip(numbers, offsets) if o <= m.start()][-1]
+                problems.append("%s:%d: %s" % (rel, line, message))
+                break
+    return problems
+
+
+def legacy_claim_pages():
+    """The pages checked for corrected legacy claims: the handouts, the labs' READMEs, the answer keys, README.md."""
+    found = []
+    for pattern in ("handouts/*.md", "labs/*/README.md", "solutions/answers/*.md", "README.md"):
+        found += sorted(glob.glob(os.path.join(KIT_ROOT, pattern)))
+    return found
 
 
 # The sections every lab handout has, in this order (the kit's handout template).
@@ -206,6 +299,7 @@ def check(path, targets, grade_opts):
         lines = f.read().splitlines()
     if LAB_HANDOUT.match(os.path.basename(path)) and os.path.basename(here) == "handouts":
         problems += template_problems(path, lines)
+    problems += legacy_claim_problems(path, lines)
     in_code = False
     section = ""
     recent = []  # the lines before a code block, for its legacy context
@@ -298,6 +392,11 @@ def main(paths):
     paths = paths or kit_handouts
     targets, grade_opts = makefile_targets(), grader_options()
     problems = [p for path in paths for p in check(os.path.abspath(path), targets, grade_opts)]
+    if paths == kit_handouts:  # the kit's own pages: the text of its other pages too
+        for page in legacy_claim_pages():
+            if page not in kit_handouts:
+                with open(page) as f:
+                    problems += legacy_claim_problems(page, f.read().splitlines())
     if set(kit_handouts) & {os.path.abspath(p) for p in paths}:
         problems += grader_hint_problems()
     cache = {}

@@ -182,5 +182,90 @@ class HintCheckTest(unittest.TestCase):
         self.assertTrue(all(any(w.startswith("lab %s " % lab.number) for w in names) for lab in registry.all_labs().values()))
 
 
+class LegacyClaimTest(unittest.TestCase):
+    """Corrected legacy statements (CDP1, printf, memcheck) never come back as current rules."""
+
+    # The wrong phrasings the kit's pages once had, each with the words of the problem it must raise.
+    WRONG = [
+        ("Device-side `printf` writes into a FIFO buffer that is emptied after the kernel; when it fills,\n"
+         "further lines are **dropped silently**.", "printf's buffer is circular"),
+        ("| `printf` FIFO | `cudaLimitPrintfFifoSize`: 1 MiB; when full, further output is dropped silently | x | y |",
+         "printf's buffer is circular"),
+        ("In the old CDP1 model, launch-pool storage could be virtualized between\ndevice and host memory: "
+         "launches that did not fit spilled into a slower pool\nin host memory.", "not host memory"),
+        ("- **Then (CDP1):** a fixed pool, 2,048 by default; launches that did not fit spilled into a slower\n"
+         "  \"virtualized\" pool, and still ran.", "could overflow too"),
+        ("| **Legacy:** launches beyond the pool spill into a slower \"virtualized\" pool and still run | x | y |",
+         "could overflow too"),
+        ("The maximum depth has not quite gone: NVIDIA's current guide still lists a maximum nesting depth\n"
+         "of 24.", "stated as current"),
+        ("| nesting depth | NVIDIA's guide lists a maximum of 24 levels, then and now (some books say 64) | x |",
+         "stated as current"),
+        ("Older texts give a maximum nesting depth (24 levels in hardware in NVIDIA's guide).", "stated as current"),
+        ("The nesting depth (24 in NVIDIA's guide, 64 in hardware in older texts) is taught in Lab 03.",
+         "without saying it is in its CDP1 section"),
+        ("A recursion stops at the nesting depth limit of 64.", "without saying it is CDP1's or older texts'"),
+        ("memcheck reports accesses out of bounds, misaligned accesses, bad frees and\nfailed CUDA calls.",
+         "memcheck does not check CUDA calls made on the GPU"),
+        ("- passes when memcheck reports no error: no bad free, no failed CUDA call.",
+         "memcheck does not check CUDA calls made on the GPU"),
+    ]
+    # The corrected wording of the kit's pages: none of it may raise a problem.
+    RIGHT = [
+        "Device-side `printf` writes into a FIFO buffer that is emptied after the kernel. The buffer\n"
+        "is circular: when a kernel prints more than fits, **older output is overwritten**.",
+        "| `printf` FIFO | 8,650,752 bytes; the buffer is circular: when a kernel prints more than fits, older "
+        "output is overwritten | never count printed lines |",
+        "In the old CDP1 model, the launch pool had two parts, a fixed-size pool and a slower \"virtualized\"\n"
+        "pool. That was a slower buffer, not host memory, and it could fill too.",
+        "| **Legacy:** launches spill into a slower \"virtualized\" pool (a slower buffer, not host memory, which "
+        "could itself overflow and fail the launch with `cudaErrorLaunchPendingCountExceeded`) | x |",
+        "Older texts give a maximum nesting depth (24 levels in NVIDIA's\nguide, in its section on the legacy "
+        "CDP1 model; 63 or 64 in some books, with a software limit that might be lower).",
+        "| **Legacy:** a nesting depth limit (24 in NVIDIA's guide, in its CDP1 section; 63 or 64 in some books) | "
+        "The guide's CDP2 restrictions list no depth limit; tail-launched chains of 100,000 levels ran |",
+        "| nesting depth | no limit in the guide's CDP2 restrictions. **Legacy:** a maximum of 24 levels in the "
+        "guide's CDP1 section (some books say 64 in hardware, 63 or fewer in software) | x |",
+        "the nesting depth (24 in the CDP1 section of NVIDIA's guide, 64 in hardware and 63 or fewer in software "
+        "in older texts; the guide's CDP2 restrictions list no depth limit)",
+        "The deepest rectangles have depth 4, so the 8192 x 8192 image stops at squares of 64.",
+        "memcheck reports accesses out of bounds, misaligned accesses, bad frees and failed CUDA calls made\n"
+        "from the host. It does not check the CUDA calls made on the GPU under dynamic parallelism.",
+        "The second write dropped to \"fix\" the race leaves the slots short of 2.",
+        "```c\n/* printf: further lines are dropped silently (a comment in code is not checked) */\n```",
+    ]
+
+    def problems(self, text):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "h.md")
+            with open(path, "w") as f:
+                f.write(text + "\n")
+            return check_handouts.check(path, check_handouts.makefile_targets(), check_handouts.grader_options())
+
+    def test_each_wrong_phrasing_is_flagged(self):
+        for text, expected in self.WRONG:
+            self.assertIn(expected, "\n".join(self.problems(text)), text)
+
+    def test_the_problem_names_the_line(self):
+        found = self.problems("Intro.\n\nDevice printf goes to a FIFO; when it fills,\nfurther lines are dropped.")
+        self.assertEqual(len(found), 1)
+        self.assertRegex(found[0], r"h\.md:4: ")
+
+    def test_the_corrected_wording_passes(self):
+        for text in self.RIGHT:
+            self.assertEqual(self.problems(text), [], text)
+
+    def test_the_kit_pages_pass(self):
+        pages = check_handouts.legacy_claim_pages()
+        for folder in ("handouts", "labs", "answers"):
+            self.assertTrue(any(os.sep + folder + os.sep in p for p in pages), folder)
+        self.assertIn(os.path.join(paths.KIT_ROOT, "README.md"), pages)
+        found = []
+        for page in pages:
+            with open(page) as f:
+                found += check_handouts.legacy_claim_problems(page, f.read().splitlines())
+        self.assertEqual(found, [])
+
+
 if __name__ == "__main__":
     unittest.main()
