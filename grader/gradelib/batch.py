@@ -211,8 +211,9 @@ def shard_of(items, shard):
 
 
 EXIT_STATUS_HELP = ("exit status: 0 every submission graded with every check; 1 something could not be graded "
-                    "(a refused entry, a grader error, a submission with no record); 2 bad usage; 77 runtime "
-                    "checks not run (no GPU): build and static checks only; 130 interrupted")
+                    "(a refused entry, a grader error, a submission with no record), or merged shards differ in "
+                    "seed or kit version; 2 bad usage; 77 runtime checks not run (no GPU): build and static checks "
+                    "only; 130 interrupted")
 
 
 def parse_batch_args(argv):
@@ -480,11 +481,12 @@ def run_merge(argv):
         print("grade.py merge: the shards grade different labs: %s" % ", ".join(sorted(labs)), file=sys.stderr)
         return exits.USAGE
     lab = registry.resolve(labs.pop())
+    differ = []  # said in summary.txt, on the last line and in the exit status, not only at the top
     for key in ("seed", "kit_version"):
         values = {m[key] for m in metas}
         if len(values) > 1:
-            print("warning: the shards differ in %s (%s): their grades are not comparable"
-                  % (key, ", ".join(str(v) for v in sorted(values, key=str))), file=sys.stderr)
+            differ.append("NOT COMPARABLE: the shards differ in %s (%s): grade them again with one %s"
+                          % (key, ", ".join(str(v) for v in sorted(values, key=str)), key.replace("_", " ")))
     out = os.path.abspath(args.out)
     expected = sorted({i for m in metas for i in m["all_ids"]})
     refused = sorted({tuple(r) for m in metas for r in m.get("refused", [])})
@@ -500,10 +502,12 @@ def run_merge(argv):
         "lab": lab.name, "seed": metas[0]["seed"], "kit_version": metas[0]["kit_version"], "shard": None,
         "all_ids": expected, "ids": expected, "refused": refused,
         "merged_from": [os.path.abspath(d) for d in args.shards]})
-    text = sheets.write_sheets(out, lab, merged, expected, refused=refused, roster=roster)
+    text = sheets.write_sheets(out, lab, merged, expected, refused=refused, roster=roster, notes=differ)
     print(text, end="")
     print("wrote %s from %s" % (paths.relative(out), report.plural(len(args.shards), "shard folder")))
     status = batch_status(merged, expected, refused)
     if status in STATUS_LINES:
         print(STATUS_LINES[status])
-    return status
+    for line in differ:
+        print(line)
+    return exits.FAILED if differ else status

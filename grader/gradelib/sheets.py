@@ -108,13 +108,14 @@ def summary_text(lab, records, expected_ids, seconds=None, graded_now=0, refused
     return "\n".join(lines) + "\n"
 
 
-def write_sheets(out, lab, records, expected_ids, seconds=None, graded_now=0, refused=(), roster=None):
+def write_sheets(out, lab, records, expected_ids, seconds=None, graded_now=0, refused=(), roster=None, notes=()):
     """scores.csv, canvas.csv, gradescope.csv and summary.txt (whose text is returned): refused lists the
-    class folder's refused entries [(name, reason)], roster maps ids to students (read_roster) or is None."""
+    class folder's refused entries [(name, reason)], roster maps ids to students (read_roster) or is None,
+    notes are lines for summary.txt."""
     report.write_text(os.path.join(out, "scores.csv"), scores_csv(lab, records, expected_ids, refused))
     _write_utf8(os.path.join(out, CANVAS_FILE), canvas_csv(lab, records, roster))
     _write_utf8(os.path.join(out, GRADESCOPE_FILE), gradescope_csv(records, roster))
-    notes = import_notes(records, expected_ids, refused, roster)
+    notes = list(notes) + import_notes(records, expected_ids, refused, roster)
     text = summary_text(lab, records, expected_ids, seconds, graded_now, refused, notes)
     report.write_text(os.path.join(out, "summary.txt"), text)
     return text

@@ -461,6 +461,15 @@ class BatchEndToEndTest(unittest.TestCase):
         self.assertIn("NOT GRADED", done.stdout)
         self.assertIn("not graded", {row["verdict"] for row in read_sheet(half).values()})
 
+        other_seed = os.path.join(self.tmp, "shard-2-seed-5")
+        run_grade(["batch", self.subs, "--lab", "1", "--out", other_seed, "--seed", "5", "--shard", "2/2"])
+        mixed = os.path.join(self.tmp, "mixed")
+        done = run_grade(["merge", shard_dirs[0], other_seed, "--out", mixed])
+        self.assertEqual(done.returncode, exits.FAILED, done.stdout)
+        with open(os.path.join(mixed, "summary.txt")) as f:
+            self.assertIn("NOT COMPARABLE: the shards differ in seed (4, 5)", f.read())
+        self.assertIn("NOT COMPARABLE", done.stdout.splitlines()[-1])
+
 
 class BatchRefusalTest(unittest.TestCase):
     """What is not a submission is refused by name, in the output, summary.txt and scores.csv, and the
