@@ -230,8 +230,9 @@ def cmd_starters(args):
             return 1
         print("starters match their solutions (%d files)" % len(starters.pairs()))
         return 0
-    for path in differing:
-        print("wrote " + paths.relative(path))
+    for path, kept in differing:
+        print("wrote %s%s" % (paths.relative(path), " (the file it replaced is kept as %s)" % paths.relative(kept)
+                                                     if kept else ""))
     if not differing:
         print("starters already match their solutions (%d files): nothing to write" % len(starters.pairs()))
     return 0
@@ -243,4 +244,9 @@ COMMANDS = {"run": cmd_run, "legacy": cmd_legacy, "bench": cmd_bench, "sanitize"
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] not in COMMANDS:
         sys.exit(__doc__)
+    # --help right after a command (or anywhere for one that takes no lab) does nothing else
+    if sys.argv[2:3] in (["--help"], ["-h"]) or (sys.argv[1] in ("starters", "doctor") and
+                                                 {"--help", "-h"} & set(sys.argv[2:])):
+        print(__doc__)
+        sys.exit(0)
     sys.exit(COMMANDS[sys.argv[1]](sys.argv[2:]))

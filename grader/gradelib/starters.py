@@ -82,7 +82,9 @@ def pairs():
 
 
 def generate(check_only=False):
-    """Write (or with check_only, compare) every starter. Returns the list of starters that differ."""
+    """Write (or with check_only, compare) every starter. Returns the starters that differ: with
+    check_only, their paths; else (path, where the file it replaced was kept, or None where there was
+    none): an edited starter is a student's work, never lost."""
     differing = []
     for solution, starter in pairs():
         with open(solution) as f:
@@ -91,9 +93,26 @@ def generate(check_only=False):
         if os.path.exists(starter):
             with open(starter) as f:
                 current = f.read()
-        if current != wanted:
+        if current == wanted:
+            continue
+        if check_only:
             differing.append(starter)
-            if not check_only:
-                with open(starter, "w") as f:
-                    f.write(wanted)
+            continue
+        kept = None
+        if current is not None:
+            kept = _free_name(starter + ".before-starters")
+            with open(kept, "w") as f:
+                f.write(current)
+        with open(starter, "w") as f:
+            f.write(wanted)
+        differing.append((starter, kept))
     return differing
+
+
+def _free_name(path):
+    """path, or path.2, path.3, ...: the first that does not exist."""
+    n, found = 1, path
+    while os.path.exists(found):
+        n += 1
+        found = "%s.%d" % (path, n)
+    return found

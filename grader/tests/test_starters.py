@@ -1,4 +1,9 @@
+import os
+import subprocess
+import sys
+import tempfile
 import unittest
+from unittest import mock
 
 from gradelib import starters
 
@@ -40,6 +45,42 @@ class StarterTextTest(unittest.TestCase):
                 starters.starter_text(text, "f.cu")
             self.assertIn(message, str(caught.exception))
             self.assertIn("f.cu", str(caught.exception))
+
+
+
+class GenerateTest(unittest.TestCase):
+    """make starters never loses a student's edits: an edited starter is kept beside the new one, said."""
+
+    def test_an_edited_starter_is_kept_and_named(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            solution, starter = os.path.join(tmp, "sol.cu"), os.path.join(tmp, "start.cu")
+            with open(solution, "w") as f:
+                f.write(SOLUTION)
+            with open(starter, "w") as f:
+                f.write("my work\n")
+            with mock.patch.object(starters, "pairs", lambda: [(solution, starter)]):
+                self.assertEqual(starters.generate(check_only=True), [starter])
+                with open(starter) as f:
+                    self.assertEqual(f.read(), "my work\n")  # --check writes nothing
+                written = starters.generate()
+                self.assertEqual([w for w, _ in written], [starter])
+                kept = written[0][1]
+                with open(kept) as f:
+                    self.assertEqual(f.read(), "my work\n")
+                with open(starter, "w") as f:
+                    f.write("more work\n")
+                again = starters.generate()[0][1]
+                self.assertNotEqual(again, kept)  # an earlier copy is never overwritten
+                self.assertEqual(starters.generate(), [])
+
+    def test_help_writes_nothing(self):
+        kit = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "kit.py")
+        for args in (["starters", "--help"], ["starters", "-h"], ["doctor", "--help"], ["run", "--help"]):
+            proc = subprocess.run([sys.executable, kit] + args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                  universal_newlines=True)
+            self.assertEqual(proc.returncode, 0, proc.stdout)
+            self.assertIn("kit.py starters [--check]", proc.stdout)
+            self.assertNotIn("wrote", proc.stdout)
 
 
 if __name__ == "__main__":
