@@ -533,6 +533,34 @@ def evict(root, max_entries=None, max_bytes=None):
 
 # Where a build log's diagnostics start: a compiler error, or one of the linker's lines above its
 # closing "collect2: error: ld returned 1 exit status", which name what is missing.
+_ECHOED = re.compile(r"^(\S+\.cuh?)\((\d+)\): (?:error|warning)")  # nvcc's "file.cu(12): error: ...", then the line
+
+
+def _as_written(lines, source_dir):
+    """lines with each echoed source line that differs from the file's own line (a macro expanded)
+    replaced by the file's line, and its caret, which points into the expansion, left out."""
+    out, i = [], 0
+    while i < len(lines):
+        out.append(lines[i])
+        found = _ECHOED.match(lines[i])
+        if found and i + 1 < len(lines) and lines[i + 1].startswith(" "):
+            path = os.path.join(source_dir, found.group(1))
+            written = None
+            if os.path.isfile(path):
+                with open(path, errors="replace") as f:
+                    source = f.read().splitlines()
+                number = int(found.group(2))
+                written = source[number - 1].strip() if 0 < number <= len(source) else None
+            if written and lines[i + 1].strip() != written:
+                out.append("      %s   (line %s as you wrote it)" % (written, found.group(2)))
+                i += 2
+                if i < len(lines) and lines[i].strip() == "^":
+                    i += 1
+                continue
+        i += 1
+    return out
+
+
 _DIAGNOSTIC = re.compile(r"error|undefined reference|multiple definition|/ld: |nvlink", re.I)
 # The linker's names of the object a reference is in, which say nothing to a student:
 # "tmpxft_000071ed_00000000-6_harness.cudafe1.cpp:(.text.startup+0x37c): ".
@@ -552,12 +580,16 @@ def demangled(names):
     return dict(zip(names, out)) if len(out) == len(names) else {}
 
 
-def compiler_errors(output, limit=30):
+def compiler_errors(output, limit=30, source_dir=None):
     """What a student needs from a build log: the compiler's or the linker's messages from the first
     one on, without make's echo of each command; for a link that failed on a missing function, first
-    a line that names it (an empty file, a misnamed kernel or a changed signature)."""
+    a line that names it (an empty file, a misnamed kernel or a changed signature). With source_dir,
+    where nvcc echoes a line of the student's file after macro expansion (KIT_CHECK_LAUNCH() shown as
+    the kit's call), the line as the student wrote it instead."""
     lines = [l for l in output.splitlines()
              if not l.startswith(("nvcc ", "make", "mkdir ")) and l.strip()]
+    if source_dir:
+        lines = _as_written(lines, source_dir)
     mangled = sorted({m for l in lines for m in _MANGLED.findall(l)})
     readable = demangled(mangled) if mangled else {}
     lines = [_MANGLED.sub(lambda m: "`%s'" % readable.get(m.group(1), m.group(1)), _LINKER_PLACE.sub("", l))

@@ -208,7 +208,7 @@ def _compiles(ctx):
         return chk.failed("the build %s with the kit's flags (nvcc -rdc=true, sm_%s):\n%s"
                           % ("failed" if made.verdict == process.EXITED else made.describe(build.BUILD_TIMEOUT),
                              build.cuda_arch(),
-                             build.compiler_errors(made.output).replace(src_dir + os.sep, "")),
+                             build.compiler_errors(made.output, source_dir=src_dir).replace(src_dir + os.sep, "")),
                           failure=failures.COMPILE_ERROR)
     for name in ctx.student_cu_files():
         with open(os.path.join(ctx.build_dir, name[:-3] + ".ptx")) as f:

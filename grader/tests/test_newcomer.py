@@ -61,6 +61,21 @@ class LinkErrors(unittest.TestCase):
         shown = build.compiler_errors("nvcc -c a.cu\na.cu(3): error: identifier \"x\" is undefined\n1 error detected\n")
         self.assertEqual(shown.splitlines()[0], 'a.cu(3): error: identifier "x" is undefined')
 
+    def test_an_error_in_a_macro_shows_the_students_line(self):
+        """nvcc echoes the line after macro expansion; the student wrote KIT_CHECK_LAUNCH()."""
+        with tempfile.TemporaryDirectory() as src:
+            with open(os.path.join(src, "a.cu"), "w") as f:
+                f.write("void f(void)\n{\n    KIT_CHECK_LAUNCH();\n}\n")
+            output = ("a.cu(3): error: calling a __device__ function(\"kit_record_launch_result\") from a __host__ "
+                      "function(\"f\") is not allowed\n      kit_record_launch_result(cudaGetLastError(), 3);\n"
+                      "      ^\n\n1 error detected in the compilation of \"a.cu\".\n")
+            shown = build.compiler_errors(output, source_dir=src).splitlines()
+            self.assertEqual(shown[1], "      KIT_CHECK_LAUNCH();   (line 3 as you wrote it)")
+            self.assertNotIn("kit_record_launch_result(cudaGetLastError()", "\n".join(shown))
+            self.assertNotIn("      ^", shown)
+            plain = "a.cu(2): error: something\n      {\n      ^\n"
+            self.assertEqual(build.compiler_errors(plain, source_dir=src), plain.rstrip("\n"))
+
     def test_an_empty_file_names_the_missing_kernel(self):
         """A real build of an empty student file: the grader's message names the kernel."""
         lab = registry.resolve("01")
