@@ -66,6 +66,7 @@ run legacy bench sanitize:
 # run that measured nothing leaves no old costs.json behind.
 costs:
 	@$(MAKE) --no-print-directory -f common/costs/Makefile all
+	@$(PYTHON) grader/kit.py need-gpu costs
 	@mkdir -p build/costs && rm -f build/costs/costs.json
 	@program=$$($(MAKE) --no-print-directory -s -f common/costs/Makefile print-program) && \
 	  $$program --json build/costs/costs.json $(ARGS)

@@ -25,7 +25,8 @@
 #   BUILD_DIR=dir        where objects and the program go (default: build/labs/$(LAB_NAME))
 #   ARGS="--K 4"         arguments for `make run`
 #
-# Targets: all (the program), ptx (PTX of each student .cu, for the static checks), run,
+# Targets: all (the program), ptx (PTX of each student .cu, for the static checks), run (in a lab's
+# folder: the top-level `make run LAB=NN`, as are grade and sanitize),
 # kit-objects (the kit-owned objects alone: the grader builds them before a sandboxed build, which
 # sees them read-only), print-lab (PROGRAM and STUDENT_FILES, read by the grader), clean.
 
@@ -38,6 +39,8 @@ CUDA_ARCH := $(shell $(KIT_ROOT)/common/detect-arch.sh)
 endif
 export CUDA_ARCH
 
+# Typed in a lab's folder: no outer make, no SRC_DIR given (see `run` below).
+TYPED_IN_LAB_FOLDER := $(filter 0undefined,$(MAKELEVEL)$(origin SRC_DIR))
 SRC_DIR     ?= $(LAB_DIR)
 BUILD_DIR   ?= $(KIT_ROOT)/build/labs/$(LAB_NAME)/sm_$(CUDA_ARCH)
 HARNESS_DIR ?= $(KIT_ROOT)/common/harness/$(LAB_NAME)
@@ -105,8 +108,15 @@ $(BUILD_DIR)/%.ptx: $(SRC_DIR)/%.cu $(KIT_HEADERS) $(STUDENT_FLAGS_CHECKED)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(filter-out -lineinfo,$(NVCC_FLAGS)) $(STUDENT_NVCC_FLAGS) -ptx $< -o $@
 
+# Typed in a lab's folder (no outer make, no SRC_DIR), `make run`, `make grade` and `make sanitize` are
+# the top-level commands for this lab, with their messages (no GPU, no toolkit) and the run's picture.
+ifneq ($(TYPED_IN_LAB_FOLDER),)
+run grade sanitize:
+	@$(MAKE) --no-print-directory -C $(KIT_ROOT) $@ LAB=$(LAB_NAME)
+else
 run: all
 	$(BUILD_DIR)/$(PROGRAM) $(ARGS)
+endif
 
 print-lab:
 	@echo PROGRAM=$(PROGRAM)

@@ -10,6 +10,7 @@
                                 ARGS, on the case the memcheck check runs
   kit.py doctor                 toolkit, GPU, whether dynamic parallelism runs, what will be skipped
   kit.py starters [--check]     regenerate labs/ starters from solutions/ (--check: fail on drift)
+  kit.py need-gpu COMMAND       exit 77 with make COMMAND's one line where no GPU can run it (make costs)
 """
 import json
 import os
@@ -54,13 +55,20 @@ def _labs_with(command):
     return " (labs with one: %s)" % ", ".join(having)
 
 
-def no_gpu_exit(command, lab):
+def no_gpu_exit(command, lab=None):
     """Exit 77 with one line when no GPU here can run dynamic parallelism; return otherwise."""
     info = gpu_mod.detect()
     if info.available:
         return
-    print("make %s LAB=%s: not run: no usable GPU here: %s" % (command, lab.number, info.reason.splitlines()[0]))
+    print("make %s%s: not run: no usable GPU here: %s" % (command, " LAB=%s" % lab.number if lab else "",
+                                                          info.reason.splitlines()[0]))
     sys.exit(exits.NOT_RUN)
+
+
+def cmd_need_gpu(args):
+    """kit.py need-gpu COMMAND: the one line and status 77 of a command that needs the GPU, where none is."""
+    no_gpu_exit(args[0] if args else "this")
+    return 0
 
 
 def _lab_make(lab, targets, variables=()):
@@ -239,7 +247,7 @@ def cmd_starters(args):
 
 
 COMMANDS = {"run": cmd_run, "legacy": cmd_legacy, "bench": cmd_bench, "sanitize": cmd_sanitize, "doctor": cmd_doctor,
-            "starters": cmd_starters}
+            "starters": cmd_starters, "need-gpu": cmd_need_gpu}
 
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] not in COMMANDS:

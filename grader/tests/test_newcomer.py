@@ -152,6 +152,19 @@ class NoGpuWords(unittest.TestCase):
             self.assertIn("Error %d" % exits.NOT_RUN, ran.stdout)
             self.assertNotIn("CUDA error", ran.stdout)
 
+    def test_the_same_message_from_a_lab_folder_and_for_costs(self):
+        """make run in a lab's folder and make costs say what make run LAB=NN says, not a driver message."""
+        for args, said in ((("-C", "labs/01-divergent-counter", "run"), "make run LAB=01: not run: no usable GPU here"),
+                           (("costs",), "make costs: not run: no usable GPU here")):
+            ran = make(*args)
+            self.assertIn(said, ran.stdout)
+            self.assertIn("Error %d" % exits.NOT_RUN, ran.stdout)
+            self.assertNotIn("driver", ran.stdout.lower())
+        graded = make("-C", "labs/01-divergent-counter", "grade",
+                      "GRADE_ARGS=--submission solutions/01-divergent-counter --check compiles")
+        self.assertNotIn("No rule to make target", graded.stdout)
+        self.assertIn("compiles", graded.stdout)
+
     def test_make_grade_says_the_reason_once_and_explains_its_status(self):
         ran = make("grade", "LAB=01", "GRADE_ARGS=--submission solutions/01-divergent-counter")
         self.assertEqual(ran.returncode, 2)  # make's own status when a command fails
