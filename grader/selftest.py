@@ -44,7 +44,7 @@ from gradelib import checks as chk  # noqa: E402
 from gradelib import exits, grading  # noqa: E402
 from gradelib import registry  # noqa: E402
 from gradelib import paths  # noqa: E402
-from gradelib import batch, build, sandbox, sheets  # noqa: E402
+from gradelib import batch, build, sandbox, sheets, starters  # noqa: E402
 
 NOT_RUN = exits.NOT_RUN
 # How many seeds the solution and alternative tests grade (full-marks, alternative), when set:
@@ -83,7 +83,7 @@ def solution_dir(lab):
 
 
 def starter_dir(lab):
-    return os.path.join(paths.LABS_DIR, lab.name)
+    return starters.pristine(lab.name)
 
 
 def static_pass(lab):

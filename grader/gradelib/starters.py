@@ -81,6 +81,31 @@ def pairs():
     return result
 
 
+def pristine(lab_name):
+    """A folder with the lab's starter files as the kit makes them from its solution
+    (build/starters/LAB/), so that the kit's own tests never read a student's work in progress in
+    labs/; labs/LAB itself where the kit has no solution (the student kit)."""
+    solution_dir = os.path.join(paths.SOLUTIONS_DIR, lab_name)
+    if not os.path.isdir(solution_dir):
+        return os.path.join(paths.LABS_DIR, lab_name)
+    folder = os.path.join(paths.BUILD_ROOT, "starters", lab_name)
+    os.makedirs(folder, exist_ok=True)
+    for name in build.lab_vars(lab_name)["student_files"]:
+        solution = os.path.join(solution_dir, name)
+        with open(solution) as f:
+            wanted = starter_text(f.read(), paths.relative(solution))
+        target = os.path.join(folder, name)
+        if os.path.exists(target):
+            with open(target) as f:
+                if f.read() == wanted:
+                    continue  # unchanged: its time stays, and builds from it stay cached
+        temporary = "%s.%d.tmp" % (target, os.getpid())  # tests side by side write it at once
+        with open(temporary, "w") as f:
+            f.write(wanted)
+        os.replace(temporary, target)
+    return folder
+
+
 def generate(check_only=False):
     """Write (or with check_only, compare) every starter. Returns the starters that differ: with
     check_only, their paths; else (path, where the file it replaced was kept, or None where there was

@@ -14,7 +14,7 @@ import unittest
 import zipfile
 from unittest import mock
 
-from gradelib import archives, batch, build, exits, failures, gpu, paths, registry, report, sheets
+from gradelib import archives, batch, build, exits, failures, gpu, paths, registry, report, sheets, starters
 from gradelib import checks as chk
 from gradelib.grading import COMPILES, RUNS_CLEANLY
 from tests.fakes import GRADE, run_grade
@@ -378,7 +378,7 @@ class BatchEndToEndTest(unittest.TestCase):
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp()
         cls.subs = os.path.join(cls.tmp, "subs")
-        starter = os.path.join(paths.LABS_DIR, LAB01, LAB01_FILE)
+        starter = os.path.join(starters.pristine(LAB01), LAB01_FILE)
         os.makedirs(os.path.join(cls.subs, "good"))
         shutil.copy(os.path.join(paths.SOLUTIONS_DIR, LAB01, LAB01_FILE), os.path.join(cls.subs, "good"))
         os.makedirs(os.path.join(cls.subs, "broken"))

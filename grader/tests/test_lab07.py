@@ -9,7 +9,7 @@ import tempfile
 import unittest
 
 from gradelib import checks as chk
-from gradelib import paths
+from gradelib import paths, starters
 from rubrics import lab07
 from tests.fakes import FakeContext
 
@@ -891,7 +891,7 @@ class Lab07RealPtxTest(unittest.TestCase):
 
     def ptx(self, folder, *source):
         """The PTX of the kit file at source, as the kit builds it (nvcc -ptx -rdc=true)."""
-        out = os.path.join(folder, "%s.ptx" % source[0])
+        out = os.path.join(folder, "%s.ptx" % source[0].replace(os.sep, "_"))
         subprocess.run([NVCC, "-ptx", "-rdc=true", "-arch=sm_75", "-I",
                         os.path.join(paths.KIT_ROOT, "common", "include"), "-I", HARNESS_DIR,
                         os.path.join(paths.KIT_ROOT, *source), "-o", out],
@@ -901,7 +901,7 @@ class Lab07RealPtxTest(unittest.TestCase):
     def test_solution_passes_and_starter_fails(self):
         with tempfile.TemporaryDirectory() as folder:
             solution = self.ptx(folder, "solutions", "07-mandelbrot", "mandelbrot.cu")
-            starter = self.ptx(folder, "labs", "07-mandelbrot", "mandelbrot.cu")
+            starter = self.ptx(folder, starters.pristine("07-mandelbrot"), "mandelbrot.cu")
         static_checks = [c for c in lab07.LAB.own_checks if c.kind == chk.STATIC]
         self.assertEqual(len(static_checks), 3)
         for check in static_checks:

@@ -9,7 +9,7 @@ import tempfile
 import unittest
 
 from gradelib import checks as chk
-from gradelib import paths, ptx
+from gradelib import paths, ptx, starters
 from rubrics import lab08
 from tests.fakes import FakeContext
 
@@ -1160,7 +1160,7 @@ class Lab08RealPtxTest(unittest.TestCase):
     constructed PTX above stands for what the compiler writes."""
 
     def ptx(self, folder, *source):
-        out = os.path.join(folder, "%s.ptx" % source[0])
+        out = os.path.join(folder, "%s.ptx" % source[0].replace(os.sep, "_"))
         subprocess.run([NVCC, "-O2", "-ptx", "-rdc=true", "-arch=sm_75", "-I", INCLUDE_DIR, "-I", HARNESS_DIR,
                         os.path.join(paths.KIT_ROOT, *source), "-o", out],
                        check=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=300)
@@ -1169,7 +1169,7 @@ class Lab08RealPtxTest(unittest.TestCase):
     def test_solution_passes_and_starter_fails(self):
         with tempfile.TemporaryDirectory() as folder:
             solution = self.ptx(folder, "solutions", "08-device-graphs", "scheduling.cu")
-            starter = self.ptx(folder, "labs", "08-device-graphs", "scheduling.cu")
+            starter = self.ptx(folder, starters.pristine("08-device-graphs"), "scheduling.cu")
         version = subprocess.run([NVCC, "--version"], stdout=subprocess.PIPE, universal_newlines=True).stdout
         release = tuple(int(v) for v in re.search(r"release (\d+)\.(\d+)", version).groups())
         self.assertEqual(lab08.toolkit_release(FakeContext([], ptx={"scheduling.cu": solution})), release)

@@ -8,7 +8,7 @@ import shutil
 import tempfile
 import unittest
 
-from gradelib import build, elf, objects, paths, registry
+from gradelib import build, elf, objects, paths, registry, starters
 from selftest import ATTACKS_DIR, IMPORTS_DIR, case_kinds
 
 NVCC = shutil.which("nvcc")
@@ -24,7 +24,7 @@ def build_object(lab, text, work, arch="75"):
     src, out = os.path.join(work, "src"), os.path.join(work, "build")
     os.makedirs(src)
     for name in build.lab_vars(lab.name)["student_files"]:
-        shutil.copyfile(os.path.join(paths.KIT_ROOT, "labs", lab.name, name), os.path.join(src, name))
+        shutil.copyfile(os.path.join(starters.pristine(lab.name), name), os.path.join(src, name))
     with open(os.path.join(src, first_cu(lab)), "w") as f:
         f.write(text)
     made = build.make(lab.name, src, out, [os.path.join(out, first_cu(lab)[:-3] + ".o")], arch)
@@ -60,7 +60,7 @@ class RefusedEverywhere(unittest.TestCase):
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="objects-")
         cls.lab = registry.resolve("01")
-        starter = read(os.path.join(paths.KIT_ROOT, "labs", cls.lab.name, first_cu(cls.lab)))
+        starter = read(os.path.join(starters.pristine(cls.lab.name), first_cu(cls.lab)))
         prelude = read(os.path.join(ATTACKS_DIR, "prelude.h"))
         cls.cases = {}
         for case in case_kinds(IMPORTS_DIR):
@@ -126,7 +126,7 @@ class CorrectCodePasses(unittest.TestCase):
             for lab in registry.all_labs().values():
                 for kind, folder, arch in (("solution", os.path.join(paths.SOLUTIONS_DIR, lab.name), "90"),
                                            ("solution", os.path.join(paths.SOLUTIONS_DIR, lab.name), "75"),
-                                           ("starter", os.path.join(paths.KIT_ROOT, "labs", lab.name), "75")):
+                                           ("starter", starters.pristine(lab.name), "75")):
                     src, out, made = build_object(lab, read(os.path.join(folder, first_cu(lab))),
                                                   os.path.join(tmp, lab.name + kind + arch), arch)
                     with self.subTest(lab=lab.name, kind=kind, arch=arch):

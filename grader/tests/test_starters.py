@@ -83,5 +83,27 @@ class GenerateTest(unittest.TestCase):
             self.assertNotIn("wrote", proc.stdout)
 
 
+
+class PristineTest(unittest.TestCase):
+    """The kit's tests read the starters as the kit makes them, never a student's edited labs/."""
+
+    def test_an_edited_lab_folder_is_not_read(self):
+        from gradelib import build, paths
+        with tempfile.TemporaryDirectory() as tmp:
+            edited = os.path.join(tmp, "labs", "01-divergent-counter")
+            os.makedirs(edited)
+            for name in build.lab_vars("01-divergent-counter")["student_files"]:
+                with open(os.path.join(edited, name), "w") as f:
+                    f.write("a student's work in progress\n")
+            with mock.patch.object(paths, "LABS_DIR", os.path.join(tmp, "labs")):
+                folder = starters.pristine("01-divergent-counter")
+            self.assertNotEqual(os.path.realpath(folder), os.path.realpath(edited))
+            for name in build.lab_vars("01-divergent-counter")["student_files"]:
+                with open(os.path.join(paths.SOLUTIONS_DIR, "01-divergent-counter", name)) as f:
+                    wanted = starters.starter_text(f.read(), name)
+                with open(os.path.join(folder, name)) as f:
+                    self.assertEqual(f.read(), wanted)
+
+
 if __name__ == "__main__":
     unittest.main()
