@@ -15,7 +15,10 @@ whose markers do not pair up stops the build (CONTRIBUTING.md, "Staff-only passa
 
 The Gradescope zip holds setup.sh and run_autograder at its top and the student kit under kit/,
 plus the instructor's salt when there is one (the autograder zip is never given to students).
-Files come from `git ls-files` in a git checkout (nothing untracked ships), else from the folder.
+Files come from `git ls-files` in a git checkout (tracked files, and new ones not ignored), else from
+the folder. The students' files in labs/ ship as the kit makes them from the solutions (an instructor's
+solved or edited lab never ships; dist.py names those it left behind), and a new file in labs/ that
+git does not track (a backup, a student's work) stops the build, named.
 """
 import io
 import os
@@ -28,8 +31,7 @@ import zipfile
 KIT_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, os.path.join(KIT_ROOT, "grader"))
 
-from gradelib import registry  # noqa: E402
-from gradelib import paths  # noqa: E402
+from gradelib import build, paths, registry, starters  # noqa: E402
 
 TOP = "cdp-labs"
 STUDENT_README = "tools/student-README.md"
@@ -54,8 +56,45 @@ def kit_files():
     return sorted(f for f in files if os.path.isfile(os.path.join(KIT_ROOT, f)))
 
 
+class StrayLabFiles(ValueError):
+    pass
+
+
+def untracked_lab_files():
+    """Files in labs/ that git does not track (nor ignore), in a git checkout; else none."""
+    if not os.path.isdir(os.path.join(KIT_ROOT, ".git")):
+        return []
+    listed = subprocess.run(["git", "ls-files", "-z", "--others", "--exclude-standard", "--", "labs"],
+                            cwd=KIT_ROOT, stdout=subprocess.PIPE, check=True)
+    return sorted(f for f in listed.stdout.decode().split("\0") if f)
+
+
+def lab_of_student_file(path):
+    """The lab whose student file path (labs/NN-name/FILE) is, or None."""
+    parts = path.split("/")
+    if len(parts) != 3 or parts[0] != "labs" or not os.path.isdir(os.path.join(paths.SOLUTIONS_DIR, parts[1])):
+        return None
+    return parts[1] if parts[2] in build.lab_vars(parts[1])["student_files"] else None
+
+
+def edited_starters():
+    """The student files in labs/ that differ from the starters the kit ships in their place."""
+    edited = []
+    for source, _ in student_files():
+        lab = lab_of_student_file(source)
+        if lab:
+            with open(os.path.join(KIT_ROOT, source), "rb") as f:
+                if f.read() != shipped_bytes(source):
+                    edited.append(source)
+    return edited
+
+
 def student_files():
-    """[(path in the kit, path in the student kit)]."""
+    """[(path in the kit, path in the student kit)]. Raises StrayLabFiles for new files in labs/."""
+    stray = untracked_lab_files()
+    if stray:
+        raise StrayLabFiles("labs/ holds files the kit does not track, which would ship to every student: %s "
+                            "(move them out of labs/, or add them to git if they belong to the kit)" % ", ".join(stray))
     chosen = [(STUDENT_README, "README.md")]
     for f in kit_files():
         shipped = any(f == s or (s.endswith("/") and f.startswith(s)) for s in SHIPPED)
@@ -101,7 +140,11 @@ def without_staff_passages(text, name="<page>"):
 
 
 def shipped_bytes(source):
-    """The content of a kit file as the student kit holds it."""
+    """The content of a kit file as the student kit holds it: a student file of labs/ as the kit's
+    starter made from its solution, whatever labs/ holds now."""
+    lab = lab_of_student_file(source)
+    if lab:
+        source = os.path.relpath(os.path.join(starters.pristine(lab), os.path.basename(source)), KIT_ROOT)
     with open(os.path.join(KIT_ROOT, source), "rb") as f:
         data = f.read()
     if source.endswith(".md"):
@@ -182,6 +225,12 @@ def write_gradescope_zip(lab_spec, out_dir):
 
 
 def main(argv):
+    try:
+        for source in edited_starters():
+            print("dist.py: %s differs from its starter: the kit's starter ships in its place" % source)
+    except StrayLabFiles as err:
+        print("dist.py: %s" % err, file=sys.stderr)
+        return 1
     if len(argv) == 2 and argv[0] == "student":
         try:
             n = write_student_tar(argv[1])
