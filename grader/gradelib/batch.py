@@ -216,6 +216,10 @@ EXIT_STATUS_HELP = ("exit status: 0 every submission graded with every check; 1 
                     "only; 130 interrupted")
 
 
+PARTIAL_IMPORTS_HELP = ("write canvas.csv and gradescope.csv even from scores with checks not run (no GPU or no "
+                        "compute-sanitizer here); without it they are not written then")
+
+
 def parse_batch_args(argv):
     p = argparse.ArgumentParser(prog="grade.py batch", description="Grade a folder of submissions of one lab.",
                                 epilog=EXIT_STATUS_HELP)
@@ -229,6 +233,7 @@ def parse_batch_args(argv):
                    help="time limit for each harness run (default %(default)s)")
     p.add_argument("--regrade", action="store_true", help="grade again what is already graded")
     p.add_argument("--seed", type=int, help="batch seed (default: the one this --out already used, else fresh)")
+    p.add_argument("--partial-imports", action="store_true", help=PARTIAL_IMPORTS_HELP)
     p.add_argument("--shard", type=parse_shard, metavar="I/N", help="grade only shard I of N (1 <= I <= N)")
     p.add_argument("--no-sandbox", action="store_true",
                    help="build and run submissions without the sandbox: only where none can be made, for code you "
@@ -439,15 +444,23 @@ def run_batch(argv):
     mine_ids = [s.id for s in mine]
     mine_records = {i: records[i] for i in mine_ids if i in records}
     text = sheets.write_sheets(out, lab, mine_records, mine_ids, progress.seconds(), progress.graded_now,
-                               refused=folder.refused, roster=roster)
+                               refused=folder.refused, roster=roster, partial_imports=args.partial_imports)
     print()
     print(text, end="")
-    print("wrote %s (scores.csv, %s, %s, summary.txt, feedback/, results/, records/)"
-          % (paths.relative(out), sheets.CANVAS_FILE, sheets.GRADESCOPE_FILE))
+    print("wrote %s (%s, feedback/, results/, records/)" % (paths.relative(out), ", ".join(
+        n for n in ("scores.csv", sheets.CANVAS_FILE, sheets.GRADESCOPE_FILE, "summary.txt")
+        if os.path.exists(os.path.join(out, n)))))
     status = batch_status(mine_records, mine_ids, folder.refused, interrupted)
+    print_status_lines(status, mine_records)
+    return status
+
+
+def print_status_lines(status, records):
+    """The exit status's line, and the NOT RUN line beside a failure too: both are true at once."""
     if status in STATUS_LINES:
         print(STATUS_LINES[status])
-    return status
+    if status == exits.FAILED and any(runtime_not_run(r) for r in records.values()):
+        print(STATUS_LINES[exits.NOT_RUN].replace("exit status 77: ", "and "))
 
 
 # ---- merging shards --------------------------------------------------------------------------
@@ -458,6 +471,7 @@ def run_merge(argv):
     p.add_argument("shards", nargs="+", metavar="SHARD_OUT_DIR")
     p.add_argument("--out", required=True, metavar="DIR")
     p.add_argument("--roster", metavar="FILE", help="CSV mapping submission ids to students (as for batch)")
+    p.add_argument("--partial-imports", action="store_true", help=PARTIAL_IMPORTS_HELP)
     args = p.parse_args(argv)
     try:
         roster = _read_roster(args.roster)
@@ -502,12 +516,12 @@ def run_merge(argv):
         "lab": lab.name, "seed": metas[0]["seed"], "kit_version": metas[0]["kit_version"], "shard": None,
         "all_ids": expected, "ids": expected, "refused": refused,
         "merged_from": [os.path.abspath(d) for d in args.shards]})
-    text = sheets.write_sheets(out, lab, merged, expected, refused=refused, roster=roster, notes=differ)
+    text = sheets.write_sheets(out, lab, merged, expected, refused=refused, roster=roster, notes=differ,
+                               partial_imports=args.partial_imports)
     print(text, end="")
     print("wrote %s from %s" % (paths.relative(out), report.plural(len(args.shards), "shard folder")))
     status = batch_status(merged, expected, refused)
-    if status in STATUS_LINES:
-        print(STATUS_LINES[status])
+    print_status_lines(status, merged)
     for line in differ:
         print(line)
     return exits.FAILED if differ else status

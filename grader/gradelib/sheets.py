@@ -93,11 +93,7 @@ def summary_text(lab, records, expected_ids, seconds=None, graded_now=0, refused
                 failed[c["name"]] = failed.get(c["name"], 0) + 1
     top = sorted(failed.items(), key=lambda kv: (-kv[1], kv[0]))[:5]
     lines.append("most-failed checks: " + (", ".join("%s (%d)" % kv for kv in top) if top else "none"))
-    unverified = {}
-    for sub_id in sorted(records):
-        lacked = [c for c in (records[sub_id].get("report") or {}).get("checks", []) if c.get("not_run_lacking")]
-        if lacked:
-            unverified[sub_id] = lacked
+    unverified = unverified_checks(records)
     if unverified:
         wants = sorted({c["not_run_lacking"] for lacked in unverified.values() for c in lacked})
         lines.append("UNVERIFIED: %d of %d scores were made with checks NOT CHECKED (%g points each at most, for want "
@@ -108,14 +104,35 @@ def summary_text(lab, records, expected_ids, seconds=None, graded_now=0, refused
     return "\n".join(lines) + "\n"
 
 
-def write_sheets(out, lab, records, expected_ids, seconds=None, graded_now=0, refused=(), roster=None, notes=()):
+def unverified_checks(records):
+    """{submission id: [its checks not run for what the machine lacked]}, for those that have any."""
+    found = {}
+    for sub_id in sorted(records):
+        lacked = [c for c in (records[sub_id].get("report") or {}).get("checks", []) if c.get("not_run_lacking")]
+        if lacked:
+            found[sub_id] = lacked
+    return found
+
+
+def write_sheets(out, lab, records, expected_ids, seconds=None, graded_now=0, refused=(), roster=None, notes=(),
+                 partial_imports=False):
     """scores.csv, canvas.csv, gradescope.csv and summary.txt (whose text is returned): refused lists the
     class folder's refused entries [(name, reason)], roster maps ids to students (read_roster) or is None,
-    notes are lines for summary.txt."""
+    notes are lines for summary.txt. The two import files are written from scores with checks not run
+    (no GPU) only with partial_imports: a gradebook must not take them by accident."""
     report.write_text(os.path.join(out, "scores.csv"), scores_csv(lab, records, expected_ids, refused))
-    _write_utf8(os.path.join(out, CANVAS_FILE), canvas_csv(lab, records, roster))
-    _write_utf8(os.path.join(out, GRADESCOPE_FILE), gradescope_csv(records, roster))
-    notes = list(notes) + import_notes(records, expected_ids, refused, roster)
+    notes = list(notes)
+    if unverified_checks(records) and not partial_imports:
+        for name in (CANVAS_FILE, GRADESCOPE_FILE):
+            if os.path.exists(os.path.join(out, name)):
+                os.remove(os.path.join(out, name))  # an earlier run's: no longer this batch's scores
+        notes.append("%s and %s NOT WRITTEN: scores with checks NOT CHECKED (UNVERIFIED above) are no grade; "
+                     "grade on a machine that has what they need, or give --partial-imports to write them "
+                     "anyway" % (CANVAS_FILE, GRADESCOPE_FILE))
+    else:
+        _write_utf8(os.path.join(out, CANVAS_FILE), canvas_csv(lab, records, roster))
+        _write_utf8(os.path.join(out, GRADESCOPE_FILE), gradescope_csv(records, roster))
+        notes += import_notes(records, expected_ids, refused, roster)
     text = summary_text(lab, records, expected_ids, seconds, graded_now, refused, notes)
     report.write_text(os.path.join(out, "summary.txt"), text)
     return text

@@ -187,6 +187,43 @@ class BatchExportTest(unittest.TestCase):
         self.assertEqual(done.returncode, exits.USAGE, done.stdout)
 
 
+class UnverifiedImportTest(unittest.TestCase):
+    """Scores made without their runtime checks reach no gradebook by accident."""
+
+    def records(self):
+        lab = registry.resolve("01")
+        checks = [{"name": c.name, "status": chk.SKIPPED if c.kind == chk.RUNTIME else chk.PASSED, "points": c.points,
+                   "score": 0 if c.kind == chk.RUNTIME else c.points,
+                   "not_run_lacking": chk.GPU if c.kind == chk.RUNTIME else None} for c in lab.checks]
+        return lab, {"alice": {"id": "alice", "verdict": sheets.NOT_RUN_NO_GPU, "score": 6, "max_score": lab.max_score,
+                               "checks": {c["name"]: c["score"] for c in checks}, "report": {"checks": checks},
+                               "runtime_not_run": True}}
+
+    def test_no_import_files_without_the_flag(self):
+        lab, records = self.records()
+        with tempfile.TemporaryDirectory() as out:
+            for name in (sheets.CANVAS_FILE, sheets.GRADESCOPE_FILE):  # an earlier run's
+                with open(os.path.join(out, name), "w") as f:
+                    f.write("old\n")
+            text = sheets.write_sheets(out, lab, records, ["alice"])
+            self.assertIn("%s and %s NOT WRITTEN" % (sheets.CANVAS_FILE, sheets.GRADESCOPE_FILE), text)
+            self.assertFalse(os.path.exists(os.path.join(out, sheets.CANVAS_FILE)))
+            self.assertFalse(os.path.exists(os.path.join(out, sheets.GRADESCOPE_FILE)))
+            text = sheets.write_sheets(out, lab, records, ["alice"], partial_imports=True)
+            self.assertNotIn("NOT WRITTEN", text)
+            self.assertTrue(os.path.exists(os.path.join(out, sheets.CANVAS_FILE)))
+
+    def test_not_run_is_said_beside_a_failure(self):
+        import contextlib
+        from gradelib import batch
+        _, records = self.records()
+        said = io.StringIO()
+        with contextlib.redirect_stdout(said):
+            batch.print_status_lines(exits.FAILED, records)
+        self.assertIn("exit status 1", said.getvalue())
+        self.assertIn("NOT RUN", said.getvalue())
+
+
 class GradescopeFigureTest(unittest.TestCase):
     """The README's count of what Gradescope (no GPU) can grade of Lab 01 is the rubric's."""
 
