@@ -392,6 +392,11 @@ def _machine(load):
         rows.append("| %s | %s | %s.%s | %s | %s | %s |" % (
             source, device["name"], device["cc_major"], device["cc_minor"], device["sm_count"],
             cuda_version(device["runtime_version"]), cuda_version(device["driver_version"])))
+    for name in sorted(f[:-len(".json")] for f in os.listdir(os.path.join(KIT_ROOT, MUTANTS_DIR))
+                       if f.endswith(".json")):
+        doc = load("mutants/" + name)  # a mutation run keeps the GPU's name and runtime only
+        rows.append("| mutants/%s | %s | | | %s | |" % (name, doc["gpu"], cuda_version(doc["runtime_version"])
+                                                       if doc.get("runtime_version") else ""))
     return rows
 
 

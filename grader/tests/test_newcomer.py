@@ -152,6 +152,13 @@ class NoGpuWords(unittest.TestCase):
             self.assertIn("Error %d" % exits.NOT_RUN, ran.stdout)
             self.assertNotIn("CUDA error", ran.stdout)
 
+    def test_the_readme_quotes_makes_line_as_it_is(self):
+        with open(os.path.join(paths.KIT_ROOT, "Makefile")) as f:
+            line = next(i for i, l in enumerate(f, 1) if l.startswith("grade:"))
+        with open(os.path.join(paths.KIT_ROOT, "README.md")) as f:
+            quoted = re.findall(r"\[Makefile:(\d+): grade\]", f.read())
+        self.assertEqual(quoted, [str(line)])
+
     def test_the_same_message_from_a_lab_folder_and_for_costs(self):
         """make run in a lab's folder and make costs say what make run LAB=NN says, not a driver message."""
         for args, said in ((("-C", "labs/01-divergent-counter", "run"), "make run LAB=01: not run: no usable GPU here"),
