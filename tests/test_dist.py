@@ -437,6 +437,36 @@ def gradescope(tmp):
         return fail("the reference solution scored %s of %s through the autograder"
                     % (results["score"], results["max_score"]))
     print("gradescope: results.json valid, score %s of %s" % (results["score"], results["max_score"]))
+    return without_user_namespaces(autograder, tmp, env, results)
+
+
+# Docker's default seccomp profile (Gradescope's and most course containers) refuses user namespaces.
+# A user namespace whose limit of nested ones is 0 refuses them the same way, without root.
+NO_NAMESPACES = "echo 0 > /proc/sys/user/max_user_namespaces && exec bash \"$0\""
+
+
+def without_user_namespaces(autograder, tmp, env, with_sandbox):
+    """run_autograder where no sandbox can be made: the same scores, and results.json says the container
+    was the isolation boundary."""
+    if shutil.which("unshare") is None or subprocess.run(
+            ["unshare", "--user", "--map-root-user", "sh", "-c", NO_NAMESPACES.replace('exec bash "$0"', "unshare --user true")],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT).returncode == 0:
+        print("gradescope without user namespaces: not run (this machine cannot refuse them to a test)")
+        return 0
+    os.remove(os.path.join(autograder, "results", "results.json"))
+    ran = run(["unshare", "--user", "--map-root-user", "sh", "-c", NO_NAMESPACES,
+               os.path.join(autograder, "source", "run_autograder")], tmp, env)
+    if ran.returncode != 0:
+        return fail("run_autograder failed without user namespaces")
+    with open(os.path.join(autograder, "results", "results.json")) as f:
+        results = json.load(f)
+    if "isolation boundary" not in results.get("output", "") or "sandbox: OFF" not in results["output"]:
+        return fail("without user namespaces, results.json does not say the sandbox was off: %r"
+                    % results.get("output"))
+    if results["score"] != with_sandbox["score"] or report.gradescope_problems(results):
+        return fail("without user namespaces the autograder scored %s (with the sandbox: %s)"
+                    % (results["score"], with_sandbox["score"]))
+    print("gradescope without user namespaces: graded, and results.json says the container is the boundary")
     return 0
 
 

@@ -177,7 +177,10 @@ ROOT=${AUTOGRADER_ROOT:-/autograder}
 KIT=$ROOT/source/kit
 mkdir -p "$ROOT/results"
 cd "$KIT" || exit 1
-python3 grader/grade.py --lab %(lab)s --submission "$ROOT/submission" --gradescope "$ROOT/results/results.json"
+# --in-container: where Docker's seccomp profile leaves no user namespaces for the kit's sandbox, the
+# autograder's container (one per submission) is the isolation boundary, and results.json says so.
+python3 grader/grade.py --lab %(lab)s --submission "$ROOT/submission" --gradescope "$ROOT/results/results.json" \\
+    --in-container
 status=$?
 if [ ! -s "$ROOT/results/results.json" ]; then
     # The grader itself failed: say so, rather than leave Gradescope without a result.

@@ -601,15 +601,20 @@ NO_SANDBOX_WARNING = ("SANDBOX OFF (--no-sandbox): each submission's code runs a
                       "network and your processes. Grade only code you trust this way.")
 
 
-def sandbox_choice(no_sandbox, command="grade.py"):
+def sandbox_choice(no_sandbox, command="grade.py", in_container=False):
     """Whether to grade in gradelib.sandbox, and the line that says so: (sandboxed, line). Raises
     SystemExit(exits.USAGE) with the reason when no sandbox can be made and no_sandbox was not given:
-    a machine without one grades only when the instructor says so."""
+    a machine without one grades only when the instructor says so, or, in_container, in a throwaway
+    container of one submission (Gradescope's), which is then the isolation boundary, said."""
     if no_sandbox:
         return False, NO_SANDBOX_WARNING
     ok, why = sandbox.works()
     if ok:
         return True, "sandbox: on (each build and run sees only the kit's headers and its own files; no network)"
+    if in_container:
+        return False, ("sandbox: OFF: none can be made in this container (%s; Docker's default seccomp profile "
+                       "blocks user namespaces): the container, one per submission, is the isolation boundary"
+                       % why.splitlines()[0])
     sys.stderr.write(
         "%s: refusing to grade: no sandbox can be made on this machine:\n  %s\n"
         "Without one, a submission's code runs as you: it can read and change your files (other students' "

@@ -113,8 +113,9 @@ def gradescope_problems(doc):
     return problems
 
 
-def gradescope(reports, seed, gpu):
-    """Gradescope's results.json: score, max_score, and one test per check."""
+def gradescope(reports, seed, gpu, notes=()):
+    """Gradescope's results.json: score, max_score, and one test per check; notes: lines added to its
+    output (how it was graded, e.g. without the sandbox)."""
     tests = []
     for report in reports:
         for r in report.results:
@@ -131,8 +132,8 @@ def gradescope(reports, seed, gpu):
                 "output": output,
                 "visibility": "visible",
             })
-    summary = "seed %s; %s" % (seed, ("GPU: %s" % gpu.name) if gpu.available else
-                               "runtime checks not run: %s" % gpu.reason)
+    summary = "\n".join(["seed %s; %s" % (seed, ("GPU: %s" % gpu.name) if gpu.available else
+                                           "runtime checks not run: %s" % gpu.reason)] + list(notes))
     return {
         "score": round(sum(r.score for r in reports), 2),
         "max_score": sum(r.max_score for r in reports),
