@@ -138,8 +138,17 @@ def page(rep, heading, meta_lines, figure=None, shown_as=None):
 
 
 def page_with_figure(rep, heading, meta_lines, shown_as=None):
-    """page(), with the picture of one of rep's runs where the lab has one."""
-    return page(rep, heading, meta_lines, run_figure(rep.lab, rep.runs) if rep.runs else None, shown_as)
+    """page(), with the picture of one of rep's runs where the lab has one, or why there is none."""
+    figures = figures_module()
+    if rep.runs:
+        figure = run_figure(rep.lab, rep.runs)
+    elif figures is not None and rep.lab.name in figures.RUN_FIGURES:
+        no_gpu = any(r.no_gpu for r in rep.results)
+        figure = (None, "your code did not run here, so there is no run to draw (%s)" % (
+            "no usable GPU: the runtime checks were not run" if no_gpu else "a check it needs did not pass"))
+    else:
+        figure = None
+    return page(rep, heading, meta_lines, figure, shown_as)
 
 
 def text_page(heading, meta_lines, text):
@@ -156,6 +165,20 @@ def _document(heading, body_parts):
 
 
 def write_page(path, rep, heading, meta_lines):
-    """Writes the page of rep to path, with its run's picture; returns path."""
+    """Writes the page of rep to path, with its run's picture, and the folder's index; returns path."""
     report.write_text(path, page_with_figure(rep, heading, meta_lines))
+    write_index(os.path.dirname(os.path.abspath(path)))
     return path
+
+
+def write_index(folder):
+    """folder/index.html: a link to each lab's page in folder (make grade keeps one per lab graded)."""
+    from . import registry
+    items = []
+    for lab in sorted(registry.all_labs().values(), key=lambda lab: lab.name):
+        name = lab.name + ".html"
+        if os.path.isfile(os.path.join(folder, name)):
+            items.append('<li><a href="%s">%s</a></li>' % (html.escape(name), html.escape(lab.title)))
+    report.write_text(os.path.join(folder, "index.html"), _document(
+        "Your feedback", ["<p>One page per lab, from its latest <code>make grade</code>:</p>",
+                          "<ul>%s</ul>" % "".join(items)]))

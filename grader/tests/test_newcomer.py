@@ -212,6 +212,24 @@ class NoGpuWords(unittest.TestCase):
         self.assertIn("score: %g/%g\n" % (lab.max_score, lab.max_score), report.lab_text(full) + "\n")
         self.assertNotIn("NOT CHECKED", feedback.page(full, "Lab 01", []))
 
+    def test_the_feedback_folder_has_an_index(self):
+        lab = registry.resolve("01")
+        results = [chk.CheckResult(c, chk.PASSED, c.points, "") for c in lab.checks]
+        with tempfile.TemporaryDirectory() as folder:
+            feedback.write_page(os.path.join(folder, lab.name + ".html"), grading.LabReport(lab, "/x", 1, [], results),
+                                "Lab 01", [])
+            with open(os.path.join(folder, "index.html")) as f:
+                index = f.read()
+        self.assertIn('<a href="%s.html">%s</a>' % (lab.name, lab.title), index)
+
+    def test_a_page_without_a_run_says_why_it_has_no_picture(self):
+        lab = registry.resolve("01")
+        results = [chk.CheckResult(c, chk.SKIPPED, 0, "", lacking=chk.GPU) if c.kind == chk.RUNTIME
+                   else chk.CheckResult(c, chk.PASSED, c.points, "") for c in lab.checks]
+        page = feedback.page_with_figure(grading.LabReport(lab, "/tmp/sub", 1, [], results), "Lab 01", [])
+        self.assertIn("No picture: your code did not run here", page)
+        self.assertIn("no usable GPU", page)
+
     def test_a_class_summary_says_which_scores_are_unverified(self):
         from gradelib import sheets
         lab = registry.resolve("01")
