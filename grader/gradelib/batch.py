@@ -160,7 +160,8 @@ def grade_submission(lab, sub, files, batch_seed, version, gpu, timeout, scratch
         shutil.rmtree(scratch, ignore_errors=True)
     record["seconds"] = round(time.monotonic() - started, 2)
     if "report" not in record:
-        page = feedback.text_page(_feedback_heading(lab, sub_id), [_feedback_meta(record)], text)
+        page = feedback.text_page(_feedback_heading(lab, sub_id), [_feedback_meta(record)], text,
+                                  (record["score"], record["max_score"]) if record["verdict"] == BAD_ARCHIVE else None)
     return record, scores, _feedback(lab, sub_id, record, text), page
 
 

@@ -151,9 +151,11 @@ def page_with_figure(rep, heading, meta_lines, shown_as=None):
     return page(rep, heading, meta_lines, figure, shown_as)
 
 
-def text_page(heading, meta_lines, text):
-    """The page of a submission that could not be graded: what happened, as text."""
-    return _document(heading, ['<p class="meta">%s</p>' % html.escape(l) for l in meta_lines] +
+def text_page(heading, meta_lines, text, score=None):
+    """The page of a submission that could not be graded: its score (score, max_score) where it has
+    one, then what happened, as text."""
+    parts = ['<p class="score">Score: %s / %s</p>' % tuple(report.fmt_points(p) for p in score)] if score else []
+    return _document(heading, parts + ['<p class="meta">%s</p>' % html.escape(l) for l in meta_lines] +
                      ['<section class="failure"><pre>%s</pre></section>' % html.escape(text)])
 
 

@@ -426,6 +426,8 @@ class BatchEndToEndTest(unittest.TestCase):
                 page = f.read()
             self.assertIn("feedback for %s" % sub_id, page)
             self.assertNotIn(self.subs, page)  # named by its source, not the grading machine's folders
+        with open(os.path.join(out, "feedback", "evil.html")) as f:  # a bad archive: 0 points, said on its page
+            self.assertIn("Score: 0 / %d" % registry.resolve("01").max_score, f.read())
         with open(os.path.join(out, "feedback", "broken.md")) as f:
             feedback = f.read()
         self.assertIn("error", feedback)
