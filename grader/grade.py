@@ -71,8 +71,8 @@ def parse_args(argv):
                         "is the whole rubric's")
     p.add_argument("--verbose", action="store_true", help="show the message of every check")
     p.add_argument("--no-sandbox", action="store_true",
-                   help="build and run the submission without the sandbox (README, \"Trust the result\"): only for "
-                        "code you trust, on a machine where no sandbox can be made")
+                   help="build and run the submission without the sandbox (it then runs as you, with your files and "
+                        "network): only for code you trust, on a machine where no sandbox can be made")
     p.add_argument("--in-container", action="store_true",
                    help="grading inside a throwaway container of one submission (Gradescope's autograder): where no "
                         "sandbox can be made there, grade without it and say so in the results")

@@ -209,7 +209,8 @@ def cmd_doctor(_args):
               "namespaces%s)" % (", as nobody: you are root" if os.geteuid() == 0 else ""))
     else:
         print("sandbox: CANNOT be made here: %s\n         the grader refuses to grade unless given --no-sandbox "
-              "(make grade NO_SANDBOX=1): only for code you trust (README, \"Trust the result\")" % why)
+              "(make grade NO_SANDBOX=1): only for code you trust: it then runs as you, with your files and "
+              "network" % why)
     info = gpu_mod.detect(sandboxed)
     if info.available:
         print("GPU:     %s, compute capability %s" % (info.name, info.compute_capability))

@@ -14,7 +14,7 @@
                                                solutions/hostile/attacks under a salt, with a bystander: every
                                                verdict as its note.txt says (every attack refused by the check
                                                of the student's objects), and no breach of the sandbox's
-                                               contract (README, "Trust the result") (GPU)
+                                               contract (grader/README.md, "Trust the result") (GPU)
   selftest.py hostile LAB --no-object-check    the same with that check off, so that the attacks run and the
                                                sandbox alone must hold (GPU)
   selftest.py hostile LAB --no-sandbox --no-object-check
@@ -158,7 +158,7 @@ def read_hostile_note(case_dir):
     return verdicts, (failed[0] if failed else None)
 
 
-# The hostile test (README, "Trust the result"): a class of the lab's hostile submissions, every attack of
+# The hostile test (grader/README.md, "Trust the result"): a class of the lab's hostile submissions, every attack of
 # solutions/hostile/attacks/ put in front of the lab's starter, and a bystander (the reference solution).
 ATTACKS_DIR = os.path.join(paths.HOSTILE_DIR, "attacks")
 ATTACK_PRELUDE = os.path.join(ATTACKS_DIR, "prelude.h")
@@ -356,7 +356,7 @@ def run_batch(lab, class_dir, out, salt, no_sandbox, objects_checked=True):
 
 def breaches_of_a_class(lab, no_sandbox, objects_checked=True):
     """Grade the hostile class, then the bystander alone; return (breaches of the contract, wrong verdicts).
-    A breach is a line of README's "Trust the result" that did not hold."""
+    A breach is a line of grader/README.md's "Trust the result" that did not hold."""
     salt = "hostile-salt-" + secrets.token_hex(8)
     breaches, wrong = [], []
     with tempfile.TemporaryDirectory() as tmp:

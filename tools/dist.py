@@ -36,7 +36,7 @@ from gradelib import build, paths, registry, starters  # noqa: E402
 TOP = "cdp-labs"
 STUDENT_README = "tools/student-README.md"
 SHIPPED = ("Makefile", "common/", "grader/", "labs/", "handouts/", "tools/render_handouts.sh", "tools/draw_figures.py")
-NOT_SHIPPED = ("grader/tests/", "grader/selftest.py", "grader/slurm/", os.path.relpath(paths.SALT_FILE, KIT_ROOT))
+NOT_SHIPPED = ("grader/tests/", "grader/selftest.py", "grader/slurm/", "grader/README.md", os.path.relpath(paths.SALT_FILE, KIT_ROOT))
 
 
 def kit_files():

@@ -21,7 +21,7 @@
 #     throughput: batch-grade a class of 200 submissions of each lab (THROUGHPUT_LABS="01 05" for some, CLASS_SIZE=N
 #                 for another size; tools/batch_throughput.py): time, each phase's cost, every verdict as expected
 #     hostile:    each lab's hostile class in the sandbox (grader/selftest.py hostile; HOSTILE_LABS="01 02"
-#                 for some labs): every verdict right, no breach of README's "Trust the result"
+#                 for some labs): every verdict right, no breach of grader/README.md's "Trust the result"
 #     sandbox:    the same class of Lab 01 without the sandbox, on a throwaway copy of the kit (it must show
 #                 breaches: the hostile test can fail), and the sandbox's cost on a class of Lab 01
 #                 submissions, with and without it, alternating (data/sandbox-cost.json)

@@ -48,7 +48,7 @@ RECORDED_DIR = os.path.join("grader", "tests", "data", "recorded")
 MUTANTS_DIR = os.path.join("grader", "tests", "data", "mutants")
 
 # The pages whose figures are checked (kit-relative globs).
-PAGES = ["README.md", "RESULTS.md", "CONTRIBUTING.md", "handouts/*.md", "solutions/answers/*.md",
+PAGES = ["README.md", "grader/README.md", "RESULTS.md", "CONTRIBUTING.md", "handouts/*.md", "solutions/answers/*.md",
          "labs/*/README.md", "tools/student-README.md"]
 
 MARKER = re.compile(r"<!--\s*(from|cited|given)\b\s*(.*?)\s*-->", re.S)

@@ -238,7 +238,7 @@ def parse_batch_args(argv):
     p.add_argument("--shard", type=parse_shard, metavar="I/N", help="grade only shard I of N (1 <= I <= N)")
     p.add_argument("--no-sandbox", action="store_true",
                    help="build and run submissions without the sandbox: only where none can be made, for code you "
-                        "trust (README, \"Trust the result\")")
+                        "trust (grader/README.md, \"Trust the result\")")
     p.add_argument("--roster", metavar="FILE", help="CSV mapping submission ids to students for canvas.csv and "
                    "gradescope.csv (columns: %s; id required)" % ",".join(sheets.ROSTER_COLUMNS))
     return p.parse_args(argv)

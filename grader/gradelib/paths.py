@@ -10,7 +10,7 @@ ALTERNATIVE_DIR = os.path.join(SOLUTIONS_DIR, "alternative")
 HOSTILE_DIR = os.path.join(SOLUTIONS_DIR, "hostile")
 BUILD_ROOT = os.path.join(KIT_ROOT, "build")
 PROBE_MAKEFILE = os.path.join(KIT_ROOT, "common", "probe", "Makefile")
-# The instructor's private salt (never in the student kit; see README, "For instructors").
+# The instructor's private salt (never in the student kit; see grader/README.md, "For instructors").
 SALT_ENV = "KIT_GRADER_SALT"
 SALT_FILE = os.path.join(KIT_ROOT, "grader", "salt.txt")
 

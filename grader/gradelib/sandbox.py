@@ -1,7 +1,7 @@
 """Run a submission's build or harness where it can do no harm: Linux namespaces, made with nothing
 but the kernel and Python's standard library (no package to install, no root needed).
 
-What a sandboxed command can and cannot do (README, "Trust the result"):
+What a sandboxed command can and cannot do (grader/README.md, "Trust the result"):
   - it sees a root of its own: the system's programs and libraries (/usr, /etc, ...) read-only, the
     folders the kit names (read-only, or writable where named), a fresh /proc of its own processes, a
     /dev with null/zero/full/random/urandom and, for a harness run, the GPU's device nodes, and a

@@ -225,14 +225,14 @@ class UnverifiedImportTest(unittest.TestCase):
 
 
 class GradescopeFigureTest(unittest.TestCase):
-    """The README's count of what Gradescope (no GPU) can grade of Lab 01 is the rubric's."""
+    """The instructors' page's count of what Gradescope (no GPU) can grade of Lab 01 is the rubric's."""
 
     def test_readme_quotes_the_rubric(self):
         static = sum(c.points for c in LAB.checks if c.kind in (chk.BUILD, chk.STATIC))
-        with open(os.path.join(paths.KIT_ROOT, "README.md")) as f:
+        with open(os.path.join(paths.KIT_ROOT, "grader", "README.md")) as f:
             readme = f.read()
         quoted = re.search(r"(\d+) of Lab 01's (\d+) points", readme)
-        self.assertIsNotNone(quoted, "the README no longer says how many of Lab 01's points need no GPU")
+        self.assertIsNotNone(quoted, "grader/README.md no longer says how many of Lab 01's points need no GPU")
         self.assertEqual((int(quoted.group(1)), int(quoted.group(2))), (static, LAB.max_score))
 
 

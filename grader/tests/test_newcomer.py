@@ -152,6 +152,11 @@ class NoGpuWords(unittest.TestCase):
             self.assertIn("Error %d" % exits.NOT_RUN, ran.stdout)
             self.assertNotIn("CUDA error", ran.stdout)
 
+    def test_the_readme_is_short_enough_to_start_from(self):
+        """Instructors' material lives in grader/README.md and maintainers' in CONTRIBUTING.md."""
+        with open(os.path.join(paths.KIT_ROOT, "README.md")) as f:
+            self.assertLessEqual(len(f.read().splitlines()), 120)
+
     def test_the_readme_quotes_makes_line_as_it_is(self):
         with open(os.path.join(paths.KIT_ROOT, "Makefile")) as f:
             line = next(i for i, l in enumerate(f, 1) if l.startswith("grade:"))

@@ -1,4 +1,4 @@
-"""The sandbox's contract (README, "Trust the result"), line by line, on a machine without a GPU: what a
+"""The sandbox's contract (grader/README.md, "Trust the result"), line by line, on a machine without a GPU: what a
 sandboxed command can see, write, reach and leave behind, and a build that reaches outside its folder.
 Each test is skipped (never passed) where no sandbox can be made."""
 import json
