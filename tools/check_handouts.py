@@ -363,6 +363,12 @@ def check_html(directory):
             text = f.read()
         if 'id="TOC"' not in text:
             problems.append("%s: no table of contents" % page)
+        toc = text[text.find('id="TOC"'):text.find("</nav>", text.find('id="TOC"'))]
+        for section in re.findall(r'<h3 id="([^"]+)"', text):  # the hints name sections such as 2.4
+            if 'href="#%s"' % section not in toc:
+                problems.append("%s: section %s is not in the table of contents" % (page, section))
+        if "overflow-wrap" not in text:
+            problems.append("%s: no style that wraps long table cells (the page would scroll sideways)" % page)
         for target in re.findall(r'(?:href|src)="([^"]+)"', text):
             if re.match(r"[a-z]+:", target):
                 continue

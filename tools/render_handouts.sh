@@ -17,6 +17,15 @@ if ! command -v pandoc > /dev/null 2>&1; then
     exit 77
 fi
 mkdir -p "$OUT/figures"
+# Long table cells and code wrap instead of making the page scroll sideways; figures fit the page.
+cat > "$OUT/.style.html" <<'STYLE'
+<style>
+table { display: block; max-width: 100%; overflow-x: auto; }
+td, th { overflow-wrap: anywhere; }
+code { overflow-wrap: anywhere; }
+img { max-width: 100%; height: auto; }
+</style>
+STYLE
 # The figures only: handouts/figures/data/ holds the documents they were drawn from, which no page shows.
 find handouts/figures -maxdepth 1 -type f -exec cp {} "$OUT/figures/" \;
 for md in handouts/*.md; do
@@ -24,7 +33,7 @@ for md in handouts/*.md; do
     title=$(sed -n 's/^# //p' "$md" | head -n 1)
     # The first heading becomes the page title; internal .md links become .html links.
     sed '1{/^# /d}' "$md" |
-        pandoc --from gfm --to html5 --standalone --toc --toc-depth 2 \
+        pandoc --from gfm --to html5 --standalone --toc --toc-depth 3 --include-in-header "$OUT/.style.html" \
             --metadata title="$title" --metadata lang=en |
         sed -E 's/href="([A-Za-z0-9_.-]+)\.md(#[^"]*)?"/href="\1.html\2"/g' > "$OUT/$name.html"
     echo "wrote $OUT/$name.html"

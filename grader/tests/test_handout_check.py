@@ -69,6 +69,33 @@ Intro.
 """
 
 
+class RenderedPageTest(unittest.TestCase):
+    """check_handouts.check_html: every 2.x section a hint names is in the table of contents, and long
+    table cells wrap."""
+
+    PAGE = ('<html><head><style>td { overflow-wrap: anywhere; }</style></head><body><nav id="TOC"><ul>'
+            '<li><a href="#the-lab">The lab</a><ul><li><a href="#errors">2.4 Errors</a></li></ul></li></ul></nav>'
+            '<h2 id="the-lab">The lab</h2><h3 id="errors">2.4 Errors</h3></body></html>')
+
+    def problems(self, text):
+        with tempfile.TemporaryDirectory() as folder:
+            with open(os.path.join(folder, "01.html"), "w") as f:
+                f.write(text)
+            return check_handouts.check_html(folder)[1]
+
+    def test_a_page_as_rendered_passes(self):
+        self.assertEqual(self.problems(self.PAGE), [])
+
+    def test_a_level_3_section_missing_from_the_contents(self):
+        problems = self.problems(self.PAGE.replace('<ul><li><a href="#errors">2.4 Errors</a></li></ul>', ""))
+        self.assertEqual(len(problems), 1)
+        self.assertIn("section errors is not in the table of contents", problems[0])
+
+    def test_no_wrapping_style(self):
+        problems = self.problems(self.PAGE.replace("overflow-wrap: anywhere", "color: red"))
+        self.assertIn("scroll sideways", problems[0])
+
+
 class FakeCheck:
     def __init__(self, name, hint):
         self.name, self.hint = name, hint
