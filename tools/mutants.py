@@ -751,24 +751,24 @@ def main(argv=None):
                     futures[pool.submit(in_flight.run, lambda t=task: grade_baseline(lab, *t, args.timeout,
                                                                                      gpu))] = task
             done = 0
-            progress = open(os.path.join(out, "progress.jsonl"), "w")  # what a run cut short had done
-            for future in as_completed(futures):
-                task, (r, others) = futures[future], future.result()
-                progress.write(json.dumps(dict(r, id=getattr(task, "id", None), others_running=others)) + "\n")
-                progress.flush()
-                if not isinstance(task, Mutant):
-                    r["others_running"] = others
-                    baselines.append(r)
-                    print("baseline %s, seed %d: %g/%g, %d other gradings running%s" % (
-                        r["what"], r["seed"], r["score"], r["max_score"], others,
-                        "".join("\n  LOST %s: %s" % item for item in r["messages"].items())), flush=True)
-                    continue
-                m, done = task, done + 1
-                results[m.id] = r
-                print("[%d/%d] %-36s %-10s %5.1fs %s" % (
-                    done, len(mutants), m.id, r["status"], r["seconds"],
-                    ", ".join(r["killed_by"]) if r["status"] == KILLED else
-                    (equivalent.get(m.id, m.what) if r["status"] == SURVIVED else "")), flush=True)
+            with open(os.path.join(out, "progress.jsonl"), "w") as progress:  # what a run cut short had done
+                for future in as_completed(futures):
+                    task, (r, others) = futures[future], future.result()
+                    progress.write(json.dumps(dict(r, id=getattr(task, "id", None), others_running=others)) + "\n")
+                    progress.flush()
+                    if not isinstance(task, Mutant):
+                        r["others_running"] = others
+                        baselines.append(r)
+                        print("baseline %s, seed %d: %g/%g, %d other gradings running%s" % (
+                            r["what"], r["seed"], r["score"], r["max_score"], others,
+                            "".join("\n  LOST %s: %s" % item for item in r["messages"].items())), flush=True)
+                        continue
+                    m, done = task, done + 1
+                    results[m.id] = r
+                    print("[%d/%d] %-36s %-10s %5.1fs %s" % (
+                        done, len(mutants), m.id, r["status"], r["seconds"],
+                        ", ".join(r["killed_by"]) if r["status"] == KILLED else
+                        (equivalent.get(m.id, m.what) if r["status"] == SURVIVED else "")), flush=True)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     baselines.sort(key=lambda b: (b["what"] != "solution", b["what"], b["seed"]))
