@@ -209,6 +209,7 @@ def _grade(args, labs, scratch):
                                        ["Graded with seed %d on %s." % (seed, gpu.name if gpu.available else
                                                                         "a machine without a usable GPU")])
             print("feedback page: %s" % paths.relative(page))
+        feedback.write_index(args.html)
     if status != exits.OK:
         print("exit status %d: %s" % (status, STATUS_WORDS[status]))
     if args.json:

@@ -167,9 +167,8 @@ def _document(heading, body_parts):
 
 
 def write_page(path, rep, heading, meta_lines):
-    """Writes the page of rep to path, with its run's picture, and the folder's index; returns path."""
+    """Writes the page of rep to path, with its run's picture; returns path."""
     report.write_text(path, page_with_figure(rep, heading, meta_lines))
-    write_index(os.path.dirname(os.path.abspath(path)))
     return path
 
 

@@ -188,6 +188,8 @@ class NoGpuWords(unittest.TestCase):
         self.assertIn("feedback page: build/feedback/01-divergent-counter.html", ran.stdout)
         with open(page) as f:
             self.assertIn("NOT RUN (no GPU)", f.read())
+        with open(os.path.join(os.path.dirname(page), "index.html")) as f:
+            self.assertIn('href="01-divergent-counter.html"', f.read())
 
     def test_the_reason_is_said_once_for_every_lab(self):
         lab = registry.resolve("01")
@@ -223,6 +225,7 @@ class NoGpuWords(unittest.TestCase):
         with tempfile.TemporaryDirectory() as folder:
             feedback.write_page(os.path.join(folder, lab.name + ".html"), grading.LabReport(lab, "/x", 1, [], results),
                                 "Lab 01", [])
+            feedback.write_index(folder)
             with open(os.path.join(folder, "index.html")) as f:
                 index = f.read()
         self.assertIn('<a href="%s.html">%s</a>' % (lab.name, lab.title), index)
