@@ -81,6 +81,12 @@ def pairs():
     return result
 
 
+def starter_of(solution):
+    """The starter text the kit makes from a solution file."""
+    with open(solution) as f:
+        return starter_text(f.read(), paths.relative(solution))
+
+
 def pristine(lab_name):
     """A folder with the lab's starter files as the kit makes them from its solution
     (build/starters/LAB/), so that the kit's own tests never read a student's work in progress in
@@ -91,9 +97,7 @@ def pristine(lab_name):
     folder = os.path.join(paths.BUILD_ROOT, "starters", lab_name)
     os.makedirs(folder, exist_ok=True)
     for name in build.lab_vars(lab_name)["student_files"]:
-        solution = os.path.join(solution_dir, name)
-        with open(solution) as f:
-            wanted = starter_text(f.read(), paths.relative(solution))
+        wanted = starter_of(os.path.join(solution_dir, name))
         target = os.path.join(folder, name)
         if os.path.exists(target):
             with open(target) as f:
@@ -112,8 +116,7 @@ def generate(check_only=False):
     none): an edited starter is a student's work, never lost."""
     differing = []
     for solution, starter in pairs():
-        with open(solution) as f:
-            wanted = starter_text(f.read(), paths.relative(solution))
+        wanted = starter_of(solution)
         current = None
         if os.path.exists(starter):
             with open(starter) as f:
