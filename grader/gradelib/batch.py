@@ -356,15 +356,6 @@ class _Progress:
         return time.monotonic() - self.started
 
 
-def runtime_not_run(record):
-    """Whether a graded submission had runtime checks left unrun for what the machine lacked, a GPU or
-    compute-sanitizer (checks.lacked, kept in the record; read from its checks for older records)."""
-    if "runtime_not_run" in record:
-        return record["runtime_not_run"]
-    return any(c.get("skipped_no_gpu") or c.get("not_run_lacking")
-               for c in (record.get("report") or {}).get("checks", []))
-
-
 def batch_status(records, expected_ids, refused=(), interrupted=False):
     """The exit status of a batch or a merge, decided in the order of grade.py's exit_status: a failure
     first (here: something could not be graded: a refused entry, a grader error, an expected submission
@@ -375,7 +366,7 @@ def batch_status(records, expected_ids, refused=(), interrupted=False):
     graded = [records[i] for i in expected_ids if i in records]
     if refused or len(graded) < len(set(expected_ids)) or any(r["verdict"] == GRADER_ERROR for r in graded):
         return exits.FAILED
-    if any(runtime_not_run(r) for r in graded):
+    if any(sheets.runtime_not_run(r) for r in graded):
         return exits.NOT_RUN
     return exits.OK
 
@@ -460,7 +451,7 @@ def print_status_lines(status, records):
     """The exit status's line, and the NOT RUN line beside a failure too: both are true at once."""
     if status in STATUS_LINES:
         print(STATUS_LINES[status])
-    if status == exits.FAILED and any(runtime_not_run(r) for r in records.values()):
+    if status == exits.FAILED and any(sheets.runtime_not_run(r) for r in records.values()):
         print(STATUS_LINES[exits.NOT_RUN].replace("exit status 77: ", "and "))
 
 

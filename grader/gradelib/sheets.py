@@ -95,7 +95,7 @@ def summary_text(lab, records, expected_ids, seconds=None, graded_now=0, refused
     lines.append("most-failed checks: " + (", ".join("%s (%d)" % kv for kv in top) if top else "none"))
     unverified = unverified_checks(records)
     if unverified:
-        wants = sorted({c["not_run_lacking"] for lacked in unverified.values() for c in lacked})
+        wants = sorted({c.get("not_run_lacking") or chk.GPU for lacked in unverified.values() for c in lacked})
         lines.append("UNVERIFIED: %d of %d scores were made with checks NOT CHECKED (%g points each at most, for want "
                      "of %s): %s" % (len(unverified), len(rows), max(sum(c["points"] for c in lacked)
                                                                      for lacked in unverified.values()),
@@ -104,14 +104,25 @@ def summary_text(lab, records, expected_ids, seconds=None, graded_now=0, refused
     return "\n".join(lines) + "\n"
 
 
+def lacked_checks(record):
+    """A graded submission's checks left unrun for what the machine lacked, a GPU or compute-sanitizer
+    (older records name only the GPU's: skipped_no_gpu)."""
+    return [c for c in (record.get("report") or {}).get("checks", [])
+            if c.get("not_run_lacking") or c.get("skipped_no_gpu")]
+
+
+def runtime_not_run(record):
+    """Whether a graded submission had checks left unrun for what the machine lacked (checks.lacked,
+    kept in the record; read from its checks for older records)."""
+    if "runtime_not_run" in record:
+        return record["runtime_not_run"]
+    return bool(lacked_checks(record))
+
+
 def unverified_checks(records):
     """{submission id: [its checks not run for what the machine lacked]}, for those that have any."""
-    found = {}
-    for sub_id in sorted(records):
-        lacked = [c for c in (records[sub_id].get("report") or {}).get("checks", []) if c.get("not_run_lacking")]
-        if lacked:
-            found[sub_id] = lacked
-    return found
+    return {sub_id: lacked_checks(records[sub_id]) for sub_id in sorted(records)
+            if runtime_not_run(records[sub_id]) and lacked_checks(records[sub_id])}
 
 
 def write_sheets(out, lab, records, expected_ids, seconds=None, graded_now=0, refused=(), roster=None, notes=(),
@@ -122,7 +133,7 @@ def write_sheets(out, lab, records, expected_ids, seconds=None, graded_now=0, re
     (no GPU) only with partial_imports: a gradebook must not take them by accident."""
     report.write_text(os.path.join(out, "scores.csv"), scores_csv(lab, records, expected_ids, refused))
     notes = list(notes)
-    if unverified_checks(records) and not partial_imports:
+    if any(runtime_not_run(r) for r in records.values()) and not partial_imports:
         for name in (CANVAS_FILE, GRADESCOPE_FILE):
             if os.path.exists(os.path.join(out, name)):
                 os.remove(os.path.join(out, name))  # an earlier run's: no longer this batch's scores

@@ -336,7 +336,7 @@ class BatchStatusTest(unittest.TestCase):
 
     def test_older_records_read_from_their_checks(self):
         old = {"verdict": sheets.POINTS_LOST, "report": {"checks": [{"skipped_no_gpu": False}, {"skipped_no_gpu": True}]}}
-        self.assertTrue(batch.runtime_not_run(old))
+        self.assertTrue(sheets.runtime_not_run(old))
         self.assertEqual(batch.batch_status({"a": old}, ["a"]), exits.NOT_RUN)
 
 
