@@ -485,12 +485,11 @@ typedef struct {
     int side;
     pthread_barrier_t *start;
     cudaStream_t reference; /* the kit's reference thread: the stream it waits for; else NULL */
-    long long returned_ns;
 } thread_slot_t;
 
-/* When each of Part B's threads left the barrier (host clock): the kit's own, outside the slots the
- * student's calls get a pointer into. */
-static long long thread_started_ns[MAX_THREADS + 1];
+/* When each of Part B's threads left the barrier and when its call returned (host clock): the kit's
+ * own, outside the slots the student's calls get a pointer into. */
+static long long thread_started_ns[MAX_THREADS + 1], thread_returned_ns[MAX_THREADS + 1];
 
 static void *thread_main(void *arg)
 {
@@ -504,7 +503,7 @@ static void *thread_main(void *arg)
         legacy_thread_launch_and_wait(&slot->job);
     else
         thread_launch_and_wait(&slot->job);
-    slot->returned_ns = host_now_ns();
+    thread_returned_ns[me] = host_now_ns();
     return NULL;
 }
 
@@ -536,13 +535,13 @@ static void run_part_b(int side, int n_threads, long long base_ns, const delays_
         exit(1);
     }
     memset(thread_started_ns, 0, sizeof thread_started_ns);
+    memset(thread_returned_ns, 0, sizeof thread_returned_ns);
     for (int i = 0; i < n_all; i++) {
         slots[i].job.thread_index = i;
         slots[i].job.spin_ns = i < n_threads ? job_ns[i] : 0;
         slots[i].side = side;
         slots[i].start = &start;
         slots[i].reference = i < n_threads ? NULL : reference;
-        slots[i].returned_ns = 0;
         if (pthread_create(&threads[i], NULL, thread_main, &slots[i]) != 0) {
             fprintf(stderr, "cannot create host thread %d\n", i);
             exit(1);
@@ -556,13 +555,13 @@ static void run_part_b(int side, int n_threads, long long base_ns, const delays_
     pthread_barrier_destroy(&start);
     read_round(r, &setup);
     for (int i = 0; i < n_threads; i++) {
-        r->returned_ns[i] = slots[i].returned_ns;
+        r->returned_ns[i] = thread_returned_ns[i];
         r->started_ns[i] = thread_started_ns[i];
     }
     r->has_reference = with_reference;
     if (with_reference) {
         KIT_CHECK(cudaMemcpyFromSymbol(&r->reference_end_ns, d_reference_end_ns, sizeof r->reference_end_ns));
-        r->reference_returned_ns = slots[n_threads].returned_ns;
+        r->reference_returned_ns = thread_returned_ns[n_threads];
         KIT_CHECK(cudaStreamDestroy(reference));
     }
 }
