@@ -55,7 +55,7 @@ static inline void *kit_host_alloc(size_t bytes)
         KIT_CHECK(cudaDeviceSynchronize());                                  \
     } while (0)
 
-#define KIT_CHECK_LAUNCH() kit_record_launch_result(cudaGetLastError(), __LINE__)
+#define KIT_CHECK_LAUNCH() kit_check_launch(__LINE__)
 
 /* Device side, around any other device runtime call (cudaStreamCreateWithFlags, cudaMalloc, ...):
  *   KIT_CHECK_DEVICE(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));

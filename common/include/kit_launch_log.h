@@ -2,7 +2,8 @@
  *
  * A kernel launched from the device that fails (bad configuration, the pending-launch pool full,
  * out of device memory) never runs, and the host still sees cudaSuccess. Only the launching thread
- * learns of it, from cudaGetLastError(). KIT_CHECK_LAUNCH() (kit_check.h) passes that result here;
+ * learns of it, from cudaGetLastError(). KIT_CHECK_LAUNCH() (kit_check.h) asks for that result here,
+ * in the kit's own code, so what the log counts is what the launching thread's last error was;
  * failures are counted in device memory and the harness reads the count after the grid finishes.
  */
 #ifndef KIT_LAUNCH_LOG_H
@@ -21,8 +22,9 @@ typedef struct {
     int first_call_error_line;
 } kit_launch_log_t;
 
-/* Device side: record the result of one launch. Returns the error so callers can branch on it. */
-__device__ cudaError_t kit_record_launch_result(cudaError_t err, int line);
+/* Device side: read and clear the calling thread's last error (cudaGetLastError) and record it as the
+ * result of the launch just made. Returns the error so callers can branch on it. */
+__device__ cudaError_t kit_check_launch(int line);
 /* Device side: the same for any other device runtime call. */
 __device__ cudaError_t kit_record_call_result(cudaError_t err, int line);
 

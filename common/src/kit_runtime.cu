@@ -26,10 +26,11 @@ static __device__ cudaError_t record(unsigned int *checked, unsigned int *failed
     return err;
 }
 
-__device__ cudaError_t kit_record_launch_result(cudaError_t err, int line)
+/* The error is read here, not passed in: a launch's result the log counts is the thread's own. */
+__device__ cudaError_t kit_check_launch(int line)
 {
     return record(&kit_launch_log.checked, &kit_launch_log.failed, &kit_launch_log.first_error,
-                  &kit_launch_log.first_error_line, err, line);
+                  &kit_launch_log.first_error_line, cudaGetLastError(), line);
 }
 
 __device__ cudaError_t kit_record_call_result(cudaError_t err, int line)

@@ -98,7 +98,7 @@ cudaGetLastError cudaPeekAtLastError cudaGetParameterBuffer cudaGetParameterBuff
 cudaLaunchDeviceV2 cudaStreamCreateWithFlags cudaStreamDestroy cudaGetDevice cudaDeviceGetAttribute
 cudaDeviceGetLimit cudaMalloc cudaFree cudaGetErrorString cudaGetErrorName cudaEventCreateWithFlags
 cudaEventRecord cudaEventRecordWithFlags cudaEventDestroy cudaStreamWaitEvent cudaMemcpyAsync cudaMemsetAsync
-vprintf malloc free __assertfail kit_record_launch_result kit_record_call_result
+vprintf malloc free __assertfail kit_check_launch kit_record_call_result
 """.split())
 
 # Names nvcc and g++ give the symbols they define in every object.

@@ -12,6 +12,10 @@ import re
 DEVICE_LAUNCH = "__cudaCDP2LaunchDeviceV2"
 DEVICE_GET_LAST_ERROR = "__cudaCDP2GetLastError"
 DEVICE_STREAM_CREATE = "__cudaCDP2StreamCreateWithFlags"
+DEVICE_GRAPH_LAUNCH = "cudaGraphLaunch"
+# KIT_CHECK_DEVICE's recorder (kit_launch_log.h), by its exact symbol: a function of the student's of the
+# same name in a namespace or with other parameters is another symbol, and the kit's own cannot be defined twice.
+DEVICE_CALL_RECORDER = "_Z22kit_record_call_result9cudaErrori"
 
 # The stream argument of a device launch, when it is a constant (cuda_device_runtime_api.h).
 NULL_STREAM = 0
@@ -118,7 +122,9 @@ def reachable_text(defined, name):
 # ---- control flow inside one function: order, not only counts ----------------------------------
 
 DEVICE_PEEK_AT_LAST_ERROR = "__cudaCDP2PeekAtLastError"
-ERROR_QUERIES = (DEVICE_GET_LAST_ERROR, DEVICE_PEEK_AT_LAST_ERROR)
+# KIT_CHECK_LAUNCH() calls the kit's kit_check_launch(int), which reads cudaGetLastError() itself.
+KIT_LAUNCH_CHECK = "_Z16kit_check_launchi"
+ERROR_QUERIES = (DEVICE_GET_LAST_ERROR, DEVICE_PEEK_AT_LAST_ERROR, KIT_LAUNCH_CHECK)
 _LABEL = re.compile(r"^\s*([$\w]+):")
 _PREDICATE = re.compile(r"^@!?%\w+\s+")
 _BRANCH = re.compile(r"^bra(?:\.uni)?\s+([$\w]+)\s*$")
@@ -191,7 +197,7 @@ class Flow:
 
 def unchecked_launches(function_text):
     """How many device launches in one function have a path to the function's end, or to another
-    launch, on which no cudaGetLastError() (or cudaPeekAtLastError()) comes first: a check before
+    launch, on which no cudaGetLastError() (cudaPeekAtLastError(), KIT_CHECK_LAUNCH()) comes first: a check before
     the launch, or on one branch only, does not count."""
     flow = Flow(function_text)
     launches = [i for i in range(len(flow.statements)) if flow.call(i) == DEVICE_LAUNCH]
@@ -201,6 +207,56 @@ def unchecked_launches(function_text):
         if any(flow.reaches_end_avoiding(
                 j, stop=lambda k: flow.call(k) in ERROR_QUERIES, bad=lambda k: flow.call(k) == DEVICE_LAUNCH)
                 for j in following):
+            count += 1
+    return count
+
+
+_RESULT_LOAD = re.compile(r"^ld\.param\.b32\s+(%\w+),\s*\[retval0(?:\+0)?\]$")
+_FIRST_ARGUMENT = re.compile(r"^st\.param\.b32\s+\[param0(?:\+0)?\],\s*(%\w+)$")
+_COPY = re.compile(r"^mov\.[bus]32\s+(%\w+),\s*(%\w+)$")
+
+
+def unrecorded_results(function_text, callee, recorder):
+    """How many calls of callee in one function have a path to the function's end, or to another call
+    of callee, on which its result is not passed to recorder (as its first argument, directly or
+    through copies): a result ignored, recorded on one branch only, or a recorder called with
+    something else."""
+    flow = Flow(function_text)
+    n = len(flow.statements)
+    plain = [_PREDICATE.sub("", s) for s in flow.statements]
+    copies = [m.groups() for m in map(_COPY.match, plain) if m]
+
+    def copies_of(register):
+        found, grew = {register}, True
+        while grew:
+            grew = False
+            for dst, src in copies:
+                if src in found and dst not in found:
+                    found.add(dst)
+                    grew = True
+        return found
+
+    def argument_of(k):  # the register a call at k passes first, from the stores just before it
+        for j in range(k - 1, -1, -1):
+            if flow.call(j):
+                return None
+            m = _FIRST_ARGUMENT.match(plain[j])
+            if m:
+                return m.group(1)
+        return None
+
+    count = 0
+    for i in (i for i in range(n) if flow.call(i) == callee):
+        result = None
+        for j in range(i + 1, min(n, i + 4)):
+            m = _RESULT_LOAD.match(plain[j])
+            if m:
+                result = copies_of(m.group(1))
+                break
+        if result is None or flow.reaches_end_avoiding(
+                i + 1 if i + 1 < n else Flow.END,
+                stop=lambda k: flow.call(k) == recorder and argument_of(k) in result,
+                bad=lambda k: flow.call(k) == callee):
             count += 1
     return count
 

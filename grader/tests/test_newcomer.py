@@ -66,12 +66,12 @@ class LinkErrors(unittest.TestCase):
         with tempfile.TemporaryDirectory() as src:
             with open(os.path.join(src, "a.cu"), "w") as f:
                 f.write("void f(void)\n{\n    KIT_CHECK_LAUNCH();\n}\n")
-            output = ("a.cu(3): error: calling a __device__ function(\"kit_record_launch_result\") from a __host__ "
-                      "function(\"f\") is not allowed\n      kit_record_launch_result(cudaGetLastError(), 3);\n"
+            output = ("a.cu(3): error: calling a __device__ function(\"kit_check_launch\") from a __host__ "
+                      "function(\"f\") is not allowed\n      kit_check_launch(3);\n"
                       "      ^\n\n1 error detected in the compilation of \"a.cu\".\n")
             shown = build.compiler_errors(output, source_dir=src).splitlines()
             self.assertEqual(shown[1], "      KIT_CHECK_LAUNCH();   (line 3 as you wrote it)")
-            self.assertNotIn("kit_record_launch_result(cudaGetLastError()", "\n".join(shown))
+            self.assertNotIn("kit_check_launch(3)", "\n".join(shown))
             self.assertNotIn("      ^", shown)
             plain = "a.cu(2): error: something\n      {\n      ^\n"
             self.assertEqual(build.compiler_errors(plain, source_dir=src), plain.rstrip("\n"))
