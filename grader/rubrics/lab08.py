@@ -11,7 +11,7 @@ student built once per workload and compares the rounds end_round counted and ev
 """
 import re
 
-from gradelib import checks as chk
+from gradelib import checks as chk, ptx
 from gradelib.bezier_lines import first_wrong_vertex
 from gradelib.grading import COMPILES, RUNS_CLEANLY, compiles, memcheck_clean, per_case, runs_cleanly, timing_run
 from gradelib.harness import NOT_RUN, Contract, Option
@@ -332,8 +332,18 @@ def check_instantiated_for_device_launch(ctx):
 
 
 def check_relaunches_checked(ctx):
-    """Each device-side relaunch checked with KIT_CHECK_DEVICE, and none failed: a round of the device
-    graph's loop but the last relaunches it, so a run of R rounds checks at least R - 1 calls."""
+    """Each device-side relaunch checked with KIT_CHECK_DEVICE, and none failed. In the PTX, the result
+    of every cudaGraphLaunch goes to KIT_CHECK_DEVICE on every path (a check of something else counts
+    in the log too); at run time, a round of the device graph's loop but the last relaunches it, so a
+    run of R rounds checks at least R - 1 calls."""
+    unrecorded = sum(ptx.unrecorded_results(body, ptx.DEVICE_GRAPH_LAUNCH, ptx.DEVICE_CALL_RECORDER)
+                     for text in ctx.ptx.values() for body in ptx.definitions(text).values())
+    if unrecorded:
+        return chk.failed("expected: KIT_CHECK_DEVICE(cudaGraphLaunch(...)): the result of every device-side "
+                          "relaunch checked, on every path\n"
+                          "actual:   %d cudaGraphLaunch call(s) in your PTX with a path on which KIT_CHECK_DEVICE "
+                          "does not get its result" % unrecorded)
+
     def evaluate(run):
         loop = run.doc["device_graph"]
         if not loop["built"]:

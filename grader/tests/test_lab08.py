@@ -1155,6 +1155,64 @@ NVCC = shutil.which("nvcc")
 
 
 @unittest.skipUnless(NVCC, "nvcc is not installed")
+def relaunch_ptx(launch=GRAPH_LAUNCH):
+    return DECIDE_RELAUNCH.replace("GRAPH_LAUNCH", launch)
+
+
+RECORDER_ARGUMENT = "st.param.b32 \t[param0+0], %r2;"
+LAUNCH_ALONE, RECORD = GRAPH_LAUNCH.split("\t{ // callseq 8, 0")
+RECORD = "\t{ // callseq 8, 0" + RECORD
+
+
+class Lab08RelaunchRecordedTest(unittest.TestCase):
+    """The PTX half of "every relaunch checked": cudaGraphLaunch's result reaches KIT_CHECK_DEVICE."""
+
+    def unrecorded(self, text):
+        return ptx.unrecorded_results(text, ptx.DEVICE_GRAPH_LAUNCH, ptx.DEVICE_CALL_RECORDER)
+
+    def test_the_solutions_relaunch_is_recorded(self):
+        self.assertIn(RECORDER_ARGUMENT, GRAPH_LAUNCH)
+        self.assertEqual(self.unrecorded(relaunch_ptx()), 0)
+        self.assertEqual(self.unrecorded(relaunch_ptx("")), 0)  # no relaunch: the runtime half decides
+
+    def test_a_copy_of_the_result_counts(self):
+        copied = LAUNCH_ALONE + "\tmov.u32 \t%r5, %r2;\n\tmov.b32 \t%r6, %r5;\n" + RECORD.replace(
+            RECORDER_ARGUMENT, "st.param.b32 \t[param0+0], %r6;")
+        self.assertEqual(self.unrecorded(relaunch_ptx(copied)), 0)
+
+    def test_an_ignored_or_replaced_result_is_found(self):
+        self.assertEqual(self.unrecorded(relaunch_ptx(LAUNCH_ALONE)), 1)
+        # KIT_CHECK_DEVICE(cudaSuccess), or of any other value, after the launch checks nothing
+        for other in ("0", "%r1"):
+            forged = RECORD.replace(RECORDER_ARGUMENT, "st.param.b32 \t[param0+0], %s;" % other)
+            self.assertEqual(self.unrecorded(relaunch_ptx(LAUNCH_ALONE + forged)), 1, other)
+        # a recorder of another name (the student's own function) is not the kit's
+        other_name = GRAPH_LAUNCH.replace("_Z22kit_record_call_result9cudaErrori", "_Z22kit_record_call_resultii")
+        self.assertEqual(self.unrecorded(relaunch_ptx(other_name)), 1)
+
+    def test_a_result_recorded_on_one_branch_only_is_found(self):
+        branch = LAUNCH_ALONE + "\tsetp.ne.s32 \t%p1, %r2, 0;\n\t@%p1 bra \t$L__BB4_2;\n" + RECORD
+        self.assertEqual(self.unrecorded(relaunch_ptx(branch)), 1)
+        # a second launch before the first is recorded: the first is not
+        twice = LAUNCH_ALONE + LAUNCH_ALONE.replace("%r2", "%r4") + RECORD.replace(RECORDER_ARGUMENT,
+                                                                                 "st.param.b32 \t[param0+0], %r4;")
+        self.assertEqual(self.unrecorded(relaunch_ptx(twice)), 1)
+
+    def test_the_check_fails_on_unrecorded_relaunches_whatever_the_log_says(self):
+        good = Lab08RuntimeTest("test_exactly_r_minus_1_checked_passes")
+        good.setUp()
+        ctx = good.ctx()
+        ctx.ptx = {"scheduling.cu": scheduling_ptx()}
+        self.assertEqual(lab08.check_relaunches_checked(ctx).status, chk.PASSED)
+        ctx.ptx = {"scheduling.cu": DECLARATIONS + relaunch_ptx(LAUNCH_ALONE + RECORD.replace(
+            RECORDER_ARGUMENT, "st.param.b32 \t[param0+0], 0;"))}
+        outcome = lab08.check_relaunches_checked(ctx)
+        self.assertEqual(outcome.status, chk.FAILED)
+        self.assertEqual(outcome.message, "expected: KIT_CHECK_DEVICE(cudaGraphLaunch(...)): the result of every "
+                         "device-side relaunch checked, on every path\nactual:   1 cudaGraphLaunch call(s) in your "
+                         "PTX with a path on which KIT_CHECK_DEVICE does not get its result")
+
+
 class Lab08RealPtxTest(unittest.TestCase):
     """The static checks on nvcc's own PTX of the solution and the starter (nvcc -ptx needs no GPU): the
     constructed PTX above stands for what the compiler writes."""
@@ -1165,6 +1223,28 @@ class Lab08RealPtxTest(unittest.TestCase):
                         os.path.join(paths.KIT_ROOT, *source), "-o", out],
                        check=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=300)
         return _read(out)
+
+    def test_relaunches_recorded_in_nvccs_ptx(self):
+        """The solution's and every alternative's relaunch reaches KIT_CHECK_DEVICE in nvcc's PTX; the
+        known-wrong unchecked relaunch, and one that checks cudaSuccess after it instead, do not."""
+        lab = "08-device-graphs"
+        alternatives = os.path.join(paths.KIT_ROOT, "solutions", "alternative", lab)
+        correct = [("solutions", lab, "scheduling.cu")] + [
+            ("solutions", "alternative", lab, name, "scheduling.cu") for name in sorted(os.listdir(alternatives))]
+        solution = _read(paths.KIT_ROOT, "solutions", lab, "scheduling.cu")
+        launch = "KIT_CHECK_DEVICE(cudaGraphLaunch(cudaGetCurrentGraphExec(), cudaStreamGraphTailLaunch));"
+        self.assertIn(launch, solution)
+        with tempfile.TemporaryDirectory() as folder:
+            forged = os.path.join(folder, "forged.cu")
+            with open(forged, "w") as f:
+                f.write(solution.replace(launch, "cudaGraphLaunch(cudaGetCurrentGraphExec(), "
+                                                 "cudaStreamGraphTailLaunch); KIT_CHECK_DEVICE(cudaSuccess);"))
+            for source, expected in [(c, 0) for c in correct] + [
+                    (("solutions", "incorrect", lab, "unchecked-relaunch", "scheduling.cu"), 1), ((forged,), 1)]:
+                text = self.ptx(folder, *source)
+                found = sum(ptx.unrecorded_results(body, ptx.DEVICE_GRAPH_LAUNCH, ptx.DEVICE_CALL_RECORDER)
+                            for body in ptx.definitions(text).values())
+                self.assertEqual(found, expected, source)
 
     def test_solution_passes_and_starter_fails(self):
         with tempfile.TemporaryDirectory() as folder:
