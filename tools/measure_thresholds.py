@@ -17,7 +17,8 @@ Writes OUT_DIR/thresholds.json and OUT_DIR/thresholds.md and prints the tables.
   python3 tools/measure_thresholds.py OUT_DIR lab07 [labNN ...]
 
 measures only the labs named, and keeps the other labs' entries of the kit's recorded
-handouts/figures/data/thresholds.json.
+handouts/figures/data/thresholds.json when it was recorded on a GPU of the same name; on another GPU
+the document holds the labs named only (the kit keeps such a run beside it, as thresholds-h200.json).
 """
 import json
 import os
@@ -152,9 +153,13 @@ def main():
         print("no GPU: %s" % gpu.reason)
         return exits.NOT_RUN
     doc = {"device": gpu.device, "processes": PROCESSES, "repeats": REPEATS}
-    if only:  # the other labs as the kit recorded them
-        with open(RECORDED) as f:
-            doc = dict(json.load(f), device=gpu.device)
+    with open(RECORDED) as f:
+        recorded = json.load(f)
+    if only and recorded["device"]["name"] == gpu.name:  # the other labs as the kit recorded them, on this GPU
+        doc = dict(recorded, device=gpu.device)
+    elif only:  # another GPU: the labs measured here only (RESULTS.md keeps such a run as thresholds-GPU.json)
+        print("the kit's thresholds.json is from %s: this document holds the labs measured here only"
+              % recorded["device"]["name"])
     for name, measure in measures.items():
         if not only or name in only:
             doc[name] = measure()
