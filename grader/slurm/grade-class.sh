@@ -5,13 +5,14 @@
 #   grader/slurm/grade-class.sh SUBMISSIONS_DIR LAB OUT_DIR [SHARDS] [extra sbatch options...]
 #
 # SUBMISSIONS_DIR and OUT_DIR must be on a file system every node sees. All shards use one batch
-# seed (SEED=..., else drawn here and printed), so the merged sheet is one class graded alike.
+# seed (SEED=..., else the one OUT_DIR's shards already used, else drawn here; printed), so the
+# merged sheet is one class graded alike.
 # GRADE_SBATCH_GPU holds the GPU request (default --gres=gpu:1; set it empty for a cluster
 # without GRES). Re-running the same command resumes: each shard skips what it already graded.
 # The merged sheet is OUT_DIR/merged/scores.csv; logs are in OUT_DIR/logs/.
 set -euo pipefail
 if [ $# -lt 3 ]; then
-    sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
+    awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"
     exit 2
 fi
 SUBMISSIONS=$(realpath "$1")
@@ -20,7 +21,11 @@ OUT=$(realpath -m "$3")
 SHARDS=${4:-4}
 shift $(( $# < 4 ? $# : 4 ))
 KIT=$(cd "$(dirname "$0")/../.." && pwd)
-SEED=${SEED:-$(python3 -c 'import random; print(random.SystemRandom().randrange(1, 10 ** 6))')}
+# Without SEED, the seed of this OUT_DIR's earlier shards where they used one, so that the same command
+# resumes (a new seed would grade every submission again); else a new one.
+SEED=${SEED:-$(python3 -c 'import glob, json, random, sys
+seeds = {json.load(open(p)).get("seed") for p in glob.glob(sys.argv[1] + "/shard-*/batch.json")} - {None}
+print(seeds.pop() if len(seeds) == 1 else random.SystemRandom().randrange(1, 10 ** 6))' "$OUT")}
 GPU_REQUEST=${GRADE_SBATCH_GPU---gres=gpu:1}
 mkdir -p "$OUT/logs"
 
