@@ -70,6 +70,8 @@ def parse_args(argv):
                         "cases; another runtime check: the others). Quicker while you work on it; your grade "
                         "is the whole rubric's")
     p.add_argument("--verbose", action="store_true", help="show the message of every check")
+    p.add_argument("--gpus", metavar="LIST", help="the GPUs it may grade on, as CUDA_VISIBLE_DEVICES entries: 0,2 "
+                   "(default: $KIT_GPUS, else every GPU visible); it takes the one fewest of its graders use")
     p.add_argument("--no-sandbox", action="store_true",
                    help="build and run the submission without the sandbox (it then runs as you, with your files and "
                         "network): only for code you trust, on a machine where no sandbox can be made")
@@ -172,14 +174,21 @@ def _grade(args, labs, scratch):
     salted = " with the instructor's salt" if paths.instructor_salt() else ""
     print("seed %d%s (grade.py --seed %d repeats these test cases%s)" % (seed, salted, seed, salted))
     print(sandbox_line)
-    gpu = gpu_mod.detect(sandboxed)
-    if gpu.available:
-        print("GPU: %s (compute capability %s)" % (gpu.name, gpu.compute_capability))
-    else:
-        print("GPU: none usable. Build and static checks run; runtime checks will NOT run.\n     %s"
-              % gpu.reason.replace("\n", "\n     "))
-    sys.stdout.flush()
+    gpus, gpu_lines = gpu_mod.GpuPool.probed(sandboxed, args.gpus, need=1)
+    with gpus.checkout() as gpu:
+        if not gpu.available:
+            gpu_lines.insert(0, "GPU: none usable. Build and static checks run; runtime checks will NOT run.\n     %s"
+                             % gpu.reason.replace("\n", "\n     "))
+        elif gpu.token is not None:
+            gpu_lines.append("graded on GPU %s (%s)" % (gpu.token, gpu.pci_bus_id))
+        print("\n".join(gpu_lines), flush=True)
+        return _grade_on(args, labs, submission, seed, (sandboxed, sandbox_line), gpu)
 
+
+def _grade_on(args, labs, submission, seed, sandbox_choice, gpu):
+    """The rest of _grade, on the GPU picked (a gpu.GpuInfo, or why there is none); sandbox_choice:
+    grading.sandbox_choice's (sandboxed, line)."""
+    sandboxed, sandbox_line = sandbox_choice
     reports = []
     for lab in labs:
         try:

@@ -1,8 +1,9 @@
 /* cdp_probe.cu - can this machine run dynamic parallelism? Used by the grader and `make doctor`.
  *
  * A parent kernel launches a child that writes a flag; the child's write must be visible to the host
- * after the parent grid completes. Writes {"gpu": bool, "dp_ok": bool, "reason": ..., "device": ...}
- * to --json PATH. Exit status: 0 works, KIT_EXIT_NOT_RUN (77) no usable GPU, 1 a GPU that failed the
+ * after the parent grid completes, on device 0 of those visible. Writes {"gpu": bool, "dp_ok": bool,
+ * "reason": ..., "device_count": N, "pci_bus_id": ..., "device": ...} to --json PATH (device_count: the
+ * GPUs visible; pci_bus_id: device 0's, which names the GPU whatever CUDA_VISIBLE_DEVICES says). Exit status: 0 works, KIT_EXIT_NOT_RUN (77) no usable GPU, 1 a GPU that failed the
  * probe.
  */
 #include <stdio.h>
@@ -20,7 +21,7 @@ __global__ void probe_parent(int *flag)
     KIT_CHECK_LAUNCH();
 }
 
-static void write_result(const char *path, int gpu, int dp_ok, const char *reason)
+static void write_result(const char *path, int gpu, int dp_ok, const char *reason, int count)
 {
     if (path == NULL)
         return;
@@ -30,8 +31,13 @@ static void write_result(const char *path, int gpu, int dp_ok, const char *reaso
     kit_json_bool(&j, "gpu", gpu);
     kit_json_bool(&j, "dp_ok", dp_ok);
     kit_json_string(&j, "reason", reason);
-    if (gpu)
+    if (gpu) {
+        char bus_id[32] = "";
+        KIT_CHECK(cudaDeviceGetPCIBusId(bus_id, (int)sizeof bus_id, 0));
+        kit_json_int(&j, "device_count", count);
+        kit_json_string(&j, "pci_bus_id", bus_id);
         kit_json_device(&j);
+    }
     kit_json_end_object(&j);
     kit_json_close(&j);
 }
@@ -49,7 +55,7 @@ int main(int argc, char **argv)
         snprintf(reason, sizeof reason, "no CUDA GPU: cudaGetDeviceCount: %s (%s)",
                  cudaGetErrorName(err), err != cudaSuccess ? cudaGetErrorString(err) : "0 devices");
         printf("%s\n", reason);
-        write_result(json_path, 0, 0, reason);
+        write_result(json_path, 0, 0, reason, 0);
         return KIT_EXIT_NOT_RUN;
     }
 
@@ -81,6 +87,6 @@ int main(int argc, char **argv)
     else
         snprintf(reason, sizeof reason, "the child kernel did not run (flag %d)", host_flag);
     printf("dynamic parallelism: %s\n", reason);
-    write_result(json_path, 1, dp_ok, reason);
+    write_result(json_path, 1, dp_ok, reason, count);
     return dp_ok ? 0 : 1;
 }

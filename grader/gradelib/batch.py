@@ -228,6 +228,8 @@ def parse_batch_args(argv):
                    help="one folder, archive (.zip, .tar, .tar.gz, ...) or ID_<lab file> per student")
     p.add_argument("--lab", required=True, metavar="NN", help="the lab: 1, 01 or 01-divergent-counter")
     p.add_argument("--out", metavar="DIR", help="where the sheets go, outside SUBMISSIONS_DIR (default: grading/<lab>/)")
+    p.add_argument("--gpus", metavar="LIST", help="the GPUs to grade on, as CUDA_VISIBLE_DEVICES entries: 0,2 "
+                   "(default: $KIT_GPUS, else every GPU visible; one that fails the kit's probe is left out)")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="J",
                    help="parallel builds (default: one per core, %(default)s here)")
     p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SEC",
@@ -300,7 +302,14 @@ def _to_grade(mine, records, batch_seed, version, regrade, sandboxed=True):
     return todo
 
 
-def _grade_all(lab, todo, out, records, batch_seed, version, gpu, args, progress):
+def _grade_on_a_gpu(gpus, lab, sub, files, batch_seed, version, timeout, scratch_root, sandboxed):
+    """grade_submission on the GPU of gpus (a gpu.GpuPool) that has the fewest submissions of this
+    batch on it."""
+    with gpus.checkout() as picked:
+        return grade_submission(lab, sub, files, batch_seed, version, picked, timeout, scratch_root, sandboxed)
+
+
+def _grade_all(lab, todo, out, records, batch_seed, version, gpus, args, progress):
     """Grade todo, args.jobs submissions at a time (their harness runs share the GPU or hold it alone
     through gradelib.gpushare), saving each record as it finishes (into records too). Returns True when interrupted (Ctrl-C). When the
     output is gone (a closed pipe), stops as for Ctrl-C and lets the BrokenPipeError through."""
@@ -309,7 +318,7 @@ def _grade_all(lab, todo, out, records, batch_seed, version, gpu, args, progress
     futures = {}
     interrupted = False
     try:
-        futures = {pool.submit(grade_submission, lab, sub, files, batch_seed, version, gpu, args.timeout,
+        futures = {pool.submit(_grade_on_a_gpu, gpus, lab, sub, files, batch_seed, version, args.timeout,
                                scratch_root, args.sandboxed): sub.id for sub, files in todo}
         for future in as_completed(futures):
             record, scores, feedback_text, feedback_page = future.result()
@@ -416,14 +425,16 @@ def run_batch(argv):
         "refused": folder.refused, "ignored": folder.ignored,
         "submissions": os.path.abspath(args.submissions), "sandboxed": args.sandboxed})
 
-    gpu = gpu_mod.detect(args.sandboxed)
+    gpus, gpu_lines = gpu_mod.GpuPool.probed(args.sandboxed, args.gpus, need=args.jobs)
+    gpu = gpus.shown
     print("%s: %d submissions%s in %s, batch seed %d%s, kit version %s" % (
         lab.title, len(mine), " (shard %s of %d in all)" % (shard, len(everything)) if shard else "",
         args.submissions, batch_seed, " with the instructor's salt" if paths.instructor_salt() else "", version))
     _print_refusals(folder.refused)
     print(sandbox_line)
-    print("GPU: %s" % (gpu.name if gpu.available else "none: runtime checks will NOT run (%s)"
-                       % gpu.reason.splitlines()[0]), flush=True)
+    if not gpu.available:
+        gpu_lines.insert(0, "GPU: none: runtime checks will NOT run (%s)" % gpu.reason.splitlines()[0])
+    print("\n".join(gpu_lines), flush=True)
 
     records = load_records(out)
     todo = _to_grade(mine, records, batch_seed, version, args.regrade, args.sandboxed)
@@ -431,7 +442,7 @@ def run_batch(argv):
         print("%d already graded with this kit version, seed and files (--regrade grades them again)"
               % (len(mine) - len(todo)))
     progress = _Progress(len(mine), len(mine) - len(todo))
-    interrupted = _grade_all(lab, todo, out, records, batch_seed, version, gpu, args, progress)
+    interrupted = _grade_all(lab, todo, out, records, batch_seed, version, gpus, args, progress)
 
     mine_ids = [s.id for s in mine]
     mine_records = {i: records[i] for i in mine_ids if i in records}

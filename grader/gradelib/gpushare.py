@@ -19,10 +19,16 @@ one gate. Within one process, a semaphore keeps to the same number of shared run
 
 KIT_GPU_SHARERS=N sets how many shared runs may hold the GPU at once (1: every run has it alone,
 one at a time, as on a GPU that other people use too).
+
+On a host with several GPUs each has a gate of its own (a folder named after its PCI bus id, which
+names it for every grader whatever CUDA_VISIBLE_DEVICES they were given). A grading holds one GPU
+(on_gpu, for the thread that grades it): its runs go through that GPU's gate and see only that GPU
+(run_env, the sandbox's env).
 """
 import contextlib
 import fcntl
 import os
+import re
 import tempfile
 import threading
 import time
@@ -54,9 +60,13 @@ def slots_for(gpu_bytes):
     return max(1, -(-gpu_bytes // BYTES_PER_SHARER)) if gpu_bytes else 1
 
 
-def gate_dir():
-    """The gate's lock files: one folder per user and machine, outside any kit checkout."""
-    return os.path.join(tempfile.gettempdir(), "cdp-kit-gpu-gate-%d" % os.getuid())
+def gate_dir(info=None):
+    """The gate's lock files: one folder per user and machine, outside any kit checkout; one per GPU
+    where the grader picked one among several (info: its gpu.GpuInfo)."""
+    folder = os.path.join(tempfile.gettempdir(), "cdp-kit-gpu-gate-%d" % os.getuid())
+    if info is None or info.token is None:
+        return folder
+    return folder + "-" + re.sub(r"[^0-9A-Za-z]", "_", info.pci_bus_id or info.token)
 
 
 # .alone: this thread holds the GPU alone, through whichever gate (one per sharers() count, all on one
@@ -177,10 +187,37 @@ _gates_lock = threading.Lock()
 
 
 def gate():
-    """This process's gate, sized by sharers() for the GPU the grader's probe found (before a probe:
-    one run at a time)."""
-    count = sharers(gpu.known_device())
+    """The gate of this thread's GPU (on_gpu), else of the GPU the grader's probe found, sized by
+    sharers() for it (before a probe: one run at a time)."""
+    info = getattr(_this_thread, "gpu", None)
+    count = sharers(info.device if info is not None else gpu.known_device())
+    folder = gate_dir(info)
     with _gates_lock:
-        if count not in _gates:
-            _gates[count] = Gate(count)
-        return _gates[count]
+        if (count, folder) not in _gates:
+            _gates[(count, folder)] = Gate(count, folder)
+        return _gates[(count, folder)]
+
+
+@contextlib.contextmanager
+def on_gpu(info):
+    """This thread's harness runs, for the body, on the GPU info (a gpu.GpuInfo picked among several:
+    its gate, and only it visible to them); info None or of no token: as the grader sees the GPU."""
+    before = getattr(_this_thread, "gpu", None)
+    _this_thread.gpu = info if info is not None and info.token is not None else None
+    try:
+        yield
+    finally:
+        _this_thread.gpu = before
+
+
+def visible_env():
+    """The variables a harness run of this thread gets for its GPU ({} where the grader picked none)."""
+    info = getattr(_this_thread, "gpu", None)
+    return {} if info is None else {gpu.VISIBLE: info.token}
+
+
+def run_env():
+    """The environment of an unsandboxed harness run of this thread: None (the grader's) where no GPU
+    was picked."""
+    extra = visible_env()
+    return dict(os.environ, **extra) if extra else None

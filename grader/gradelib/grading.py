@@ -588,7 +588,8 @@ def grade_lab(lab, submission_root, seed, timeout=DEFAULT_TIMEOUT, gpu=None, kee
         ctx = Context(lab, submission_dir, work_dir, seed, timeout, sandboxed)
         no_gpu_reason = None if (gpu is not None and gpu.available) else (
             gpu.reason if gpu is not None else "no GPU check was made")
-        results = chk.run_checks(lab.checks, ctx, no_gpu_reason)
+        with gpushare.on_gpu(gpu):
+            results = chk.run_checks(lab.checks, ctx, no_gpu_reason)
         report = LabReport(lab, submission_dir, seed, ctx.cases, results)
         report.runs = ctx.runs
         return report

@@ -253,7 +253,8 @@ def run_policy(program):
     """What a sandboxed harness run sees: its program's folder (read-only), the GPU, a private /tmp."""
     return sandbox.Policy(read_only=[os.path.dirname(os.path.abspath(program))],
                           devices=sandbox.gpu_devices(), cwd="/tmp",
-                          tmp_bytes=RUN_TMP_BYTES, max_file_bytes=RUN_FILE_BYTES, max_processes=RUN_PROCESSES)
+                          tmp_bytes=RUN_TMP_BYTES, max_file_bytes=RUN_FILE_BYTES, max_processes=RUN_PROCESSES,
+                          env=gpushare.visible_env())
 
 
 RUN_LOG_ENV = "KIT_RUN_LOG"  # a file: one JSON line per harness run (when, alone or not, what it cost)
@@ -298,7 +299,8 @@ class StartedRun:
             argv = sandbox.wrap(run_policy(program), argv)
         self.spawned_ns = self.handed_ns = time.monotonic_ns()
         self.waited_before_s = 0.0  # start_runs's wait for the GPU shared, carried by one of its runs
-        self.bounded = process.BoundedRun(argv, timeout, cwd=cwd, pass_fds=(channel_write, nonce_read, cases_read),
+        self.bounded = process.BoundedRun(argv, timeout, cwd=cwd, env=None if sandboxed else gpushare.run_env(),
+                                          pass_fds=(channel_write, nonce_read, cases_read),
                                           channel_fd=self.channel_read, restart_marker=b"\n" + CASE_LINE)
 
     def _write_cases(self):
@@ -421,7 +423,7 @@ def run_under(tool_argv, tool_folder, lab, program, params, timeout, cwd=None, s
         policy.read_only.append(tool_folder)
         argv = sandbox.wrap(policy, argv)
     with gpushare.gate().held(alone, slots):
-        result = process.run_bounded(argv, timeout, cwd=cwd)
+        result = process.run_bounded(argv, timeout, cwd=cwd, env=None if sandboxed else gpushare.run_env())
     if sandboxed:
         sandbox.check_made(result, "a harness run under %s" % os.path.basename(tool_argv[0]))
     return result

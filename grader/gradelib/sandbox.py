@@ -74,10 +74,11 @@ class Policy:
     cwd        the folder it starts in (inside the sandbox)
     tmp_bytes  the size of its private /tmp, its only scratch
     max_processes, max_file_bytes   RLIMIT_NPROC and RLIMIT_FSIZE
+    env        variables it gets beside those kept from the grader's (CUDA_VISIBLE_DEVICES: its GPU)
     """
 
     def __init__(self, read_only=(), writable=(), devices=BASIC_DEVICES, cwd="/tmp", tmp_bytes=256 << 20,
-                 max_processes=512, max_file_bytes=256 << 20):
+                 max_processes=512, max_file_bytes=256 << 20, env=None):
         self.read_only = [p for p in SYSTEM_ROOTS if os.path.lexists(p)] + list(read_only)
         self.read_only += [d for d in os.environ.get("LD_LIBRARY_PATH", "").split(":")
                            if d.startswith("/") and os.path.isdir(d) and not under(d, self.read_only)]
@@ -87,10 +88,11 @@ class Policy:
         self.tmp_bytes = tmp_bytes
         self.max_processes = max_processes
         self.max_file_bytes = max_file_bytes
+        self.env = dict(env or {})  # variables set for this command beside the kept ones (the GPU it may use)
 
     def to_json(self):
         env = {k: v for k, v in os.environ.items() if k in KEPT_ENV or k.startswith(KEPT_ENV_PREFIXES)}
-        env.update(HOME="/tmp", TMPDIR="/tmp")
+        env.update(self.env, HOME="/tmp", TMPDIR="/tmp")
         return json.dumps({"read_only": self.read_only, "writable": self.writable, "devices": self.devices,
                            "cwd": self.cwd, "tmp_bytes": self.tmp_bytes, "env": env,
                            "max_processes": self.max_processes, "max_file_bytes": self.max_file_bytes,

@@ -22,7 +22,7 @@ def run_grade(args, env_extra=None, timeout=None):
 def private_gate(folder):
     """Patches that give a test's graders a GPU gate of their own, in folder: the graders of a GPU suite
     running on this machine meanwhile neither hold up the test's fake runs nor wait for them."""
-    return [mock.patch.object(gpushare, "gate_dir", lambda: os.path.join(folder, "gate")),
+    return [mock.patch.object(gpushare, "gate_dir", lambda info=None: os.path.join(folder, "gate")),
             mock.patch.dict(gpushare._gates, clear=True)]
 
 

@@ -298,3 +298,92 @@ class ChannelTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+def _gpu(token, bus="", available=True, count=1, name="NVIDIA H100 80GB HBM3"):
+    from gradelib import gpu as gpu_mod
+    return gpu_mod.GpuInfo(available, "" if available else "the probe kernel failed",
+                           {"name": name, "cc_major": 9, "cc_minor": 0, "total_memory_bytes": 80 << 30},
+                           token=token, count=count, pci_bus_id=bus)
+
+
+class SeveralGpusTest(unittest.TestCase):
+    """A host with several GPUs: each probed alone, a gate each, a grading's runs on its GPU only."""
+
+    def usable(self, probes, chosen=None, visible=None, count=4, need=None, pid=0):
+        from gradelib import gpu as gpu_mod
+        first = _gpu(None, "0000:01:00.0", count=count)
+        env = {k: v for k, v in os.environ.items() if k not in (gpu_mod.VISIBLE, gpu_mod.GPUS_ENV)}
+        if visible is not None:
+            env[gpu_mod.VISIBLE] = visible
+        asked = []
+
+        def probe(sandboxed, token=None):
+            asked.append(token)
+            return probes[token]
+        with mock.patch.dict(os.environ, env, clear=True), mock.patch.object(gpu_mod, "detect", return_value=first), \
+                mock.patch.object(gpu_mod, "_probe", side_effect=probe), mock.patch("os.getpid", return_value=pid):
+            return gpu_mod.usable(False, chosen, need), asked
+
+    def test_one_gpu_is_left_as_the_grader_sees_it(self):
+        (gpus, left_out), asked = self.usable({}, count=1)
+        self.assertEqual([g.token for g in gpus], [None])
+        self.assertEqual((left_out, asked), ([], []))
+
+    def test_every_gpu_probed_and_one_that_fails_left_out(self):
+        probes = {"0": _gpu("0", "0000:01:00.0"), "1": _gpu("1", "0000:02:00.0", available=False),
+                  "2": _gpu("2", "0000:03:00.0")}
+        (gpus, left_out), asked = self.usable(probes, count=3)
+        self.assertEqual(asked, ["0", "1", "2"])
+        self.assertEqual([g.token for g in gpus], ["0", "2"])
+        self.assertEqual(left_out, [("1", "the probe kernel failed")])
+        # one submission's grader probes from its turn on until one passes
+        (gpus, left_out), asked = self.usable(probes, count=3, need=1, pid=1)
+        self.assertEqual((asked, [g.token for g in gpus]), (["1", "2"], ["2"]))
+        (gpus, _), asked = self.usable(probes, count=3, need=1, pid=3)
+        self.assertEqual((asked, [g.token for g in gpus]), (["0"], ["0"]))
+
+    def test_the_entries_of_cuda_visible_devices_and_a_choice(self):
+        probes = {t: _gpu(t, "0000:0%s:00.0" % t[-1]) for t in ("3", "5", "GPU-ab12")}
+        (gpus, _), asked = self.usable(probes, visible="3,5", count=2)
+        self.assertEqual(asked, ["3", "5"])
+        (gpus, _), asked = self.usable(probes, chosen="GPU-ab12", count=2)
+        self.assertEqual(asked, ["GPU-ab12"])
+        self.assertEqual([g.token for g in gpus], ["GPU-ab12"])
+
+    def test_a_pool_spreads_submissions_over_the_least_busy(self):
+        from gradelib import gpu as gpu_mod
+        pool = gpu_mod.GpuPool([_gpu("0", "a"), _gpu("1", "b")], None)
+        with pool.checkout() as one, pool.checkout() as two:
+            self.assertEqual({one.token, two.token}, {"0", "1"})
+            with pool.checkout() as three:
+                self.assertIn(three.token, ("0", "1"))
+        # graders side by side start on different GPUs: the tie goes by the process id
+        with mock.patch("os.getpid", return_value=7):
+            with pool.checkout() as first:
+                self.assertEqual(first.token, "1")
+        none = gpu_mod.GpuInfo(False, "no GPU")
+        with gpu_mod.GpuPool([], none).checkout() as got:
+            self.assertIs(got, none)
+
+    def test_a_gate_and_an_environment_per_gpu(self):
+        a, b = _gpu("0", "0000:01:00.0"), _gpu("1", "0000:02:00.0")
+        self.assertEqual(gpushare.visible_env(), {})
+        self.assertIsNone(gpushare.run_env())
+        default = gpushare.gate()
+        with gpushare.on_gpu(a):
+            gate_a = gpushare.gate()
+            self.assertEqual(gpushare.visible_env(), {"CUDA_VISIBLE_DEVICES": "0"})
+            self.assertEqual(gpushare.run_env()["CUDA_VISIBLE_DEVICES"], "0")
+            policy = harness.run_policy("/bin/true")
+            self.assertIn('"CUDA_VISIBLE_DEVICES": "0"', policy.to_json())
+            with gpushare.on_gpu(b):
+                gate_b = gpushare.gate()
+            self.assertIs(gpushare.gate(), gate_a)
+        self.assertEqual(len({default.folder, gate_a.folder, gate_b.folder}), 3)
+        self.assertTrue(gate_a.folder.endswith("-0000_01_00_0"))
+        self.assertIs(gpushare.gate(), default)
+        # a GPU of no token (the only one, as the grader sees it) keeps the machine's one gate
+        with gpushare.on_gpu(_gpu(None, "0000:01:00.0")):
+            self.assertEqual(gpushare.gate().folder, default.folder)
+            self.assertEqual(gpushare.visible_env(), {})
