@@ -94,7 +94,7 @@ def _probe(sandboxed, token=None):
     if doc.get("gpu") and doc.get("dp_ok"):
         return GpuInfo(True, "", doc.get("device"), **found)
     reason = plain_reason(doc.get("reason", "the GPU probe failed"))
-    if sandboxed and detect(False).available:
+    if sandboxed and (detect(False) if token is None else _probe(False, token)).available:
         reason = "the GPU works, but not inside the grading sandbox (are /dev/nvidia* readable by %s?): %s" % (
             "nobody, the user a root grader's sandbox runs as" if os.geteuid() == 0 else "you", reason)
     return GpuInfo(False, reason, doc.get("device"), **found)

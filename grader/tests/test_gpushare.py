@@ -387,3 +387,35 @@ class SeveralGpusTest(unittest.TestCase):
         with gpushare.on_gpu(_gpu(None, "0000:01:00.0")):
             self.assertEqual(gpushare.gate().folder, default.folder)
             self.assertEqual(gpushare.visible_env(), {})
+
+
+class ProbeReasonTest(unittest.TestCase):
+    def test_a_gpu_that_is_not_there_is_not_blamed_on_the_sandbox(self):
+        """A chosen GPU that fails outside the sandbox as well is left out for its own reason."""
+        from gradelib import gpu as gpu_mod
+        outside = []
+
+        def probe(sandboxed, token=None):
+            outside.append((sandboxed, token))
+            return gpu_mod.GpuInfo(False, "no CUDA GPU: cudaGetDeviceCount: cudaErrorNoDevice")
+        doc = '{"gpu": false, "dp_ok": false, "reason": "no CUDA GPU: cudaGetDeviceCount: cudaErrorNoDevice"}'
+
+        def fake_run(argv, timeout, cwd=None, env=None):
+            with open(os.path.join(cwd, "probe.json"), "w") as f:
+                f.write(doc)
+            return mock.Mock(describe=lambda *a: "exited", output="")
+        with tempfile.TemporaryDirectory() as build_root, \
+                mock.patch.object(gpu_mod, "driver_present", return_value=True), \
+                mock.patch.dict(os.environ, {k: v for k, v in os.environ.items() if k != "KIT_NO_GPU"}, clear=True), \
+                mock.patch.object(gpu_mod.paths, "BUILD_ROOT", build_root), \
+                mock.patch.object(gpu_mod.build, "run_make", return_value=mock.Mock(ok=True)), \
+                mock.patch.object(gpu_mod.build, "cuda_arch", return_value="90"), \
+                mock.patch.object(gpu_mod.sandbox, "wrap", side_effect=lambda policy, argv: argv), \
+                mock.patch.object(gpu_mod.process, "run_bounded", side_effect=fake_run):
+            os.makedirs(os.path.join(build_root, "probe", "sm_90"))
+            real = gpu_mod._probe
+            with mock.patch.object(gpu_mod, "_probe", side_effect=lambda s, t=None: real(s, t) if s else probe(s, t)):
+                info = gpu_mod._probe(True, "7")
+        self.assertFalse(info.available)
+        self.assertEqual(outside, [(False, "7")])
+        self.assertNotIn("sandbox", info.reason)
