@@ -28,6 +28,10 @@
 #     mutants:    mutation testing of the grader (tools/mutants.py) on the labs in MUTANT_LABS (default: every lab
 #                 in labs/), the solution and alternatives graded on 10 seeds each among the mutants (a busy host);
 #                 each run's recorded form lands in data/mutants/, for grader/tests/data/mutants/
+#     record:     everything a lab records on a GPU, copied into place in this checkout: the mutants phase on
+#                 MUTANT_LABS, their timing thresholds (where tools/measure_thresholds.py measures them; copied
+#                 when this GPU is the one handouts/figures/data/thresholds.json names) and every lab's recorded
+#                 result documents (grader/tests/data/recorded/); what the test NN-recorded reads
 # CTEST_FILTER="-R ^0[1-4]-" runs part of the tests; CTEST_JOBS=N runs N tests at once (default: one per core).
 # Logs go to build/gpu-suite/; with $OUT set, they are also packed into $OUT/suite.tar.gz. The documents
 # the kit's pages quote land in build/gpu-suite/data/: copied to handouts/figures/data/, the pages'
@@ -36,6 +40,12 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 PHASE=${*:-all}
+case " $PHASE " in *" record "*)  # the phases it is made of
+    PHASE="$PHASE mutants"
+    record_labs=${MUTANT_LABS:-$(ls labs | sed -n 's/^\([0-9][0-9]\)-.*/\1/p')}
+    THRESHOLD_LABS=$(for n in $record_labs; do grep -q "^def lab$n(" tools/measure_thresholds.py && echo "lab$n"; done)
+    [ -n "$THRESHOLD_LABS" ] && PHASE="$PHASE thresholds" ;;
+esac
 # wants X: X is one of the phases asked for ("all" covers those it names below).
 wants() { case " $PHASE " in *" $1 "*) return 0 ;; esac; [ "${2:-}" = all ] && case " $PHASE " in *" all "*) return 0 ;; esac; return 1; }
 LOGS=build/gpu-suite
@@ -93,6 +103,11 @@ fi
 if wants thresholds all; then
 timeout 560 python3 tools/measure_thresholds.py "$LOGS/data" ${THRESHOLD_LABS:-} > "$LOGS/thresholds.log" 2>&1
 thresholds_status=$?
+fi
+
+if wants record; then
+timeout 480 python3 tools/draw_figures.py --gpu --docs-out "$LOGS/recorded" --out "$LOGS/figures" \
+    > "$LOGS/draw-figures.log" 2>&1; draw_status=$?
 fi
 
 if wants figures all; then
@@ -225,6 +240,19 @@ mutants_status=0
 ls "$LOGS"/mutants-*.failed > /dev/null 2>&1 && mutants_status=1
 fi
 
+if wants record; then  # into place, what came out whole
+cp "$LOGS"/data/mutants/*.json grader/tests/data/mutants/ 2>/dev/null
+[ "$draw_status" = 0 ] && cp "$LOGS"/recorded/*.json grader/tests/data/recorded/
+python3 - "$LOGS/data/thresholds.json" handouts/figures/data/thresholds.json <<'PY' || echo "thresholds not copied (see $LOGS/data/)"
+import json, shutil, sys
+new, kept = (json.load(open(p)) for p in sys.argv[1:])
+if new["device"]["name"] != kept["device"]["name"]:
+    sys.exit("measured on %s, the kit's thresholds on %s" % (new["device"]["name"], kept["device"]["name"]))
+shutil.copy(sys.argv[1], sys.argv[2])
+PY
+git status --short grader/tests/data handouts/figures/data > "$LOGS/recorded-into-place.txt" 2>&1
+fi
+
 echo "================ GPU suite ($PHASE) ================"
 cat "$LOGS/machine.txt"
 echo
@@ -243,6 +271,7 @@ for phase in $PHASE; do case $phase in
     hostile) for f in "$LOGS"/hostile-*.log; do echo "== $f"; grep -E 'as its note says|^BREACH|^SELFTEST|^[0-9]+ submissions' "$f"; done ;;
     sandbox) grep -E '^(BREACH|SELFTEST)' "$LOGS/breach-01.log" "$LOGS/sandbox-01.log"; tail -n 3 "$LOGS/sandbox-cost.log" ;;
     mutants) for f in "$LOGS"/mutants-*.log; do grep -E '^(  LOST|operator|all \(|PROBLEM|[a-z-]+ +[0-9])' "$f"; done ;;
+    record) echo "copied into place:"; cat "$LOGS/recorded-into-place.txt" ;;
 esac; done
 echo
 printf '%-30s %s\n' "make all" "$build_status" "make test" "$test_status" "thresholds" "$thresholds_status" \

@@ -426,13 +426,29 @@ def _suite_table(load):
     return rows
 
 
+NOT_RECORDED = "not recorded yet"
+
+
+def _mutation_runs(load):
+    """[(lab, its recorded mutation run, or None where it has none yet)], every lab in name order."""
+    from gradelib import registry
+    runs = []
+    for lab in sorted(registry.all_labs().values(), key=lambda lab: lab.name):
+        try:
+            runs.append((lab, load("mutants/" + lab.name)))
+        except SourceError:
+            runs.append((lab, None))
+    return runs
+
+
 def _mutants_table(load):
     import mutants  # tools/: its reading of the equivalent lists
-    from gradelib import registry
     rows = ["| lab | mutants | killed | survived, argued equivalent | survived, not argued | GPU | seconds |",
             "| --- | --- | --- | --- | --- | --- | --- |"]
-    for lab in sorted(registry.all_labs().values(), key=lambda lab: lab.name):
-        doc = load("mutants/" + lab.name)
+    for lab, doc in _mutation_runs(load):
+        if doc is None:
+            rows.append("| %s | %s | | | | | |" % (lab.name, NOT_RECORDED))
+            continue
         equivalent = mutants.read_equivalent(lab)
         status = [m["status"] for m in doc["mutants"]]
         survived = [m["id"] for m in doc["mutants"] if m["status"] == "survived"]
@@ -581,11 +597,12 @@ def _bench_08_table(load):
 def _stability_table(load):
     """Each lab's solution and alternatives as graded among its mutants (tools/mutants.py
     --baseline-seeds): how many gradings, how many got full marks, how many other gradings ran beside."""
-    from gradelib import registry
     rows = ["| lab | submission | gradings (seeds) | full marks | other gradings running at its start | GPU |",
             "| --- | --- | --- | --- | --- | --- |"]
-    for lab in sorted(registry.all_labs().values(), key=lambda lab: lab.name):
-        doc = load("mutants/" + lab.name)
+    for lab, doc in _mutation_runs(load):
+        if doc is None:
+            rows.append("| %s | | %s | | | |" % (lab.name, NOT_RECORDED))
+            continue
         for what in sorted({b["what"] for b in doc["baselines"]}, key=lambda w: (w != "solution", w)):
             mine = [b for b in doc["baselines"] if b["what"] == what]
             others = sorted(b["others_running"] for b in mine if "others_running" in b)

