@@ -21,7 +21,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from gradelib import build, exits, feedback, memcheck, paths, sandbox, starters  # noqa: E402
+from gradelib import build, exits, figures, memcheck, paths, sandbox, starters  # noqa: E402
 from gradelib import gpu as gpu_mod  # noqa: E402
 from gradelib import registry  # noqa: E402
 
@@ -100,11 +100,10 @@ def cmd_run(args):
     no_gpu_exit("run", lab)
     harness_args = args[1:]
     print("$ %s %s" % (paths.relative(program), " ".join(harness_args)), flush=True)
-    # A lab with a picture of one run (draw_figures.RUN_FIGURES): its result document goes
+    # A lab with a picture of one run (figures.RUN_FIGURES): its result document goes
     # next to the program, and the picture is drawn from it.
-    figures = feedback.figures_module()
     doc_path = None
-    if figures is not None and lab.name in figures.RUN_FIGURES:
+    if lab.name in figures.RUN_FIGURES:
         if "--json" in harness_args[:-1]:  # the student's own document: drawn from there
             doc_path = harness_args[harness_args.index("--json") + 1]
         else:

@@ -21,7 +21,7 @@ sys.path.insert(0, os.path.join(KIT, "tools"))
 
 import browser_check  # noqa: E402
 from gradelib import checks as chk  # noqa: E402
-from gradelib import feedback, registry  # noqa: E402
+from gradelib import feedback, figures, registry  # noqa: E402
 from gradelib.grading import CaseRun, LabReport  # noqa: E402
 
 RECORDED = os.path.join(KIT, "grader", "tests", "data", "recorded")
@@ -62,7 +62,6 @@ def main():
     if browser_check.find_browser() is None:
         print("not run: no Chromium here (apt-get install chromium)")
         return browser_check.NOT_RUN
-    figures = feedback.figures_module()
     out = tempfile.mkdtemp(prefix="feedback-pages-")
     pages = {}
     lab03 = registry.resolve("03")

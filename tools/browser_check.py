@@ -8,7 +8,7 @@ For every page (its screenshot as tall as the page): the screenshot is not blank
 a run's picture (an inline SVG), the picture drawn alone is found in the page's screenshot (locate()), with
 at least MIN_SAME of its inked pixels the same there (within PIXEL_TOLERANCE), so that the page shows the whole
 picture at its size; and the page has exactly as many pixels of the figures' red
-(draw_figures.RED: what the picture marks wrong) as the picture alone. Prints one line per page with
+(gradelib/figures.py's RED: what the picture marks wrong) as the picture alone. Prints one line per page with
 those counts; the kit's tests compare the red between a right and a wrong submission.
 Exit 0: every page passed; 1: a page failed; 77: no Chromium here (nothing was checked).
 --keep DIR keeps the screenshots (PNG) there, to look at.
@@ -33,8 +33,8 @@ import tempfile
 import time
 import zlib
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import draw_figures  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "grader"))
+from gradelib import figures  # noqa: E402
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "chrome", "headless_shell")
 WIDTH = 1000        # wider than any figure (900 at most) and the page's text column
@@ -307,7 +307,7 @@ def inked_pixels(row):
     return len(row) // 3 - _pixels_where(row, _WHITE)
 
 
-def ink_of(rows, colour=draw_figures.RED):
+def ink_of(rows, colour=figures.RED):
     """(the inked pixels, not white, of each row; the pixels of exactly colour in all), in one pass."""
     target = tuple(_equal_to(v) for v in hex_rgb(colour))
     inked, marked = [], 0

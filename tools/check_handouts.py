@@ -34,7 +34,9 @@ import os
 import re
 import sys
 
-import quoted_figures
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "grader"))
+
+import quoted_figures  # noqa: E402  (tools/, this script's folder; it imports gradelib)
 
 KIT_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 LEGACY_WORDS = re.compile(r"CDP1|legacy|removed|gone|deprecat|older|textbook|no longer|CUDA 5|11\.6|"

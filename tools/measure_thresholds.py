@@ -29,7 +29,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from gradelib import exits, harness, paths, registry  # noqa: E402
 from gradelib import gpu as gpu_mod  # noqa: E402
-from draw_figures import cuda_version  # noqa: E402  (tools/, this script's folder)
+from gradelib.figures import cuda_version  # noqa: E402
 import quoted_figures  # noqa: E402
 from rubrics import lab04 as lab04_rules  # noqa: E402
 

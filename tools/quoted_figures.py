@@ -40,7 +40,7 @@ import re
 import statistics
 import sys
 
-from draw_figures import cuda_version  # tools/, this module's folder
+from gradelib.figures import cuda_version  # grader/ is on sys.path wherever this module is imported
 
 KIT_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 DATA_DIR = os.path.join("handouts", "figures", "data")

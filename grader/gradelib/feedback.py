@@ -1,22 +1,22 @@
 """Feedback to read in a browser: one self-contained HTML page per graded lab (the checks, what went
 wrong and where to read) with a picture of the submission's own run where the lab has one. The
-picture is drawn by tools/draw_figures.py, the kit's one figure code, from the result document of
-one of the grader's own harness runs of that submission: no extra run is made for it.
+picture is drawn by gradelib/figures.py, the kit's one figure code (the handout figures are drawn
+with it too), from the result document of one of the grader's own harness runs of that submission:
+no extra run is made for it.
 
 `make grade` writes build/feedback/<lab>.html (grade.py --html DIR); a batch writes
 feedback/<id>.html beside feedback/<id>.md.
 """
 import html
 import os
-import sys
 import tempfile
 
 from . import checks as chk
-from . import harness, paths, report
+from . import figures, harness, report
 
 _STATUS_WORDS = {chk.PASSED: "OK", chk.FAILED: "FAIL", chk.SKIPPED: "skipped"}
 
-# The page's own colours stay clear of the figures' (draw_figures.RED marks what is wrong in a
+# The page's own colours stay clear of the figures' (figures.RED marks what is wrong in a
 # picture), so that a look at the picture is not confused by the table beside it. Line heights are
 # whole pixels, so that the picture sits on whole pixels and looks as it does alone (the kit's
 # browser check compares the two, pixel for pixel).
@@ -45,24 +45,12 @@ figcaption { color: #666; font-size: 13px; margin-top: 6px; }
 """.strip()
 
 
-def figures_module():
-    """tools/draw_figures.py, or None in a kit without it."""
-    tools = os.path.join(paths.KIT_ROOT, "tools")
-    if not os.path.exists(os.path.join(tools, "draw_figures.py")):
-        return None
-    if tools not in sys.path:
-        sys.path.insert(0, tools)
-    import draw_figures
-    return draw_figures
-
-
 def run_figure(lab, runs):
     """(SVG text, caption) of the lab's picture of one of these runs (gradelib.grading.CaseRun), or
     (None, why there is none). A run whose picture marks something wrong is preferred: that is the
     run the student needs to see. A picture drawn as a PNG is shown by the SVG drawn beside it
-    (draw_figures.page_svg_path), which holds it as a data URI: every page stays one file."""
-    figures = figures_module()
-    if figures is None or lab.name not in figures.RUN_FIGURES:
+    (figures.page_svg_path), which holds it as a data URI: every page stays one file."""
+    if lab.name not in figures.RUN_FIGURES:
         return None, "this lab has no picture of a run"
     drawn = []
     reasons = []
@@ -139,10 +127,9 @@ def page(rep, heading, meta_lines, figure=None, shown_as=None):
 
 def page_with_figure(rep, heading, meta_lines, shown_as=None):
     """page(), with the picture of one of rep's runs where the lab has one, or why there is none."""
-    figures = figures_module()
     if rep.runs:
         figure = run_figure(rep.lab, rep.runs)
-    elif figures is not None and rep.lab.name in figures.RUN_FIGURES:
+    elif rep.lab.name in figures.RUN_FIGURES:
         no_gpu = any(r.no_gpu for r in rep.results)
         figure = (None, "your code did not run here, so there is no run to draw (%s)" % (
             "no usable GPU: the runtime checks were not run" if no_gpu else "a check it needs did not pass"))

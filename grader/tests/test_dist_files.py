@@ -1,5 +1,6 @@
 """tools/dist.py's choice of files (no GPU): what labs/ holds now never ships as it is."""
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -9,7 +10,7 @@ from unittest import mock
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
 
 import dist  # noqa: E402
-from gradelib import build, starters  # noqa: E402
+from gradelib import build, figures, registry, starters  # noqa: E402
 
 LAB = "01-divergent-counter"
 
@@ -38,6 +39,47 @@ class LabFilesTest(unittest.TestCase):
             with self.assertRaises(dist.StrayLabFiles) as caught:
                 dist.student_files()
             self.assertIn("labs/%s/my_answer_backup.cu" % LAB, str(caught.exception))
+
+
+# A feedback page's picture, made by the grader of a copy of the student kit's files: printed "drawn"
+# when the page holds the picture of the run, else what the page says instead.
+PAGE_OF_A_RUN = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from gradelib import feedback, figures, registry
+from gradelib.grading import CaseRun
+for lab_name in sorted(figures.RUN_FIGURES):
+    lab = registry.resolve(lab_name)
+    with open(sys.argv[2] % lab.number) as f:
+        doc = json.load(f)
+    svg, caption = feedback.run_figure(lab, [CaseRun(doc.get("params", {}), None, doc, None)])
+    print(lab.number, "drawn" if svg and "<svg" in svg else caption)
+"""
+
+
+class StudentKitPicturesTest(unittest.TestCase):
+    def test_the_student_kit_draws_its_feedback_pictures_without_tools(self):
+        """The grader's figure code (gradelib/figures.py) ships with the grader, and a copy of the student
+        kit's files without tools/ at all still puts the picture of a run into every page of a lab that
+        has one: the grader needs nothing of tools/."""
+        shipped = dict(dist.student_files())
+        self.assertIn("grader/gradelib/figures.py", shipped)
+        for name in os.listdir(os.path.join(dist.KIT_ROOT, "grader", "gradelib")):
+            if name.endswith(".py"):
+                self.assertIn("grader/gradelib/" + name, shipped)
+        recorded = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "recorded", "lab%s-solution.json")
+        with tempfile.TemporaryDirectory() as tmp:
+            for source, name in shipped.items():
+                if not name.startswith("tools/"):
+                    os.makedirs(os.path.dirname(os.path.join(tmp, name)), exist_ok=True)
+                    shutil.copy(os.path.join(dist.KIT_ROOT, source), os.path.join(tmp, name))
+            self.assertFalse(os.path.exists(os.path.join(tmp, "tools")))
+            ran = subprocess.run([sys.executable, "-c", PAGE_OF_A_RUN, os.path.join(tmp, "grader"), recorded],
+                                 cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
+                                 timeout=300, env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1"))
+        self.assertEqual(ran.returncode, 0, ran.stdout)
+        labs = sorted(registry.resolve(name).number for name in figures.RUN_FIGURES)
+        self.assertEqual(ran.stdout.splitlines(), ["%s drawn" % number for number in labs], ran.stdout)
 
 
 if __name__ == "__main__":

@@ -1,10 +1,13 @@
-"""tools/draw_figures.py on the harness documents recorded on an H100 and on constructed ones:
+"""tools/draw_figures.py (the handout figures) and gradelib/figures.py (the pictures of one run, and
+the drawing code both share) on the harness documents recorded on an H100 and on constructed ones:
 well-formed SVG, with one element for each thing the runs recorded, valid PNG with the pixels it
 should have, and the committed figures are exactly what it draws from the recorded documents."""
+import ast
 import copy
 import glob
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -13,10 +16,10 @@ import unittest
 import xml.etree.ElementTree as ET
 import zlib
 
-from gradelib import paths
+from gradelib import figures, paths
 
 sys.path.insert(0, os.path.join(paths.KIT_ROOT, "tools"))
-import draw_figures  # noqa: E402
+import draw_figures  # noqa: E402  (the handout figures; the tool, not the grader)
 
 RECORDED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "recorded")
 SVG = "{http://www.w3.org/2000/svg}"
@@ -251,7 +254,7 @@ class FiguresFromRecordedRunsTest(unittest.TestCase):
         for part in ("saw-first", "saw-second", "saw-other", "run-label"):
             self.assertEqual(found.get(part), len(runs), part)
         # The recorded runs carry the harness's time stamps: the time panel has a row per step.
-        self.assertTrue(draw_figures.has_timeline(recorded("lab02-solution.json")))
+        self.assertTrue(figures.has_timeline(recorded("lab02-solution.json")))
         self.assertEqual(found.get("median"), found.get("spread"))
         self.assertGreaterEqual(found.get("median", 0), 4)
         # Without stamps, nothing is drawn on a time axis.
@@ -351,7 +354,7 @@ class FiguresFromRecordedRunsTest(unittest.TestCase):
         doc["child_shapes"] = [{"grid": [1, 1, 1], "block": [32, 1, 1], "count": 2048}]
         draw_figures.draw_grids({("01", "solution"): doc}, os.path.join(self.out, "grids.svg"))
         found = classes(os.path.join(self.out, "grids.svg"))
-        blocks, warps = draw_figures.MAX_BLOCKS_DRAWN - 1, draw_figures.MAX_WARPS_DRAWN - 1
+        blocks, warps = draw_figures.MAX_BLOCKS_DRAWN - 1, figures.MAX_WARPS_DRAWN - 1
         self.assertEqual((found.get("block"), found.get("warp")), (blocks, blocks * warps))
         self.assertEqual(found.get("ellipsis"), 2 + blocks)  # a column of two, and one in each block
         self.assertIn("block 2047", texts(os.path.join(self.out, "grids.svg")))
@@ -359,7 +362,7 @@ class FiguresFromRecordedRunsTest(unittest.TestCase):
     def test_grids_figure_needs_one_child_per_block(self):
         doc = recorded("lab01-solution.json")
         doc["child_shapes"][0]["block"] = [96, 1, 1]  # one child of 32 * M threads: not the solution's shape
-        with self.assertRaises(draw_figures.FigureError):
+        with self.assertRaises(figures.FigureError):
             draw_figures.draw_grids({("01", "solution"): doc}, os.path.join(self.out, "grids.svg"))
         self.assertFalse(os.path.exists(os.path.join(self.out, "grids.svg")))
 
@@ -374,7 +377,7 @@ class FiguresFromRecordedRunsTest(unittest.TestCase):
                  {"points": straight, "count": 4, "vertices": [[0.1, 0.1], None, [1e30, 0.5], [0.5, 0.5]]}]
         doc = with_figure(recorded("lab04-solution.json"), lines)
         path = os.path.join(self.out, "curves.svg")
-        summary = draw_figures.draw_curves(doc, path, "the solution", "solution")
+        summary = figures.draw_curves(doc, path, "the solution", "solution")
         self.assertEqual(summary, {"curves": 4, "vertices": 4 + 256 + 2})
         found = classes(path)
         self.assertEqual((found.get("vertex"), found.get("curve")), (262, 3))
@@ -387,8 +390,8 @@ class FiguresFromRecordedRunsTest(unittest.TestCase):
     def test_curves_need_the_figure_key(self):
         doc = recorded("lab04-solution.json")
         doc.pop("figure", None)
-        with self.assertRaises(draw_figures.FigureError) as caught:
-            draw_figures.draw_curves(doc, os.path.join(self.out, "curves.svg"))
+        with self.assertRaises(figures.FigureError) as caught:
+            figures.draw_curves(doc, os.path.join(self.out, "curves.svg"))
         self.assertIn("--figure-lines", str(caught.exception))
         problems = self.draw_one({("04", "solution"): doc})
         self.assertTrue(any(p.startswith("04-bezier-curves.svg") for p in problems), problems)
@@ -398,7 +401,7 @@ class FiguresFromRecordedRunsTest(unittest.TestCase):
     def test_timelines_have_a_bar_per_kernel_and_a_tick_per_return(self):
         doc = lab05_doc(streams=3, threads=2)
         path = os.path.join(self.out, "timelines.svg")
-        draw_figures.draw_timelines(doc, path, "the solution", "solution")
+        figures.draw_timelines(doc, path, "the solution", "solution")
         found = classes(path)
         self.assertEqual(found.get("worker"), 2 * (3 + 2))   # both sides, both parts
         self.assertEqual(found.get("tiny"), 2 * 3)           # Part A only
@@ -417,8 +420,8 @@ class FiguresFromRecordedRunsTest(unittest.TestCase):
     def test_timelines_need_the_median_timeline(self):
         doc = lab05_doc()
         del doc["part_b"]["student"]["median_timeline"]
-        with self.assertRaises(draw_figures.FigureError) as caught:
-            draw_figures.draw_timelines(doc, os.path.join(self.out, "timelines.svg"))
+        with self.assertRaises(figures.FigureError) as caught:
+            figures.draw_timelines(doc, os.path.join(self.out, "timelines.svg"))
         self.assertIn("part_b.student has no median_timeline", str(caught.exception))
 
     def test_timelines_figure_drawn_from_the_solution_document(self):
@@ -432,27 +435,27 @@ class FiguresFromRecordedRunsTest(unittest.TestCase):
         arch = [[0, 0], [0.5, 1], [1, 0]]
         doc = with_figure(recorded("lab04-solution.json"), [{"points": arch, "count": 8,
                                                              "vertices": bezier_vertices(arch, 8)}])
-        curves = draw_figures.draw_run_figure("04-bezier-streams", doc, self.out)
+        curves = figures.draw_run_figure("04-bezier-streams", doc, self.out)
         self.assertEqual(os.path.basename(curves), "curves.svg")
         self.assertIn("your run with", texts(curves))
-        timeline = draw_figures.draw_run_figure("05-default-streams", lab05_doc(), self.out)
+        timeline = figures.draw_run_figure("05-default-streams", lab05_doc(), self.out)
         self.assertEqual(os.path.basename(timeline), "timeline.svg")
         self.assertIn("Part B, yours:", texts(timeline))
         lab06 = recorded("lab06-solution.json")
-        self.assertIsNone(draw_figures.draw_run_figure("06-parallel-allocator", lab06, self.out))
-        with self.assertRaises(draw_figures.FigureError):  # a document of another lab: its keys are not there
-            draw_figures.draw_run_figure("05-default-streams", recorded("lab04-solution.json"), self.out)
+        self.assertIsNone(figures.draw_run_figure("06-parallel-allocator", lab06, self.out))
+        with self.assertRaises(figures.FigureError):  # a document of another lab: its keys are not there
+            figures.draw_run_figure("05-default-streams", recorded("lab04-solution.json"), self.out)
 
     # ---- pictures of one run: Labs 01, 02 and 03, and every run picture's width
 
     def run_figure(self, lab_name, doc):
         """(path, {class: count}, words) of a lab's picture of one run."""
-        path = draw_figures.draw_run_figure(lab_name, doc, self.out)
-        shown = draw_figures.page_svg_path(path)
+        path = figures.draw_run_figure(lab_name, doc, self.out)
+        shown = figures.page_svg_path(path)
         return path, classes(shown), texts(shown)
 
     def svg_width(self, path):
-        return int(ET.parse(draw_figures.page_svg_path(path)).getroot().get("width"))
+        return int(ET.parse(figures.page_svg_path(path)).getroot().get("width"))
 
     def test_every_run_figure_fits_a_page_900_pixels_wide(self):
         arch = [[0, 0], [0.5, 1], [1, 0]]
@@ -462,15 +465,15 @@ class FiguresFromRecordedRunsTest(unittest.TestCase):
             # The widest figure the harness writes: 256 pixels a side (--figure 256).
             docs["07-mandelbrot"] = lab07_doc([[3] * 256 for _ in range(256)], [[0, 0, 512, 0]], every=4,
                                               image_size=(1024, 1024))
-        for lab_name in draw_figures.RUN_FIGURES:
+        for lab_name in figures.RUN_FIGURES:
             number = lab_name[:2]
             doc = docs.get(lab_name) or recorded("lab%s-solution.json" % number)
             with self.subTest(lab=lab_name):
                 path, found, _ = self.run_figure(lab_name, doc)
-                self.assertEqual(os.path.basename(path), draw_figures.RUN_FIGURES[lab_name][0])
+                self.assertEqual(os.path.basename(path), figures.RUN_FIGURES[lab_name][0])
                 self.assertLessEqual(self.svg_width(path), 900)
-                with open(draw_figures.page_svg_path(path)) as f:
-                    self.assertFalse(draw_figures.marks_wrong(f.read()), found)  # the solution: nothing wrong
+                with open(figures.page_svg_path(path)) as f:
+                    self.assertFalse(figures.marks_wrong(f.read()), found)  # the solution: nothing wrong
         big = lab03_doc(16, 1024)
         path, _, _ = self.run_figure("03-nested-recursion", big)
         self.assertLessEqual(self.svg_width(path), 900)
@@ -479,25 +482,25 @@ class FiguresFromRecordedRunsTest(unittest.TestCase):
         for lab_name in ("01-divergent-counter", "02-memory-visibility", "03-nested-recursion"):
             for doc in ({}, recorded("lab06-solution.json"), [], {"params": {}}):
                 with self.subTest(lab=lab_name, doc=str(doc)[:40]):
-                    with self.assertRaises(draw_figures.FigureError):
-                        draw_figures.draw_run_figure(lab_name, doc, self.out)
+                    with self.assertRaises(figures.FigureError):
+                        figures.draw_run_figure(lab_name, doc, self.out)
         no_hello = recorded("lab03-solution.json")
         del no_hello["hello"]
-        with self.assertRaises(draw_figures.FigureError) as caught:
-            draw_figures.draw_tree_run(no_hello, os.path.join(self.out, "tree.svg"))
+        with self.assertRaises(figures.FigureError) as caught:
+            figures.draw_tree_run(no_hello, os.path.join(self.out, "tree.svg"))
         self.assertIn("hello", str(caught.exception))
         no_race = recorded("lab02-solution.json")
         del no_race["race"]
-        with self.assertRaises(draw_figures.FigureError):
-            draw_figures.draw_race_run(no_race, os.path.join(self.out, "race.svg"))
+        with self.assertRaises(figures.FigureError):
+            figures.draw_race_run(no_race, os.path.join(self.out, "race.svg"))
         odd = recorded("lab02-solution.json")
         odd["race"]["saw_other"] += 1  # the counts no longer add up to the parents
-        with self.assertRaises(draw_figures.FigureError):
-            draw_figures.draw_run_figure("02-memory-visibility", odd, self.out)
+        with self.assertRaises(figures.FigureError):
+            figures.draw_run_figure("02-memory-visibility", odd, self.out)
         bad = recorded("lab03-solution.json")
         bad["hello"]["records"][0] = [0, 1]  # not a (depth, block, thread) triple
-        with self.assertRaises(draw_figures.FigureError):
-            draw_figures.draw_run_figure("03-nested-recursion", bad, self.out)
+        with self.assertRaises(figures.FigureError):
+            figures.draw_run_figure("03-nested-recursion", bad, self.out)
         self.assertEqual(os.listdir(self.out), [])
 
     # Lab 01
@@ -506,7 +509,7 @@ class FiguresFromRecordedRunsTest(unittest.TestCase):
         doc = recorded("lab01-solution.json")
         path, found, words = self.run_figure("01-divergent-counter", doc)
         k = doc["params"]["K"]
-        drawn = [b for b in draw_figures.drawn_indices(k, draw_figures.RUN_BLOCKS_DRAWN) if b is not None]
+        drawn = [b for b in figures.drawn_indices(k, figures.RUN_BLOCKS_DRAWN) if b is not None]
         self.assertEqual(found.get("child-grid"), len(drawn))
         self.assertIn("your run with --K %d" % k, words)
         self.assertNotIn("wrong", found)
@@ -515,7 +518,7 @@ class FiguresFromRecordedRunsTest(unittest.TestCase):
         self.assertEqual(found.get("wrong"), 1)
         self.assertIn("foo should equal the flat version's %d" % doc["reference_foo"], words)
         doc["params"]["K"] += 1  # no longer one child grid per block: no picture
-        with self.assertRaises(draw_figures.FigureError):
+        with self.assertRaises(figures.FigureError):
             self.run_figure("01-divergent-counter", doc)
         unchecked = recorded("lab01-unchecked-launch.json")
         path, found, words = self.run_figure("01-divergent-counter", unchecked)
@@ -529,7 +532,7 @@ class FiguresFromRecordedRunsTest(unittest.TestCase):
         doc["child_grids"] = 2048
         doc["child_shapes"] = [{"grid": [1, 1, 1], "block": [32, 1, 1], "count": 2048}]
         path, found, words = self.run_figure("01-divergent-counter", doc)
-        self.assertEqual(found.get("block"), draw_figures.RUN_BLOCKS_DRAWN - 1)
+        self.assertEqual(found.get("block"), figures.RUN_BLOCKS_DRAWN - 1)
         self.assertIn("block 2047", words)
         self.assertLessEqual(self.svg_width(path), 900)
 
@@ -570,7 +573,7 @@ class FiguresFromRecordedRunsTest(unittest.TestCase):
         self.assertIn("something else", words)  # a legend key for the third colour, where a child saw one
         self.assertEqual(found.get("wrong"), 1)
         with open(path) as f:
-            self.assertTrue(draw_figures.marks_wrong(f.read()))
+            self.assertTrue(figures.marks_wrong(f.read()))
 
     # Lab 03
 
@@ -586,8 +589,8 @@ class FiguresFromRecordedRunsTest(unittest.TestCase):
         self.assertIn("All %d records are where the expected tree puts them." % len(records), words)
         with open(path) as f:
             svg = f.read()
-        self.assertNotIn(draw_figures.RED, svg)  # not one red pixel where nothing is wrong
-        self.assertFalse(draw_figures.marks_wrong(svg))
+        self.assertNotIn(figures.RED, svg)  # not one red pixel where nothing is wrong
+        self.assertFalse(figures.marks_wrong(svg))
 
     def test_tree_run_figure_marks_missing_and_extra_records(self):
         doc = recorded("lab03-solution.json")
@@ -602,7 +605,7 @@ class FiguresFromRecordedRunsTest(unittest.TestCase):
         path, found, words = self.run_figure("03-nested-recursion", doc)
         self.assertEqual(found.get("missing"), 2)
         self.assertEqual(found.get("extra"), 2)
-        expected = len(draw_figures.expected_tree_rule()(doc["params"]["blocks"], doc["params"]["threads"]))
+        expected = len(figures.expected_tree_rule()(doc["params"]["blocks"], doc["params"]["threads"]))
         self.assertEqual(found.get("thread"), expected - 2)
         self.assertIn("depth %d: 2 missing" % deepest, words)
         self.assertIn("depth 1: 1 extra", words)
@@ -610,25 +613,25 @@ class FiguresFromRecordedRunsTest(unittest.TestCase):
         self.assertIn("%d of %d expected records are there: 2 missing, 2 extra." % (expected - 2, expected), words)
         with open(path) as f:
             svg = f.read()
-        self.assertTrue(draw_figures.marks_wrong(svg))
+        self.assertTrue(figures.marks_wrong(svg))
         root = ET.parse(path).getroot()
         for element in root.iter(SVG + "rect"):
             if element.get("class") == "missing":
-                self.assertEqual((element.get("fill"), element.get("stroke")), ("white", draw_figures.RED))
+                self.assertEqual((element.get("fill"), element.get("stroke")), ("white", figures.RED))
             elif element.get("class") == "extra":
-                self.assertEqual(element.get("fill"), draw_figures.RED)
+                self.assertEqual(element.get("fill"), figures.RED)
 
     def test_tree_run_figure_of_recorded_wrong_submissions(self):
         # off-by-one-depth: every level launched at depth 0 again; its tree has 8 records at depth 0 too many.
         path, found, words = self.run_figure("03-nested-recursion", recorded("lab03-off-by-one-depth.json"))
         self.assertEqual(found.get("missing"), 8)
-        self.assertEqual(found.get("extra"), draw_figures.RUN_EXTRAS_DRAWN)  # the rest counted, not drawn
-        self.assertIn("+%d" % (8 - draw_figures.RUN_EXTRAS_DRAWN), words)
+        self.assertEqual(found.get("extra"), figures.RUN_EXTRAS_DRAWN)  # the rest counted, not drawn
+        self.assertIn("+%d" % (8 - figures.RUN_EXTRAS_DRAWN), words)
         self.assertIn("depth 0: 8 extra", words)
         # no-halving: a chain a thousand levels deep; the rows stop, the words count every record.
         doc = recorded("lab03-no-halving.json")
         path, found, words = self.run_figure("03-nested-recursion", doc)
-        self.assertEqual(found.get("depth-label"), draw_figures.RUN_ROWS_DRAWN + 1)  # and the word "depth"
+        self.assertEqual(found.get("depth-label"), figures.RUN_ROWS_DRAWN + 1)  # and the word "depth"
         extra = len(doc["hello"]["records"]) - 20
         self.assertIn("20 of 20 expected records are there: 0 missing, {:,} extra.".format(extra), words)
         self.assertIn("are not drawn", words)
@@ -642,10 +645,10 @@ class FiguresFromRecordedRunsTest(unittest.TestCase):
         doc["hello"]["count"] = len(doc["hello"]["records"])
         path, found, words = self.run_figure("03-nested-recursion", doc)
         self.assertLessEqual(self.svg_width(path), 900)
-        chains = draw_figures.RUN_CHAINS_DRAWN - 1
+        chains = figures.RUN_CHAINS_DRAWN - 1
         self.assertEqual(found.get("missing"), chains)       # thread 0 of each chain drawn
         self.assertEqual(found.get("extra"), 1)
-        self.assertLess(found.get("thread"), 11 * chains * draw_figures.RUN_CELLS_DRAWN)
+        self.assertLess(found.get("thread"), 11 * chains * figures.RUN_CELLS_DRAWN)
         self.assertIn("depth 3: 32 missing", words)           # and the elided ones counted
         self.assertIn("depth 0: 1 extra", words)
         self.assertIn("block 15", words)
@@ -665,7 +668,7 @@ class FiguresFromRecordedRunsTest(unittest.TestCase):
 
     def test_tree_run_figure_uses_the_rubric_rule(self):
         from rubrics import lab03  # the one statement of the expected tree, which the grader checks against
-        self.assertIs(draw_figures.expected_tree_rule(), lab03.expected_records)
+        self.assertIs(figures.expected_tree_rule(), lab03.expected_records)
 
     # Lab 07: the dwell image as a PNG, the leaf rectangles outlined
 
@@ -673,12 +676,12 @@ class FiguresFromRecordedRunsTest(unittest.TestCase):
         rows = [b"".join(bytes([x * 40, y * 60, 200]) for x in range(5)) for y in range(3)]
         path = os.path.join(self.out, "small.png")
         with open(path, "wb") as f:
-            f.write(draw_figures.png_bytes(5, 3, rows))
+            f.write(figures.png_bytes(5, 3, rows))
         width, height, got = read_png(path)
         self.assertEqual((width, height), (5, 3))
         self.assertEqual(got, rows)
         with self.assertRaises(ValueError):
-            draw_figures.png_bytes(5, 3, rows[:2])  # a row short
+            figures.png_bytes(5, 3, rows[:2])  # a row short
 
     def test_mandelbrot_outlines_the_leaf_rectangles_only(self):
         doc = two_squares_doc()
@@ -687,9 +690,9 @@ class FiguresFromRecordedRunsTest(unittest.TestCase):
         self.assertEqual((facts["rects"], facts["leaves"], facts["scale"], facts["unwritten"]), (2, 1, 8, 0))
         width, height, rows = read_png(path)
         self.assertEqual((width, height), (512, 512))  # 64 pixels a side, each drawn 8 x 8
-        outline, inside = draw_figures.OUTLINE, draw_figures.INSIDE
-        five = draw_figures.dwell_colour(5, 64)
-        self.assertNotIn(five, (outline, inside, draw_figures.rgb(draw_figures.RED)))
+        outline, inside = figures.OUTLINE, figures.INSIDE
+        five = figures.dwell_colour(5, 64)
+        self.assertNotIn(five, (outline, inside, figures.rgb(figures.RED)))
         # The leaf [0, 16) x [0, 16): its four edges at picture pixels 0 and 16 x 8 = 128.
         for x, y in ((64, 0), (0, 64), (128, 64), (64, 128), (0, 0), (128, 128)):
             self.assertEqual(pixel(rows, x, y), outline, (x, y))
@@ -720,24 +723,24 @@ class FiguresFromRecordedRunsTest(unittest.TestCase):
         self.assertEqual((facts["leaves"], facts["scale"]), (2, 3))
         width, height, rows = read_png(path)
         self.assertEqual((width, height), (450, 300))
-        outline = draw_figures.OUTLINE
+        outline = figures.OUTLINE
         for x, y in ((192, 50), (384, 50), (300, 0), (300, 192), (10, 192), (10, 299), (449, 250)):
             self.assertEqual(pixel(rows, x, y), outline, (x, y))
         self.assertNotEqual(pixel(rows, 100, 50), outline)
 
     def test_leaf_rects_counts_each_rectangle_once(self):
         rects = [(0, 0, 64, 0), (0, 0, 16, 1), (16, 0, 16, 1), (16, 0, 16, 1), (20, 4, 4, 2)]
-        self.assertEqual(draw_figures.leaf_rects(rects), [(0, 0, 16, 1)] + [(20, 4, 4, 2)])
+        self.assertEqual(figures.leaf_rects(rects), [(0, 0, 16, 1)] + [(20, 4, 4, 2)])
 
     def test_mandelbrot_run_picture_marks_unwritten_pixels(self):
         doc = two_squares_doc()
         path, found, words = self.run_figure("07-mandelbrot", doc)
         self.assertEqual(os.path.basename(path), "mandelbrot.png")
         read_png(path)
-        with open(draw_figures.page_svg_path(path)) as f:
+        with open(figures.page_svg_path(path)) as f:
             svg = f.read()
-        self.assertFalse(draw_figures.marks_wrong(svg))
-        self.assertNotIn(draw_figures.RED, svg)  # no red where nothing is wrong
+        self.assertFalse(figures.marks_wrong(svg))
+        self.assertNotIn(figures.RED, svg)  # no red where nothing is wrong
         self.assertEqual(found.get("dwell"), 1)
         self.assertIn('href="data:image/png;base64,', svg)
         self.assertIn("Your run with --width 64 --height 64", words)
@@ -747,24 +750,24 @@ class FiguresFromRecordedRunsTest(unittest.TestCase):
         doc["image"]["unwritten"] = 1
         path, found, words = self.run_figure("07-mandelbrot", doc)
         _, _, rows = read_png(path)
-        self.assertEqual(pixel(rows, 3, 10 * 8 + 3), draw_figures.rgb(draw_figures.RED))
-        with open(draw_figures.page_svg_path(path)) as f:
-            self.assertTrue(draw_figures.marks_wrong(f.read()))
+        self.assertEqual(pixel(rows, 3, 10 * 8 + 3), figures.rgb(figures.RED))
+        with open(figures.page_svg_path(path)) as f:
+            self.assertTrue(figures.marks_wrong(f.read()))
         self.assertEqual(found.get("wrong"), 1)
         self.assertIn("Red: 1 of the picture's 4,096 pixels were never written", words)
 
     def test_mandelbrot_needs_the_figure(self):
         doc = two_squares_doc()
         del doc["figure"]
-        with self.assertRaises(draw_figures.FigureError) as caught:
+        with self.assertRaises(figures.FigureError) as caught:
             draw_figures.draw_mandelbrot(doc, os.path.join(self.out, "mandelbrot.png"))
         self.assertIn("--figure", str(caught.exception))
-        with self.assertRaises(draw_figures.FigureError):
-            draw_figures.draw_run_figure("07-mandelbrot", doc, self.out)
+        with self.assertRaises(figures.FigureError):
+            figures.draw_run_figure("07-mandelbrot", doc, self.out)
         short = two_squares_doc()
         short["figure"]["dwell_rows"].pop()
-        with self.assertRaises(draw_figures.FigureError):
-            draw_figures.draw_run_figure("07-mandelbrot", short, self.out)
+        with self.assertRaises(figures.FigureError):
+            figures.draw_run_figure("07-mandelbrot", short, self.out)
         self.assertEqual(os.listdir(self.out), [])
         problems = self.draw_one({("07", "solution"): doc})
         self.assertTrue(any(p.startswith("07-mandelbrot.png") and "--figure" in p for p in problems), problems)
@@ -782,7 +785,7 @@ class FiguresFromRecordedRunsTest(unittest.TestCase):
         wrong["figure"]["dwell_rows"][0] = "ffff" * 64
         runs = [CaseRun(d["params"], None, d, None) for d in (right, wrong)]
         svg, caption = feedback.run_figure(registry.resolve("07"), runs)
-        self.assertTrue(draw_figures.marks_wrong(svg))  # the run that shows something wrong is preferred
+        self.assertTrue(figures.marks_wrong(svg))  # the run that shows something wrong is preferred
         self.assertTrue(svg.startswith("<svg"), svg[:40])
         self.assertIn('href="data:image/png;base64,', svg)
         self.assertIn("Your run with width=64", caption)
@@ -829,6 +832,109 @@ class FiguresFromRecordedRunsTest(unittest.TestCase):
         with open(sentinel) as f:
             self.assertEqual(f.read(), "committed")
         self.assertEqual(os.listdir(self.out), ["02-race-timeline.svg"])
+
+
+# ---------------------------------------------------------------- the grader never imports from tools/
+
+GRADER_DIR = os.path.join(paths.KIT_ROOT, "grader")
+TOOLS_DIR = os.path.join(paths.KIT_ROOT, "tools")
+# A string that names tools/ as a path: "tools", "tools/...", ".../tools" or ".../tools/...".
+TOOLS_PATH = re.compile(r"(^|[/\\])tools([/\\]|$)")
+SYS_PATH_CHANGE = ("insert", "append", "extend")
+
+
+def tools_modules():
+    """The names a module of tools/ is imported by."""
+    return {os.path.splitext(os.path.basename(p))[0] for p in glob.glob(os.path.join(TOOLS_DIR, "*.py"))}
+
+
+def is_sys_path(node):
+    return (isinstance(node, ast.Attribute) and node.attr == "path" and isinstance(node.value, ast.Name)
+            and node.value.id == "sys")
+
+
+def tools_uses(text, modules):
+    """What a module's source does that reaches into tools/: each as (line, what). An import of a module
+    of tools/ (import X, from X import ..., importlib.import_module("X"), __import__("X")), and a change
+    to sys.path (insert, append, extend, an assignment) in a module that names tools/ as a path in a
+    string or on the line of the change."""
+    tree = ast.parse(text)
+    lines = text.splitlines()
+    names_tools = any(isinstance(n, ast.Constant) and isinstance(n.value, str) and TOOLS_PATH.search(n.value)
+                      for n in ast.walk(tree))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, "import " + a.name) for a in node.names if a.name.split(".")[0] in modules]
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            if node.module.split(".")[0] in modules:
+                found.append((node.lineno, "from %s import" % node.module))
+        elif isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+            arg = node.args[0] if node.args else None
+            if name in ("import_module", "__import__") and isinstance(arg, ast.Constant) and isinstance(
+                    arg.value, str) and arg.value.split(".")[0] in modules:
+                found.append((node.lineno, "%s(%r)" % (name, arg.value)))
+            elif isinstance(func, ast.Attribute) and func.attr in SYS_PATH_CHANGE and is_sys_path(func.value):
+                line = lines[node.lineno - 1]
+                if names_tools or "tools" in line:
+                    found.append((node.lineno, "sys.path.%s with tools/ named: %s" % (func.attr, line.strip())))
+        elif isinstance(node, (ast.Assign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for t in targets:
+                if is_sys_path(t) or (isinstance(t, ast.Subscript) and is_sys_path(t.value)):
+                    if names_tools or "tools" in lines[node.lineno - 1]:
+                        found.append((node.lineno, "sys.path assigned with tools/ named"))
+    return sorted(found)
+
+
+class GraderImportsNothingOfToolsTest(unittest.TestCase):
+    """The layering of the kit: tools/ may import the grader, the grader never imports from tools/
+    (the maintainers' tools, which a kit may not hold). Its pictures of a run come from
+    gradelib/figures.py. grader/tests/ is left out: the kit's tests test the tools too, and never ship."""
+
+    def grader_sources(self):
+        found = []
+        for folder, dirs, names in os.walk(GRADER_DIR):
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__" and os.path.join(folder, d) != os.path.join(
+                GRADER_DIR, "tests"))
+            found += [os.path.join(folder, n) for n in sorted(names) if n.endswith(".py")]
+        return found
+
+    def test_no_grader_module_imports_from_tools(self):
+        modules = tools_modules()
+        self.assertIn("draw_figures", modules)
+        sources = self.grader_sources()
+        self.assertIn(os.path.join(GRADER_DIR, "gradelib", "feedback.py"), sources)
+        self.assertIn(os.path.join(GRADER_DIR, "kit.py"), sources)
+        problems = []
+        for path in sources:
+            with open(path) as f:
+                text = f.read()
+            problems += ["%s:%d: %s" % (os.path.relpath(path, paths.KIT_ROOT), line, what)
+                         for line, what in tools_uses(text, modules)]
+            # The plain text too, whatever the code's shape: no line imports the figure tool.
+            problems += ["%s:%d: %s" % (os.path.relpath(path, paths.KIT_ROOT), n, line.strip())
+                         for n, line in enumerate(text.splitlines(), 1)
+                         if re.match(r"\s*(import|from)\s+draw_figures\b", line)]
+        self.assertEqual(problems, [], "the grader reaches into tools/:\n" + "\n".join(problems))
+
+    def test_the_check_finds_what_it_looks_for(self):
+        modules = tools_modules()
+        old = ("import os\nimport sys\n\ndef figures_module():\n    tools = os.path.join(KIT_ROOT, \"tools\")\n"
+               "    if tools not in sys.path:\n        sys.path.insert(0, tools)\n    import draw_figures\n"
+               "    return draw_figures\n")
+        self.assertEqual([line for line, _ in tools_uses(old, modules)], [7, 8])
+        for text in ("from draw_figures import cuda_version\n", "import quoted_figures as qf\n",
+                     "import importlib\nm = importlib.import_module('dist')\n",
+                     "import os, sys\nsys.path.append(os.path.join(ROOT, 'tools'))\n",
+                     "import sys\nsys.path[:0] = ['../tools']\n"):
+            self.assertTrue(tools_uses(text, modules), text)
+        for text in ("from . import figures\n", "from gradelib import figures\n",
+                     "import os, sys\nsys.path.insert(0, os.path.dirname(__file__))\n",
+                     "# tools/measure_thresholds.py measured these\nLIMIT = 3\n"):
+            self.assertEqual(tools_uses(text, modules), [], text)
 
 
 if __name__ == "__main__":

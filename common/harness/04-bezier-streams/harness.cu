@@ -12,7 +12,7 @@
  * table is the document (make bench LAB=04; tools/gpu-suite.sh records it for the handouts).
  * --figure-lines N (0..400) puts the first N lines in the result document ("figure"): control
  * points, vertex count and the vertices the dynamic version computed, from which
- * tools/draw_figures.py draws the curves (make run LAB=04 draws them next to the program).
+ * grader/gradelib/figures.py draws the curves (make run LAB=04 draws them next to the program).
  *
  * The lines, the kit's heap, its own versions for the timing comparisons and the vertex check are in
  * common/src/bezier_lines.cu (Lab 06 uses them too); everything that calls the student's code is here.

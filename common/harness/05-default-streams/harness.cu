@@ -12,7 +12,7 @@
  * (i + 1) x --thread-spin-us, so that a thread that waits for everything returns visibly late.
  * One warm-up round, then --repeats rounds (legacy and student interleaved); medians are reported.
  * The result document holds each side's median round, kernel by kernel ("median_timeline"), from
- * which tools/draw_figures.py draws the timeline picture (make run LAB=05 writes it).
+ * which grader/gradelib/figures.py draws the timeline picture (make run LAB=05 writes it).
  *
  * --delay-us D (default 0: none) turns on the kit's hidden delays, drawn per round from
  * --delay-seed and the same for both sides: about half the workers of each part (at least one) run
@@ -832,7 +832,7 @@ static void json_side(kit_json_t *j, const char *key, int part, const timeline_t
         kit_json_end_object(j);
     }
     kit_json_end_array(j);
-    /* The same round for the timeline picture (tools/draw_figures.py): the kernels that ran, times
+    /* The same round for the timeline picture (grader/gradelib/figures.py): the kernels that ran, times
      * in us from its first start; Part B: when each thread's wait returned, on the same clock. */
     kit_json_begin_array(j, "median_timeline");
     for (int i = 0; i < n_kernels(r); i++) {

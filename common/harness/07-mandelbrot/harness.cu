@@ -11,7 +11,7 @@
  * --repeats N times the kit's exhaustive kernel and the student's subdivision N times each (medians).
  * --figure S (default 256; 0: none) puts the student's image, one pixel in every
  * ceil(max(width, height) / S), and the rectangles it reported in the document ("figure"), from which
- * the kit draws a PNG (tools/draw_figures.py; make run LAB=07 writes it next to the program). The
+ * the kit draws a PNG (grader/gradelib/figures.py; make run LAB=07 writes it next to the program). The
  * grader asks for it in one case only.
  * --bench 1 prints a timing table instead (exhaustive, the kit's host-driven worklist, the student's
  * subdivision; image sizes and zooms): make bench LAB=07.
