@@ -240,8 +240,14 @@ mutants_status=0
 ls "$LOGS"/mutants-*.failed > /dev/null 2>&1 && mutants_status=1
 fi
 
-if wants record; then  # into place, what came out whole
-cp "$LOGS"/data/mutants/*.json grader/tests/data/mutants/ 2>/dev/null
+if wants record; then  # into place, what came out whole, and nothing from a machine whose GPU failed the probe
+if ! grep -q '"dp_ok": *true' "$LOGS/probe.json" 2>/dev/null; then
+    echo "no GPU that runs dynamic parallelism here (see $LOGS/doctor.txt): nothing recorded" > "$LOGS/recorded-into-place.txt"
+else
+for n in $record_labs; do
+    [ -f "$LOGS/mutants-$n.failed" ] || cp "$LOGS/mutants/$n/recorded.json" \
+        "grader/tests/data/mutants/$(ls labs | grep "^$n-").json" 2>/dev/null
+done
 [ "$draw_status" = 0 ] && cp "$LOGS"/recorded/*.json grader/tests/data/recorded/
 python3 - "$LOGS/data/thresholds.json" handouts/figures/data/thresholds.json <<'PY' || echo "thresholds not copied (see $LOGS/data/)"
 import json, shutil, sys
@@ -251,6 +257,7 @@ if new["device"]["name"] != kept["device"]["name"]:
 shutil.copy(sys.argv[1], sys.argv[2])
 PY
 git status --short grader/tests/data handouts/figures/data > "$LOGS/recorded-into-place.txt" 2>&1
+fi
 fi
 
 echo "================ GPU suite ($PHASE) ================"
