@@ -42,7 +42,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 KIT_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, os.path.join(KIT_ROOT, "grader"))
 
-from gradelib import build, grading, paths, report  # noqa: E402
+from gradelib import build, exits, grading, paths, report  # noqa: E402
 from gradelib import checks as chk  # noqa: E402
 from gradelib import gpu as gpu_mod  # noqa: E402
 from gradelib import registry  # noqa: E402
@@ -796,7 +796,12 @@ def main(argv=None):
     for line in problems:
         print("PROBLEM: " + line)
     print("%d mutants in %.0f s; wrote %s" % (len(mutants), seconds, paths.relative(out)))
-    return 1 if problems else 0
+    if problems:
+        return 1
+    if not gpu.available:  # the static checks' kills are real; the runtime checks' mutants were not graded
+        print("NOT RUN: no usable GPU here, so the mutants only a runtime check can kill were not graded")
+        return exits.NOT_RUN
+    return 0
 
 
 if __name__ == "__main__":
