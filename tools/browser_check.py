@@ -1,8 +1,15 @@
 #!/usr/bin/env python3
-"""Feedback pages looked at in a real browser: each page is rendered by headless Chromium to a
-screenshot, and so is the picture of the run it holds, alone; the two screenshots are compared.
+"""Feedback pages and rendered handouts looked at in a real browser (headless Chromium).
 
   python3 tools/browser_check.py [--keep DIR] PAGE.html...
+  python3 tools/browser_check.py --handouts DIR     (after `make handouts`: DIR/*.html)
+
+Handouts, each loaded in a window HANDOUT_WIDTH wide: the page does not scroll sideways; its table of
+contents lists the 2.x sections where the page has them; every image is found and loaded, lies within the
+window, and each SVG figure's smallest text is shown at MIN_FIGURE_TEXT_PX or more.
+
+Feedback pages: each page is rendered to a screenshot, and so is the picture of the run it holds, alone;
+the two screenshots are compared.
 
 For every page (its screenshot as tall as the page): the screenshot is not blank; where the page holds
 a run's picture (an inline SVG), the picture drawn alone is found in the page's screenshot (locate()), with
@@ -20,6 +27,7 @@ and the PNG filters (8-bit RGB or RGBA, as Chromium writes its screenshots).
 import base64
 import concurrent.futures
 import fcntl
+import glob
 import json
 import operator
 import os
@@ -174,8 +182,8 @@ class Browser(object):
                 return answer["result"]
             self.events.append(answer)
 
-    def screenshot(self, html_path, png_path, width=WIDTH, height=HEIGHT):
-        """Renders a local file, loaded afresh in a viewport of width x height, into png_path."""
+    def load(self, html_path, width=WIDTH, height=HEIGHT):
+        """Loads a local file afresh in a viewport of width x height, and waits for its load event."""
         self.call("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1,
                   mobile=False)
         self.events = []
@@ -183,6 +191,14 @@ class Browser(object):
         deadline = time.time() + TIMEOUT
         while not any(e.get("method") == "Page.loadEventFired" for e in self.events):
             self.events.append(self._message(deadline))
+
+    def evaluate(self, expression):
+        """The value of a JavaScript expression in the loaded page."""
+        return self.call("Runtime.evaluate", expression=expression, returnByValue=True)["result"].get("value")
+
+    def screenshot(self, html_path, png_path, width=WIDTH, height=HEIGHT):
+        """Renders a local file, loaded afresh in a viewport of width x height, into png_path."""
+        self.load(html_path, width, height)
         shot = self.call("Page.captureScreenshot", format="png", optimizeForSpeed=True)
         with open(png_path, "wb") as f:
             f.write(base64.b64decode(shot["data"]))
@@ -507,7 +523,89 @@ def check_pages(browser, page_paths, work):
         in_turn.close()
 
 
+HANDOUT_WIDTH = 1280      # a laptop's window
+MIN_FIGURE_TEXT_PX = 11
+# What a handout's page shows, read in the page: how far it scrolls sideways, the table of contents'
+# third-level entries and the page's third-level headings, and each image's place and size.
+HANDOUT_FACTS = """JSON.stringify({
+  overflow: document.documentElement.scrollWidth - window.innerWidth,
+  toc_level3: document.querySelectorAll('#TOC ul ul li').length,
+  headings_level3: document.querySelectorAll('h3').length,
+  window: window.innerWidth,
+  images: Array.from(document.images).map(i => {
+    const box = i.getBoundingClientRect();
+    return {src: i.getAttribute('src'), loaded: i.complete && i.naturalWidth > 0, width: box.width,
+            left: box.left, right: box.right};
+  })
+})"""
+_FONT_SIZE = re.compile(r'font-size[=:]\s*"?([0-9.]+)')
+_VIEW_WIDTH = re.compile(r'<svg[^>]*\bviewBox="[-0-9.]+\s+[-0-9.]+\s+([0-9.]+)')
+
+
+def svg_text_px(svg_text, shown_width):
+    """The smallest text of an SVG figure, in pixels, shown shown_width wide; None without text."""
+    sizes = [float(s) for s in _FONT_SIZE.findall(svg_text)]
+    view = _VIEW_WIDTH.search(svg_text)
+    if not sizes or not view:
+        return None
+    return min(sizes) * shown_width / float(view.group(1))
+
+
+def handout_problems(facts, page_dir):
+    """What is wrong with a rendered handout (HANDOUT_FACTS, read in the browser), as a list."""
+    problems = []
+    if facts["overflow"] > 0:
+        problems.append("the page scrolls sideways by %d px" % facts["overflow"])
+    if facts["headings_level3"] and not facts["toc_level3"]:
+        problems.append("the table of contents lists none of the page's %d third-level sections"
+                        % facts["headings_level3"])
+    for image in facts["images"]:
+        if not image["loaded"]:
+            problems.append("%s: not found or not loaded" % image["src"])
+            continue
+        if image["left"] < 0 or image["right"] > facts["window"]:
+            problems.append("%s: shown from x = %d to %d, outside the window" % (image["src"], image["left"],
+                                                                                 image["right"]))
+        if image["src"].endswith(".svg"):
+            with open(os.path.join(page_dir, image["src"])) as f:
+                px = svg_text_px(f.read(), image["width"])
+            if px is not None and px < MIN_FIGURE_TEXT_PX:
+                problems.append("%s: its smallest text shown at %.1f px, below %d" % (image["src"], px,
+                                                                                      MIN_FIGURE_TEXT_PX))
+    return problems
+
+
+def check_handouts(browser, folder):
+    """Each rendered handout in folder: yields (page, problems, facts)."""
+    for page in sorted(glob.glob(os.path.join(folder, "*.html"))):
+        browser.load(page, HANDOUT_WIDTH, HEIGHT)
+        facts = json.loads(browser.evaluate(HANDOUT_FACTS))
+        yield page, handout_problems(facts, os.path.dirname(page)), facts
+
+
+def main_handouts(folder):
+    pages = glob.glob(os.path.join(folder, "*.html"))
+    if not pages:
+        print("not run: no rendered handouts in %s (`make handouts` renders them; it needs pandoc)" % folder)
+        return NOT_RUN
+    browser = find_browser()
+    if browser is None:
+        print("not run: no Chromium here (apt-get install chromium); the handouts were not looked at")
+        return NOT_RUN
+    failed = 0
+    with Browser(browser) as started:
+        for page, problems, facts in check_handouts(started, folder):
+            shown = [image["src"] for image in facts["images"]]
+            print("%s %s: %d images%s, %d sections of level 3 in the contents%s" % (
+                "FAIL" if problems else "ok  ", page, len(shown), " (%s)" % ", ".join(shown) if shown else "",
+                facts["toc_level3"], "".join("\n     " + p for p in problems)))
+            failed += bool(problems)
+    return 1 if failed else 0
+
+
 def main(argv):
+    if argv[:1] == ["--handouts"] and len(argv) == 2:
+        return main_handouts(argv[1])
     keep = None
     if argv[:1] == ["--keep"]:
         keep, argv = argv[1], argv[2:]

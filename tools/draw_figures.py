@@ -163,7 +163,7 @@ def draw_recursion(docs, out_path):
 
     # Chain c's grid at depth d sits under top-level block c.
     column_x = [70 + c * (block_w + 40) for c in range(top_blocks)]
-    svg.text("depth-label", 20, 56, "depth", 10, fill=MUTED)
+    svg.text("depth-label", 20, 56, "depth", 11, fill=MUTED)
     rows = []
     for depth, grids, blocks, threads in levels:
         if depth == 0:
@@ -177,10 +177,10 @@ def draw_recursion(docs, out_path):
                                                                plural(threads, "thread")), MUTED)]})
     tree_panel(svg, rows, 60, {"cell": cell, "gap": gap, "row_h": row_h, "note_x": width - 20, "note_size": 11,
                                "note_y": 14, "note_dy": 0, "extra_x": width})
-    svg.text("legend", 20, tree_h - 22, "dark cell: thread 0, the one launcher of its block; arrow: its launch.", 10,
+    svg.text("legend", 20, tree_h - 22, "dark cell: thread 0, the one launcher of its block; arrow: its launch.", 11,
              fill=MUTED)
     svg.text("legend", 20, tree_h - 9, "The records hold depth, block and thread only, so each chain is drawn under "
-             "the top-level block that starts it.", 10, fill=MUTED)
+             "the top-level block that starts it.", 11, fill=MUTED)
 
     # Part B: levels that ran against the pending-launch limit.
     y0 = tree_h + 16
@@ -192,9 +192,9 @@ def draw_recursion(docs, out_path):
         for i, (case, doc) in enumerate(chains):
             chain_row(svg, case, doc, left, y0 + 26 + i * 34, scale)
         ref = chains[0][1]
-        svg.text("caption", 20, y0 + 26 + len(chains) * 34 + 12, CHAIN_CAPTION, 10, fill=MUTED)
+        svg.text("caption", 20, y0 + 26 + len(chains) * 34 + 12, CHAIN_CAPTION, 11, fill=MUTED)
         svg.text("caption", 20, y0 + 26 + len(chains) * 34 + 26, "%s; each run with %s."
-                 % (device_words(ref), params_words(ref)), 10, fill=MUTED)
+                 % (device_words(ref), params_words(ref)), 11, fill=MUTED)
     svg.write(out_path)
     return {"threads": len(solution["hello"]["records"]), "grids": sum(lv[1] for lv in levels),
             "launches": sum(lv[1] for lv in levels[1:]), "chains": len(chains)}
@@ -311,7 +311,7 @@ def draw_allocator(docs, out_path):
     decade = low
     while decade <= high * 1.0001:
         svg.line("axis-tick", x_of(decade), y - 8, x_of(decade), height - 40, stroke="#dddddd")
-        svg.text("axis-label", x_of(decade), y - 12, ("%g ms" % decade), 10, anchor="middle", fill=MUTED)
+        svg.text("axis-label", x_of(decade), y - 12, ("%g ms" % decade), 11, anchor="middle", fill=MUTED)
         decade *= 10
     for title, bars in groups:
         y += 22
@@ -329,7 +329,7 @@ def draw_allocator(docs, out_path):
                  11, fill=MUTED)
         y += 8
     svg.text("note", 20, height - 16, "Red: the kit's slow baseline; blue: one bulk allocation; green: the "
-             "reference solution's pool and counter. Same run, same GPU.", 10, fill=MUTED)
+             "reference solution's pool and counter. Same run, same GPU.", 11, fill=MUTED)
     svg.write(out_path)
     return {"bars": len(values)}
 

@@ -17,13 +17,16 @@ if ! command -v pandoc > /dev/null 2>&1; then
     exit 77
 fi
 mkdir -p "$OUT/figures"
-# Long table cells and code wrap instead of making the page scroll sideways; figures fit the page.
+# Long table cells and code wrap instead of making the page scroll sideways. A figure keeps the size it
+# was drawn at (its text 11 px or more), wider than the text column where the window allows and
+# centred on it, and shrinks only in a window narrower than the figure.
 cat > "$OUT/.style.html" <<'STYLE'
 <style>
 table { display: block; max-width: 100%; overflow-x: auto; }
 td, th { overflow-wrap: anywhere; }
 code { overflow-wrap: anywhere; }
-img { max-width: 100%; height: auto; }
+img { display: block; max-width: min(1000px, calc(100vw - 2em)); height: auto; position: relative; left: 50%;
+      transform: translateX(-50%); }
 </style>
 STYLE
 # The figures only: handouts/figures/data/ holds the documents they were drawn from, which no page shows.

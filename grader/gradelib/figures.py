@@ -191,29 +191,29 @@ def draw_grids_run(doc, out_path, who="yours", case=None, most_blocks=RUN_BLOCKS
         svg.rect("block", x, top, col_w, block_h, PANEL, stroke=INK, rx=6, tip="block %d of %d: %d threads, %d warps"
                  % (b, k, 32 * m, m))
         svg.text("block-label", x + 10, top + 18, "block %d" % b, 11, weight="bold")
-        svg.text("block-size", x + col_w - 10, top + 18, "%d threads" % (32 * m), 10, "end")
+        svg.text("block-size", x + col_w - 10, top + 18, "%d threads" % (32 * m), 11, "end")
         for row, w in enumerate(warps):
             y = top + 30 + row * 20
             if w is None:
                 svg.text("ellipsis", x + 10 + 36 + lane_w / 2, y + 10, "\u22ee", 14, "middle")
                 continue
-            svg.text("warp-label", x + 10, y + 10, "w%d" % w, 10)
+            svg.text("warp-label", x + 10, y + 10, "w%d" % w, 11)
             svg.rect("warp", x + 46, y, lane_w, 12, LANE, stroke="#555555",
                      tip="block %d, warp %d: lane 0 is its leader" % (b, w))
             svg.rect("leader", x + 46, y, lane_w / 32.0, 12, DARK, tip="block %d, thread %d: a leader" % (b, 32 * w))
-        svg.text("shared-x", x + 10, top + block_h - 12, "shared x: thread 0 sets x = 5", 10)
+        svg.text("shared-x", x + 10, top + block_h - 12, "thread 0: shared x = 5", 11)
         lx = x + 46 + lane_w / 64.0
         svg.line("launch", lx, top + block_h, lx, child_y - 2, INK, 1.5, arrow=True)
-        svg.text("launch-label", lx + 8, top + block_h + 25, "thread 0 launches", 10)
+        svg.text("launch-label", lx + 8, top + block_h + 25, "thread 0 launches", 11)
         if checked_all:
-            svg.text("launch-label", lx + 8, top + block_h + 38, "+ KIT_CHECK_LAUNCH()", 10, mono=True)
+            svg.text("launch-label", lx + 8, top + block_h + 38, "+ KIT_CHECK_LAUNCH()", 11, mono=True)
         svg.rect("child-grid", x, child_y, col_w, child_h, CHILD, stroke=INK, rx=6,
                  tip="the child grid of block %d: <<<1, %d>>>" % (b, m), dash="5,3")
         svg.text("child-label", x + 10, child_y + 17, "child grid: 1 block", 11, weight="bold")
         svg.rect("child-block", x + 46, child_y + 27, lane_w, 12, DARK, tip="%d threads, all active" % m)
-        svg.text("child-size", x + 46 + lane_w / 2, child_y + 37, "%d threads, all active" % m, 10, "middle",
+        svg.text("child-size", x + 46 + lane_w / 2, child_y + 37, "%d threads, all active" % m, 11, "middle",
                  fill="white")
-        svg.text("child-work", x + 10, child_y + 57, "entry_work(foo, %d) each" % n, 10, mono=True)
+        svg.text("child-work", x + 10, child_y + 57, "entry_work(foo, %d) each" % n, 11, mono=True)
     svg.text("launches", left, text_y, "Each launch: entry_kernel<<<1, M>>>(foo, n), M = blockDim.x / 32 = %d. "
              "%d child grids in all; %d of %d launches checked, %d failed." % (m, doc["child_grids"], log["checked"],
                                                                              doc["child_grids"], log["failed"]), 11)
@@ -296,7 +296,7 @@ def tree_panel(svg, rows, y_top, style):
                 else:
                     tree_cell(svg, x, y + gap, cell, depth, box["block"], slot[0], slot[1])
             if row.get("top"):
-                svg.text("block-label", bx + w / 2.0, y + cell + 20, "block %d" % box["block"], 10, "middle", MUTED)
+                svg.text("block-label", bx + w / 2.0, y + cell + 20, "block %d" % box["block"], 11, "middle", MUTED)
             else:
                 parent = anchors.get((depth - 1, box["chain"]))
                 if parent:
@@ -307,7 +307,7 @@ def tree_panel(svg, rows, y_top, style):
             tree_cell(svg, x + k * pitch, y + gap, cell, d, b, t, "extra", why)
         if row.get("more"):
             svg.text("extra-more", x + len(row["extras"]) * pitch + 2, y + gap + cell - 3,
-                     "+%s" % "{:,}".format(row["more"]), 10, fill=RED)
+                     "+%s" % "{:,}".format(row["more"]), 11, fill=RED)
         for k, (cls, text, colour) in enumerate(row["notes"]):
             svg.text(cls, style["note_x"], y + style["note_y"] + k * style["note_dy"], text, style["note_size"],
                      "end", colour)
@@ -343,7 +343,7 @@ def chain_row(svg, label, doc, left, y, scale):
         svg.line("limit", lx, y - 1, lx, y + 21, INK, 2)
     svg.text("chain-value", left + 4, y + 14, "%d of %d levels%s; limit %s" % (
         ran, wanted, ", launch failed" if failed else "", "{:,}".format(limit) if limit else "?"),
-        10, fill="white" if ran * scale > 220 else INK)
+        11, fill="white" if ran * scale > 220 else INK)
     return ran == wanted and not failed
 
 
@@ -501,7 +501,7 @@ def draw_tree_run(doc, out_path, who="yours", case=None):
     svg.text("caption", 20, 57, "%s with %s: %s record%s, %s expected" % (
         whose[0].upper() + whose[1:], params_words(doc), "{:,}".format(len(records)), "" if len(records) == 1 else "s",
         "{:,}".format(expected_total)), 11, fill=MUTED)
-    svg.text("depth-label", 20, y_top - 14, "depth", 10, fill=MUTED)
+    svg.text("depth-label", 20, y_top - 14, "depth", 11, fill=MUTED)
     tree_panel(svg, rows, y_top, style)
 
     y = tree_bottom + 18
@@ -524,31 +524,31 @@ def draw_tree_run(doc, out_path, who="yours", case=None):
     svg.rect("legend-key", 20, y - 10, 10, 10, BLUE)
     svg.rect("legend-key", 34, y - 10, 10, 10, LIGHT_BLUE)
     svg.text("legend", 50, y, "a record where the expected tree has it (dark: thread 0, the launcher of its block); "
-             "arrow: a launch of the expected tree", 10, fill=MUTED)
+             "arrow: a launch of the expected tree", 11, fill=MUTED)
     y += 18
     if wrong:
         svg.rect("legend-key", 20, y - 10, 10, 10, "white", stroke=RED)
         svg.rect("legend-key", 34, y - 10, 10, 10, RED)
         svg.text("legend", 50, y, "red: outlined, a record missing; filled, a record the tree does not have "
-                 "(extra, duplicated or at a wrong depth), after its depth's cells", 10, fill=MUTED)
+                 "(extra, duplicated or at a wrong depth), after its depth's cells", 11, fill=MUTED)
     else:
         svg.text("legend", 20, y, "Red would mark a record missing (an outlined cell) or one the expected tree does "
-                 "not have (a filled cell, after its depth's cells); there are none.", 10, fill=MUTED)
+                 "not have (a filled cell, after its depth's cells); there are none.", 11, fill=MUTED)
     if below_zero_lost:
         y += 18
         svg.text("legend", 20, y, "The records below depth 0 do not name their chain: a missing one is drawn in "
-                 "the last chains.", 10, fill=MUTED)
+                 "the last chains.", 11, fill=MUTED)
     if elided:
         y += 18
         svg.text("legend", 20, y, "\u2026: cells and chains not drawn; the counts on the right are of every cell "
-                 "of the depth.", 10, fill=MUTED)
+                 "of the depth.", 11, fill=MUTED)
 
     if deep:
         svg.text("heading", 20, chain_y + 8, "Part B: deep_chain, levels that ran, and the pending-launch limit",
                  14, weight="bold")
         left = 120
         chain_row(svg, who, doc, left, chain_y + 26, chain_scale([doc], left, width - 30))
-        svg.text("caption", 20, chain_y + 72, CHAIN_CAPTION, 10, fill=MUTED)
+        svg.text("caption", 20, chain_y + 72, CHAIN_CAPTION, 11, fill=MUTED)
         if not chain_right:
             d = doc["deep"]
             svg.text("wrong", 20, chain_y + 90, "Levels 0 to %d should all run; %d ran, %d launch(es) failed%s."
@@ -602,7 +602,7 @@ def race_outcome_panel(svg, runs, top, left, right, other_key=False):
     if other_key:
         svg.rect("legend-key", left + 290, y, 12, 12, MUTED)
         svg.text("legend", left + 306, y + 10, "something else", 11)
-    svg.text("legend", right + 8, y + 10, "saw 1 | saw 2 | slots ending at 2", 10, fill=MUTED)
+    svg.text("legend", right + 8, y + 10, "saw 1 | saw 2 | ended at 2", 11, fill=MUTED)
     return y
 
 
@@ -639,7 +639,7 @@ def race_time_panel(svg, rows, ends_ns, done_ns, done_label, y0, width, caption,
     for k in range(6):
         x = left + k * (right - left) / 5.0
         svg.line("axis-tick", x, ty, x, ty + 6 + len(rows) * 26, "#dddddd", 1)
-        svg.text("axis-label", x, ty - 2, "%.1f us" % (top_us * k / 5.0), 10, "middle", MUTED)
+        svg.text("axis-label", x, ty - 2, "%.1f us" % (top_us * k / 5.0), 11, "middle", MUTED)
     for i, (label, s, colour) in enumerate(rows):
         y = ty + 14 + i * 26
         svg.text("row-label", left - 8, y + 4, label, 11, "end")
@@ -650,8 +650,8 @@ def race_time_panel(svg, rows, ends_ns, done_ns, done_label, y0, width, caption,
                    tip="%s: median %.2f us, %d samples" % (label.strip(), s["median"] / 1000.0, s["count"]))
     done = done_ns / 1000.0
     svg.line("tree-done", left + done * scale, ty, left + done * scale, ty + 6 + len(rows) * 26, INK, 1.2, dash="4 3")
-    svg.text("tree-done-label", left + done * scale - 4, ty + 6 + len(rows) * 26, done_label, 10, "end", INK)
-    svg.text("caption", 20, ty + 14 + len(rows) * 26 + 10, footer, 10, fill=MUTED)
+    svg.text("tree-done-label", left + done * scale - 4, ty + 6 + len(rows) * 26, done_label, 11, "end", INK)
+    svg.text("caption", 20, ty + 14 + len(rows) * 26 + 10, footer, 11, fill=MUTED)
 
 
 TIME_CAPTION = ("%%globaltimer, microseconds after a kit kernel that ran just before the parent grid%s; dot: median, "
@@ -726,7 +726,7 @@ def draw_curves(doc, out_path, who="yours", case=None):
 
     width = 720
     plot_h = 1.1 * CURVE_SCALE
-    height = int(plot_h + 70)
+    height = int(plot_h + 84)
     svg = Svg(width, height, "Lab 04: %d curves tessellated by %s, vertices coloured by count" % (len(lines), who))
     vertices = 0
     for number, line in enumerate(lines):
@@ -745,11 +745,11 @@ def draw_curves(doc, out_path, who="yours", case=None):
     svg.text("caption", 20, plot_h + 18, "%d curves; vertex colour: blue = %d vertices ... red = %d"
              % (len(lines), low, high), 13)
     whose = case_words(case) if case else "your run"
-    svg.text("caption", 20, plot_h + 38, "%s; %s with %s:" % (device_words(doc), whose, params_words(doc)), 10,
-             fill=MUTED)
+    svg.text("caption", 20, plot_h + 38, "%s;" % device_words(doc), 11, fill=MUTED)
+    svg.text("caption", 20, plot_h + 52, "%s with %s:" % (whose, params_words(doc)), 11, fill=MUTED)
     owner = "your" if who == "yours" else who + "'s"
-    svg.text("caption", 20, plot_h + 52, "its first %d lines, each vertex where %s dynamic version put it (%s)"
-             % (len(lines), owner, fig.get("from", "cdp")), 10, fill=MUTED)
+    svg.text("caption", 20, plot_h + 66, "its first %d lines, each vertex where %s dynamic version put it (%s)"
+             % (len(lines), owner, fig.get("from", "cdp")), 11, fill=MUTED)
     svg.write(out_path)
     return {"curves": len(lines), "vertices": vertices}
 
@@ -801,7 +801,7 @@ def draw_panel(svg, part_title, row_word, n_workers, has_default, side_name, sid
     for row in range(rows):
         y = y0 + row * TIMELINE_ROW
         label = "default" if has_default and row == n_workers else "%s %d" % (row_word, row)
-        svg.text("row-label", x0, y + 10, label, 10)
+        svg.text("row-label", x0, y + 10, label, 11)
         svg.line("row-line", plot_x, y + TIMELINE_ROW, plot_x + plot_w, y + TIMELINE_ROW, "#eeeeee")
     for kern in kernels:
         row = kern["row"] if kern["worker"] else n_workers
@@ -822,9 +822,9 @@ def draw_panel(svg, part_title, row_word, n_workers, has_default, side_name, sid
     while v <= scale_us + 1e-9:
         x = plot_x + v * px_per_us
         svg.line("axis-tick", x, axis_y, x, axis_y + 4, "#444444")
-        svg.text("axis-label", x, axis_y + 14, "%g" % v, 9, "middle")
+        svg.text("axis-label", x, axis_y + 14, "%g" % v, 11, "middle")
         v += step
-    svg.text("axis-unit", plot_x + plot_w, axis_y + 26, "us", 9, "end")
+    svg.text("axis-unit", plot_x + plot_w, axis_y + 26, "us", 11, "end")
 
 
 def draw_timelines(doc, out_path, who="yours", case=None, width=RUN_TIMELINE_WIDTH):
@@ -860,7 +860,7 @@ def draw_timelines(doc, out_path, who="yours", case=None, width=RUN_TIMELINE_WID
     svg.text("caption", 20, y + 42, "Left: the kit's legacy build; right: %s. Both sides of a part share one time "
              "axis." % who, size)
     whose = case_words(case) if case else "your run"
-    svg.text("caption", 20, y + 60, "%s with %s" % (whose[0].upper() + whose[1:], params_words(doc)), 10, fill=MUTED)
+    svg.text("caption", 20, y + 60, "%s with %s" % (whose[0].upper() + whose[1:], params_words(doc)), 11, fill=MUTED)
     svg.write(out_path)
     return {"kernels": bars}
 
