@@ -174,21 +174,16 @@ def _grade(args, labs, scratch):
     salted = " with the instructor's salt" if paths.instructor_salt() else ""
     print("seed %d%s (grade.py --seed %d repeats these test cases%s)" % (seed, salted, seed, salted))
     print(sandbox_line)
+    # One submission needs one GPU: the pool holds the first that passed its probe (or why none did).
     gpus, gpu_lines = gpu_mod.GpuPool.probed(sandboxed, args.gpus, need=1)
-    with gpus.checkout() as gpu:
-        if not gpu.available:
-            gpu_lines.insert(0, "GPU: none usable. Build and static checks run; runtime checks will NOT run.\n     %s"
-                             % gpu.reason.replace("\n", "\n     "))
-        elif gpu.token is not None:
-            gpu_lines.append("graded on GPU %s (%s)" % (gpu.token, gpu.pci_bus_id))
-        print("\n".join(gpu_lines), flush=True)
-        return _grade_on(args, labs, submission, seed, (sandboxed, sandbox_line), gpu)
+    gpu = gpus.shown
+    if not gpu.available:
+        gpu_lines.insert(0, "GPU: none usable. Build and static checks run; runtime checks will NOT run.\n     %s"
+                         % gpu.reason.replace("\n", "\n     "))
+    elif gpu.token is not None:
+        gpu_lines.append("graded on GPU %s (%s)" % (gpu.token, gpu.pci_bus_id))
+    print("\n".join(gpu_lines), flush=True)
 
-
-def _grade_on(args, labs, submission, seed, sandbox_choice, gpu):
-    """The rest of _grade, on the GPU picked (a gpu.GpuInfo, or why there is none); sandbox_choice:
-    grading.sandbox_choice's (sandboxed, line)."""
-    sandboxed, sandbox_line = sandbox_choice
     reports = []
     for lab in labs:
         try:

@@ -245,8 +245,7 @@ if ! grep -q '"dp_ok": *true' "$LOGS/probe.json" 2>/dev/null; then
     echo "no GPU that runs dynamic parallelism here (see $LOGS/doctor.txt): nothing recorded" > "$LOGS/recorded-into-place.txt"
 else
 for n in $record_labs; do
-    [ -f "$LOGS/mutants-$n.failed" ] || cp "$LOGS/mutants/$n/recorded.json" \
-        "grader/tests/data/mutants/$(ls labs | grep "^$n-").json" 2>/dev/null
+    [ -f "$LOGS/mutants-$n.failed" ] || cp "$LOGS"/data/mutants/$n-*.json grader/tests/data/mutants/ 2>/dev/null
 done
 [ "$draw_status" = 0 ] && cp "$LOGS"/recorded/*.json grader/tests/data/recorded/
 python3 - "$LOGS/data/thresholds.json" handouts/figures/data/thresholds.json <<'PY' || echo "thresholds not copied (see $LOGS/data/)"

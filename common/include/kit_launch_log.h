@@ -25,7 +25,8 @@ typedef struct {
 /* Device side: read and clear the calling thread's last error (cudaGetLastError) and record it as the
  * result of the launch just made. Returns the error so callers can branch on it. */
 __device__ cudaError_t kit_check_launch(int line);
-/* Device side: the same for any other device runtime call. */
+/* Device side: record the result of any other device runtime call, passed in (KIT_CHECK_DEVICE).
+ * Returns it. */
 __device__ cudaError_t kit_record_call_result(cudaError_t err, int line);
 
 /* Host side: zero the log before a run, read it after the run has been synchronized. */

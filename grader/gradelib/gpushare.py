@@ -69,8 +69,8 @@ def gate_dir(info=None):
     return folder + "-" + re.sub(r"[^0-9A-Za-z]", "_", info.pci_bus_id or info.token)
 
 
-# .alone: this thread holds the GPU alone, through whichever gate (one per sharers() count, all on one
-# gpu lock file): a run it starts meanwhile must not wait for the lock the thread holds.
+# .alone: this thread holds the GPU alone, through whichever gate (one per sharers() count and GPU; those
+# of one GPU all on one gpu lock file): a run it starts meanwhile must not wait for the lock the thread holds.
 _this_thread = threading.local()
 
 
