@@ -98,6 +98,11 @@ void json_check(kit_json_t *j, const char *key, check_t c);
 void print_check(const char *what, check_t c, int n);
 heap_stats_t read_heap(void);
 void reset_heap(void);
+/* List every block kit_malloc_vertices takes from the device heap from now on (capacity of them at
+ * most); then free the listed blocks still live, stop listing and return how many were freed: what a
+ * case left in the heap does not shrink the next case's heap in the same process. */
+void heap_blocks_track(unsigned int capacity);
+unsigned int heap_blocks_free_left(void);
 /* While base is not NULL, kit_malloc_vertices carves blocks from [base, base + size) instead of the
  * device heap (timing runs). */
 void set_pool(char *base, unsigned long long size);

@@ -11,7 +11,8 @@
  *
  * The grader runs a harness with
  *   --json fd:W --nonce-fd R --cases-fd C
- * C is a pipe holding one line per case: the case's options ("--K 2 --M 32"), read until it is closed.
+ * C is a pipe holding one line per case: the case's options ("--K 2 --M 32"), all read, until it is
+ * closed, before the first case runs.
  * The channel W then holds
  *   kit-nonce NONCE                    (written once the CUDA context is made, before any case runs; a
  *                                       grader may hold the cases back until it comes: see kit_result.h)
@@ -33,6 +34,11 @@
  * value the runtime refuses is deferred: its document is
  *   {"kit_deferred": "why"}
  * and the grader runs it in a fresh process.
+ *
+ * A harness whose cases decide such a value through student code (Lab 04's prepare_cdp sizes the heap)
+ * uses kit_harness_main_planned: its plan step sees every case of the process before any kernel runs,
+ * so that one value can serve them all. Any case may then be deferred, as long as one case of the
+ * process runs (the grader takes a process that deferred every case for one that is not the kit's).
  */
 #ifndef KIT_HARNESS_H
 #define KIT_HARNESS_H
@@ -160,53 +166,107 @@ static inline void kit_run_one_case(int argc, char **argv, int (*run_case)(int, 
     kit_case_number++;
 }
 
-/* The grader's cases, one line each on descriptor cases_fd, each run with the process's --json. */
-static inline void kit_run_cases_from(long cases_fd, int argc, char **argv, const char *const *options,
-                                      int (*run_case)(int, char **))
+/* A process's cases: each one's argv (the process's --json appended) and its line as the grader sent it. */
+typedef struct {
+    int argc;
+    char **argv;
+    char *line;
+} kit_case_t;
+
+#define KIT_MAX_CASES 1024
+
+static inline void *kit_alloc_or_die(size_t bytes)
+{
+    void *p = malloc(bytes);
+    if (p == NULL) {
+        fprintf(stderr, "out of host memory\n");
+        exit(KIT_EXIT_USAGE);
+    }
+    return p;
+}
+
+/* Every case line on descriptor cases_fd, read to the end before any case runs (a harness with a plan
+ * step sees them all first); returns how many. */
+static inline int kit_read_cases(long cases_fd, int argc, char **argv, const char *const *options, kit_case_t *cases)
 {
     static const char *const json_only[] = {"--json", NULL};
     const char *json = kit_arg_string(argc, argv, "--json", NULL);
-    FILE *cases = fdopen((int)cases_fd, "r");
-    if (cases == NULL) {
+    FILE *in = fdopen((int)cases_fd, "r");
+    if (in == NULL) {
         fprintf(stderr, "cannot read --cases-fd %ld\n", cases_fd);
         exit(KIT_EXIT_USAGE);
     }
-    static char line[KIT_CASE_LINE_MAX];
-    while (fgets(line, sizeof line, cases) != NULL) {
-        if (strchr(line, '\n') == NULL && !feof(cases)) {
+    char line[KIT_CASE_LINE_MAX];
+    int n = 0;
+    while (fgets(line, sizeof line, in) != NULL) {
+        if (strchr(line, '\n') == NULL && !feof(in)) {
             fprintf(stderr, "a case line is longer than %d characters\n", KIT_CASE_LINE_MAX - 1);
             exit(KIT_EXIT_USAGE);
         }
-        printf("== case %d: %s", kit_case_number, line);
-        char *args[KIT_CASE_MAX_ARGS];
-        args[0] = argv[0];
-        int count = kit_split_case_line(line, args, 1);
-        if (json != NULL) {
-            args[count++] = (char *)"--json";
-            args[count++] = (char *)json;
+        if (n == KIT_MAX_CASES) {
+            fprintf(stderr, "more than %d cases for one process\n", KIT_MAX_CASES);
+            exit(KIT_EXIT_USAGE);
         }
-        args[count] = NULL;
-        kit_require_options(count, args, options, json_only);
-        kit_run_one_case(count, args, run_case);
+        kit_case_t *c = &cases[n++];
+        size_t length = strlen(line);
+        c->line = (char *)kit_alloc_or_die(length + 1);
+        memcpy(c->line, line, length + 1);
+        char *words = (char *)kit_alloc_or_die(length + 1); /* split in place, kept for the case's life */
+        memcpy(words, line, length + 1);
+        c->argv = (char **)kit_alloc_or_die(KIT_CASE_MAX_ARGS * sizeof(char *));
+        c->argv[0] = argv[0];
+        c->argc = kit_split_case_line(words, c->argv, 1);
+        if (json != NULL) {
+            c->argv[c->argc++] = (char *)"--json";
+            c->argv[c->argc++] = (char *)json;
+        }
+        c->argv[c->argc] = NULL;
+        kit_require_options(c->argc, c->argv, options, json_only);
     }
-    fclose(cases);
+    fclose(in);
+    return n;
 }
 
-/* main of a harness: the process's options, the CUDA context, then each case (see the top): the one
- * on the command line, or the grader's from --cases-fd. options: the case's options, NULL-terminated. */
-static inline int kit_harness_main(int argc, char **argv, const char *const *options, int (*run_case)(int, char **))
+/* main of a harness whose cases must be seen together before any runs (see the top): plan_case(argc,
+ * argv, k) is called for every case k of the process, in order, before the first case runs and before
+ * any kernel; it may call the student's host-side preparation and record what it decided. NULL: no
+ * plan step. Then each case runs (run_case). options: the case's options, NULL-terminated. */
+static inline int kit_harness_main_planned(int argc, char **argv, const char *const *options,
+                                           int (*plan_case)(int, char **, int), int (*run_case)(int, char **))
 {
     static const char *const none[] = {NULL};
+    static kit_case_t cases[KIT_MAX_CASES];
     long cases_fd = kit_arg_long(argc, argv, "--cases-fd", -1, 0, 1 << 20);
     kit_require_options(argc, argv, cases_fd < 0 ? options : none, kit_process_options);
     kit_result_take_nonce(argc, argv); /* before any student code runs */
     kit_read_default_limits();
-    if (cases_fd < 0)
-        kit_run_one_case(argc, argv, run_case);
-    else
-        kit_run_cases_from(cases_fd, argc, argv, options, run_case);
+    int n = 1;
+    if (cases_fd < 0) {
+        cases[0].argc = argc;
+        cases[0].argv = argv;
+        cases[0].line = NULL;
+    } else {
+        n = kit_read_cases(cases_fd, argc, argv, options, cases);
+    }
+    for (int k = 0; plan_case != NULL && k < n; k++) {
+        int status = plan_case(cases[k].argc, cases[k].argv, k);
+        if (status != 0)
+            exit(status);
+    }
+    for (int k = 0; k < n; k++) {
+        if (cases[k].line != NULL)
+            printf("== case %d: %s", kit_case_number, cases[k].line);
+        kit_run_one_case(cases[k].argc, cases[k].argv, run_case);
+    }
     kit_channel_close();
     return 0;
+}
+
+/* main of a harness (see the top): the process's options, the CUDA context, then each case: the one on
+ * the command line, or the grader's from --cases-fd. */
+static inline int kit_harness_main(int argc, char **argv, const char *const *options, int (*run_case)(int, char **))
+{
+    return kit_harness_main_planned(argc, argv, options, NULL, run_case);
 }
 
 #endif /* KIT_HARNESS_H */

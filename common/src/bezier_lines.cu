@@ -83,11 +83,15 @@ __device__ float2 bezier_point(const bezier_line_t *line, int i, int n)
     return p;
 }
 
-/* The kit's heap blocks: a header, the vertices, a fence. */
+/* The kit's heap blocks: a header, the vertices, a fence. slot: the block's entry in the list of live
+ * blocks (kit_blocks), NO_SLOT when it is not listed. 32 bytes keep the vertices 16-byte aligned. */
 typedef struct {
     unsigned long long bytes;
     unsigned long long magic;
+    unsigned long long slot;
+    unsigned long long unused;
 } alloc_header_t;
+#define NO_SLOT (~0ULL)
 #define FENCE_WORDS ((KIT_ALLOC_OVERHEAD - (int)sizeof(alloc_header_t)) / 4)
 
 static __device__ heap_stats_t kit_heap;
@@ -100,10 +104,21 @@ typedef struct {
 } pool_t;
 static __device__ pool_t kit_pool;
 
+/* While raw is set, every block taken from the device heap is listed here (heap_blocks_track) and its
+ * entry cleared when kit_free_vertices frees it, so that the kit can free what a case's free step left
+ * (heap_blocks_free_left) before the next case of the process needs the heap, without touching a block
+ * already freed. */
+typedef struct {
+    char **raw;
+    unsigned int capacity, count;
+} block_list_t;
+static __device__ block_list_t kit_blocks;
+
 __device__ float2 *kit_malloc_vertices(int count)
 {
     size_t bytes = (size_t)(count > 0 ? count : 0) * sizeof(float2);
     char *raw = NULL;
+    unsigned long long slot = NO_SLOT;
     if (kit_pool.base != NULL) {
         unsigned long long need = (bytes + KIT_ALLOC_OVERHEAD + 15) & ~15ULL;
         unsigned long long at = atomicAdd(&kit_pool.next, need);
@@ -111,6 +126,12 @@ __device__ float2 *kit_malloc_vertices(int count)
             raw = kit_pool.base + at;
     } else if (cudaMalloc((void **)&raw, bytes + KIT_ALLOC_OVERHEAD) != cudaSuccess) {
         raw = NULL;
+    } else if (kit_blocks.raw != NULL) {
+        unsigned int at = atomicAdd(&kit_blocks.count, 1u);
+        if (at < kit_blocks.capacity) {
+            kit_blocks.raw[at] = raw;
+            slot = at;
+        }
     }
     if (raw == NULL) {
         atomicAdd(&kit_heap.alloc_failures, 1u);
@@ -119,6 +140,7 @@ __device__ float2 *kit_malloc_vertices(int count)
     alloc_header_t *h = (alloc_header_t *)raw;
     h->bytes = bytes;
     h->magic = ALLOC_MAGIC;
+    h->slot = slot;
     unsigned int *fence = (unsigned int *)(raw + sizeof(alloc_header_t) + bytes);
     for (int k = 0; k < FENCE_WORDS; k++)
         fence[k] = FENCE_WORD;
@@ -135,12 +157,29 @@ __device__ void kit_free_vertices(float2 *vertices)
         return;
     }
     ((alloc_header_t *)raw)->magic = 0;
+    unsigned long long slot = ((alloc_header_t *)raw)->slot;
+    if (kit_blocks.raw != NULL && slot < kit_blocks.capacity)
+        kit_blocks.raw[slot] = NULL;
     if (raw >= kit_pool.base && raw < kit_pool.base + kit_pool.size)
         atomicAdd(&kit_heap.frees, 1u); /* the pool is reset as a whole */
     else if (cudaFree(raw) == cudaSuccess)
         atomicAdd(&kit_heap.frees, 1u);
     else
         atomicAdd(&kit_heap.free_failures, 1u);
+}
+
+/* Frees every block still listed: those kit_free_vertices did not free. */
+__global__ void kit_free_listed(unsigned int *freed)
+{
+    unsigned int count = kit_blocks.count < kit_blocks.capacity ? kit_blocks.count : kit_blocks.capacity;
+    for (unsigned int i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += gridDim.x * blockDim.x) {
+        char *raw = kit_blocks.raw[i];
+        if (raw == NULL)
+            continue;
+        ((alloc_header_t *)raw)->magic = 0;
+        if (cudaFree(raw) == cudaSuccess)
+            atomicAdd(freed, 1u);
+    }
 }
 
 /* The vertex count of every line, once, for the expected counts and the exact layout (workload_init). */
@@ -497,6 +536,30 @@ void reset_heap(void)
     heap_stats_t zero;
     memset(&zero, 0, sizeof zero);
     KIT_CHECK(cudaMemcpyToSymbol(kit_heap, &zero, sizeof zero));
+}
+
+void heap_blocks_track(unsigned int capacity)
+{
+    block_list_t list = {NULL, capacity, 0};
+    KIT_CHECK(cudaMalloc((void **)&list.raw, sizeof(char *) * (size_t)capacity));
+    KIT_CHECK(cudaMemcpyToSymbol(kit_blocks, &list, sizeof list));
+}
+
+unsigned int heap_blocks_free_left(void)
+{
+    block_list_t list;
+    unsigned int *d_freed = NULL, freed = 0;
+    KIT_CHECK(cudaMalloc((void **)&d_freed, sizeof freed));
+    KIT_CHECK(cudaMemset(d_freed, 0, sizeof freed));
+    kit_free_listed<<<64, 256>>>(d_freed);
+    KIT_CHECK_KERNEL();
+    KIT_CHECK(cudaMemcpy(&freed, d_freed, sizeof freed, cudaMemcpyDeviceToHost));
+    KIT_CHECK(cudaFree(d_freed));
+    KIT_CHECK(cudaMemcpyFromSymbol(&list, kit_blocks, sizeof list));
+    KIT_CHECK(cudaFree(list.raw));
+    memset(&list, 0, sizeof list);
+    KIT_CHECK(cudaMemcpyToSymbol(kit_blocks, &list, sizeof list));
+    return freed;
 }
 
 void set_pool(char *base, unsigned long long size)

@@ -154,11 +154,16 @@ def memcheck_clean(points, hint):
     """The check every rubric has third: the student's build runs the lab's memcheck case (Lab.memcheck_case)
     under compute-sanitizer's memcheck, the device heap checked too, and memcheck reports no error: no
     access out of bounds or misaligned, no bad free, no failed CUDA call. Not run where compute-sanitizer
-    is missing (not held against the submission)."""
-    return chk.Check(MEMCHECK, points, chk.RUNTIME, _memcheck_clean, parent=RUNS_CLEANLY, hint=hint)
+    is missing (not held against the submission). It runs after a run that crashed or stopped on a CUDA
+    error too, where it tells the student most (a read out of bounds that faulted, or did not, by where
+    the memory lay), but not after one that hit the time limit or flooded its output."""
+    return chk.Check(MEMCHECK, points, chk.RUNTIME, _memcheck_clean, parent=COMPILES, hint=hint)
 
 
 def _memcheck_clean(ctx):
+    stuck = [r for r in ctx.runs if r.failure in (failures.TIMEOUT, failures.OUTPUT_FLOOD)]
+    if stuck:
+        return chk.skipped("skipped: %s %s (runs cleanly)" % (stuck[0].label(), failures.VERDICTS[stuck[0].failure]))
     sanitizer = memcheck.find()
     if sanitizer is None:
         return chk.not_run_here(memcheck.TOOL, "not run: no %s here (it comes with the CUDA toolkit, in its bin/ "
@@ -382,22 +387,16 @@ def barrier_reached(ctx, kernel, why):
 SKIPPED_AFTER_HANG = "not run: an earlier case hit the time limit"
 
 
-def _groups(ctx, ks):
-    """Cases ks in processes: as many to a process as the lab's contract allows (kit_harness.h)."""
-    per_process = 1 if ctx.lab.harness.one_case_per_process else max(1, len(ks))
-    return [ks[i:i + per_process] for i in range(0, len(ks), per_process)]
-
-
 def _run_in_turn(ctx, ks, lab_problem, alone, runs, hang, started=None, slots=1, sent_alone=None):
-    """Run cases ks (indexes of ctx.cases) into runs: as many to a process as the lab's contract
-    allows (kit_harness.h), the GPU shared or held alone. A case the harness deferred (it needs other
+    """Run cases ks (indexes of ctx.cases) into runs: all in one process (kit_harness.h), the GPU
+    shared or held alone. A case the harness deferred (it needs other
     process-wide settings) or one the process never reached (an earlier case of it crashed) runs again
     in a fresh process. Returns the shared cases that must run again alone, not counted here: one the
     harness left out for want of free memory (harness.NOT_RUN; other runs held that memory), and one
     that hit the time limit, with every case not yet run after it (other runs had the GPU meanwhile: a
     hang counts only alone). One hang is evidence enough: once a run alone hits the time limit (hang),
-    a case not yet run is not run. started: [(group, harness.StartedRun or None)] in _groups' order,
-    each taken (popped) when its group comes. slots: the shared slots each run holds (gpushare);
+    a case not yet run is not run. started: [(group, harness.StartedRun or None)], the first taken
+    (popped) when its group comes. slots: the shared slots each run holds (gpushare);
     sent_alone: a dict that gains {case: its shared outcome} for each case run shared and sent alone."""
     queue = list(ks)
     lonely = []
@@ -406,8 +405,7 @@ def _run_in_turn(ctx, ks, lab_problem, alone, runs, hang, started=None, slots=1,
             for k in queue:
                 runs[k] = CaseRun(ctx.cases[k], hang[0].result, None, SKIPPED_AFTER_HANG, failures.TIMEOUT)
             break
-        group = _groups(ctx, queue)[0]
-        queue = queue[len(group):]
+        group, queue = queue, []
         process_ready = started.pop(0)[1] if started and started[0][0] == group else None
         outcomes = harness.run_cases(ctx.lab, ctx.program, [ctx.cases[k] for k in group], ctx.timeout,
                                      ctx.work_dir, ctx.sandboxed, alone, process_ready, slots)
@@ -446,8 +444,8 @@ def _run_all(ctx, lab_problem):
     memory than one shared run's share apart, each holding the slots it needs (Lab.gpu_bytes), unless a
     shared case before them hit the time limit; then,
     with the GPU held alone once for all of them, those that run alone (timing cases, and a case that
-    needs more than every slot) and those a shared run sent there (_run_in_turn), each kind as few
-    processes as the lab allows. The processes of the runs alone are started before the hold, and make
+    needs more than every slot) and those a shared run sent there (_run_in_turn), each kind in one
+    process. The processes of the runs alone are started before the hold, and make
     their CUDA contexts while the GPU is shared (harness.start_runs): the hold is spent on the cases."""
     runs = [None] * len(ctx.cases)
     hang = []  # the first run alone that hit the time limit
@@ -463,7 +461,7 @@ def _run_all(ctx, lab_problem):
                                                        sent_alone=sent_alone)
     lonely = sorted(lonely + [k for k in range(len(ctx.cases)) if alone[k]])
     if lonely:
-        groups = _groups(ctx, lonely)
+        groups = [lonely]
         started = list(zip(groups, harness.start_runs(ctx.lab, ctx.program, [[ctx.cases[k] for k in g] for g in groups],
                                                       ctx.timeout, ctx.work_dir, ctx.sandboxed)))
         try:

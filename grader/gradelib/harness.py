@@ -51,16 +51,11 @@ class Contract:
     optional_result_keys  keys a document has only in some runs (e.g. "not_run" where memory is short)
     grading_defaults  option values the grader passes when a case does not set them (e.g. no timed repeats)
     case_keys    case parameters that are for the checks only (e.g. "timing"): never passed
-    one_case_per_process  the harness calls student code that sets process-wide state the runtime
-                 cannot set back (the device heap, once a malloc kernel has run), so each case needs a
-                 process of its own;
-                 otherwise the grader sends a submission's cases to one process (kit_harness.h)
+    The grader sends a submission's cases to one process (kit_harness.h).
     """
 
-    def __init__(self, options, result_keys, optional_result_keys=(), grading_defaults=None, case_keys=(),
-                 one_case_per_process=False):
+    def __init__(self, options, result_keys, optional_result_keys=(), grading_defaults=None, case_keys=()):
         self.options = list(options)
-        self.one_case_per_process = one_case_per_process
         self.result_keys = frozenset(result_keys)
         self.optional_result_keys = frozenset(optional_result_keys)
         self.grading_defaults = dict(grading_defaults or {})
@@ -384,17 +379,22 @@ def run_cases(lab, program, cases, timeout, cwd=None, sandboxed=False, alone=Tru
     costs = run_costs(found, clock, run.spawned_ns, ended, waited + run.waited_before_s, len(cases), run.handed_ns)
     outcomes = []
     ended_on = None  # the case the process ended on: the first not done, else the last
+
+    def deferred(case):
+        return case is not None and case.done and case.doc is not None and DEFERRED in case.doc
+    # The kit's harness runs at least one case of every process; one that deferred them all would send
+    # the grader round in circles, and was not the kit's.
+    all_deferred = all(deferred(found[k]) if k < len(found) else True for k in range(len(cases)))
     for k in range(len(cases)):
         case = found[k] if k < len(found) else None
         done = case is not None and case.done
-        deferred = done and case.doc is not None and DEFERRED in case.doc
-        if deferred and k > 0:
+        if deferred(case) and not all_deferred:
             outcomes.append(CaseOutcome(DEFERRED_STATE, doc=case.doc))
         elif done and (result.ok or k < len(cases) - 1):
             clean = process.RunResult(process.OK, 0, _case_output(result.output, k),
                                       (case.end_ns - case.begin_ns) / 1e9, result.total_bytes)
-            if deferred:  # only a later case may be deferred: a first one was not the kit's harness
-                outcomes.append(CaseOutcome(DONE, clean, None, "it deferred the first case of its process "
+            if deferred(case):
+                outcomes.append(CaseOutcome(DONE, clean, None, "it deferred every case of its process "
                                                                "(not the kit's harness)"))
             else:
                 outcomes.append(CaseOutcome(DONE, clean, case.doc, case.why))

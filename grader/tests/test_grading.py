@@ -228,9 +228,9 @@ time.sleep(0.2)
 left_out = case == 4 and not os.path.exists(log + '.retried')
 if left_out:
     open(log + '.retried', 'w').close()
-deferred = case == 3 and k > 0 and not os.path.exists(log + '.deferred')
+deferred = case in (1, 3) and not os.path.exists(log + '.deferred%d' % case)
 if deferred:
-    open(log + '.deferred', 'w').close()
+    open(log + '.deferred%d' % case, 'w').close()
 with open(log, 'a') as f:
     f.write('%d %d %r %r\\n' % (case, os.getpid(), start, time.monotonic()))
 if deferred:
@@ -243,11 +243,9 @@ else:
 class SharedCasesTest(unittest.TestCase):
     """A submission's cases that time nothing run in one process (kit_harness.h) that shares the GPU
     (gradelib.gpushare); a case the lab says runs alone has a process of its own that overlaps no other
-    run; a case the harness deferred runs in a fresh process; a shared case the harness left out for
-    want of memory runs again alone, with the cases that run alone. Verdicts and the cases' order are as
-    when every case runs alone."""
-
-    ONE_CASE_PER_PROCESS = False
+    run; a case the harness deferred (the process's first among them) runs in a fresh process; a shared
+    case the harness left out for want of memory runs again alone, with the cases that run alone.
+    Verdicts and the cases' order are as when every case runs alone."""
 
     @classmethod
     def setUpClass(cls):
@@ -271,8 +269,7 @@ class SharedCasesTest(unittest.TestCase):
     @classmethod
     def grade(cls):
         lab = Lab("99-fake", "Fake lab", "handouts/none.md",
-                  harness=Contract([Option("case", 1, 6)], result_keys=["value", "launch_log"], case_keys=["timing"],
-                                   one_case_per_process=cls.ONE_CASE_PER_PROCESS),
+                  harness=Contract([Option("case", 1, 6)], result_keys=["value", "launch_log"], case_keys=["timing"]),
                   make_cases=lambda rng: [{"case": 1}, {"case": 2}, {"case": 3}, {"case": 4}, {"case": 5, "timing": 1},
                                           {"case": 6}],
                   recorded_case={"case": 1},
@@ -302,7 +299,8 @@ class SharedCasesTest(unittest.TestCase):
         first = spans[1][0][0]
         self.assertEqual([spans[c][0][0] for c in (1, 2, 3, 4, 6)], [first] * 5, "the shared cases' processes")
         self.assertEqual(len({spans[c][-1][0] for c in (3, 4)} | {first}), 3,
-                         "the deferred case and the rerun alone each had a process of their own")
+                         "the deferred cases and the rerun alone each had a process of their own")
+        self.assertEqual(spans[1][-1][0], spans[3][-1][0], "the deferred cases share their fresh process")
         self.assertEqual(spans[4][-1][0], spans[5][0][0], "the runs alone share one process, in the cases' order")
         for alone in (spans[5][0], spans[4][-1]):
             for case, each in spans.items():
@@ -313,10 +311,10 @@ class SharedCasesTest(unittest.TestCase):
 
     def test_a_deferred_case_runs_again_in_a_fresh_process(self):
         (runs, value), ctx = self.graded
-        third = ctx.runs[2]
-        self.assertEqual((third.doc["value"], third.problem), (42, None))
-        self.assertFalse(third.alone)
-        self.assertEqual(len(self.spans()[3]), 2)
+        for k in (0, 2):
+            run = ctx.runs[k]
+            self.assertEqual((run.doc["value"], run.problem, run.alone), (42, None, False))
+            self.assertEqual(len(self.spans()[k + 1]), 2)
 
     def test_a_case_left_out_while_sharing_runs_again_alone(self):
         (runs, value), ctx = self.graded
@@ -335,7 +333,7 @@ class SharedCasesTest(unittest.TestCase):
             self.assertGreaterEqual(run.result.costs["case_s"], 0.2)
             self.assertGreaterEqual(run.result.costs["total_s"], run.result.costs["case_s"])
         self.assertEqual([("wait_s" in r.result.costs, "context_s" in r.result.costs) for r in ctx.runs],
-                         [(True, True), (False, False), (True, True), (True, True), (False, False), (False, False)],
+                         [(True, True), (False, False), (False, False), (True, True), (False, False), (False, False)],
                          "the first case of each process carries its wait, start and context")
         report = grading.LabReport(ctx.lab, self.tmp.name, 1, ctx.cases, [runs])
         report.runs = ctx.runs
@@ -345,28 +343,10 @@ class SharedCasesTest(unittest.TestCase):
         self.assertGreater(costs["runtime_s"], 1.6)
 
 
-class OneCasePerProcessTest(SharedCasesTest):
-    """Where the lab's contract says so, each case has a process of its own."""
-    ONE_CASE_PER_PROCESS = True
-
-    def test_shared_cases_share_a_process_and_the_timing_case_is_alone(self):
-        (runs, value), ctx = self.graded
-        self.assertEqual((runs.status, value.status), (chk.PASSED, chk.PASSED), runs.message + value.message)
-        pids = [each[0][0] for _, each in sorted(self.spans().items())]
-        self.assertEqual(len(set(pids)), 6)
-
-    def test_a_deferred_case_runs_again_in_a_fresh_process(self):
-        self.assertEqual(len(self.spans()[3]), 1, "a process's first case is never deferred")
-
-    def test_every_run_says_what_it_cost(self):
-        (runs, _), ctx = self.graded
-        self.assertTrue(all("context_s" in r.result.costs for r in ctx.runs))
-
-
 class CaseLimitsTest(FakeHarnessBase):
     """In a process of several cases, the time limit and the flood limit are each case's: three cases
-    that each take most of the limit, or print most of the flood limit, are clean; a case of a process
-    deferred as its first is not the kit's harness."""
+    that each take most of the limit, or print most of the flood limit, are clean; a process that
+    deferred every case is not the kit's harness."""
 
     def test_a_case_over_time_while_sharing_counts_only_when_it_is_over_time_alone(self):
         """A shared run that hits the time limit may have waited for other runs on the GPU: the case, and
@@ -396,10 +376,10 @@ class CaseLimitsTest(FakeHarnessBase):
         runs, value = self.grade_cases(body, timeout=30)
         self.assertEqual((runs.status, value.status), (chk.PASSED, chk.PASSED), runs.message)
 
-    def test_a_first_case_deferred_is_not_the_kits_harness(self):
+    def test_a_process_that_defers_every_case_is_not_the_kits_harness(self):
         runs, _ = self.grade_cases("emit({'kit_deferred': 'forged'})\n", timeout=5)
         self.assertEqual((runs.status, runs.failure), (chk.FAILED, failures.NO_RESULT))
-        self.assertIn("deferred the first case of its process", runs.message)
+        self.assertIn("deferred every case of its process", runs.message)
         self.assertIn("3 of 3 runs", runs.message)
 
 

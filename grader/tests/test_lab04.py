@@ -147,7 +147,7 @@ class Lab04Test(unittest.TestCase):
     def test_the_4_gib_edge_shares_the_gpu_with_the_slots_its_memory_fills(self):
         """Memory the harness asks to be free: what gpu_bytes counts (its source says it)."""
         with open(os.path.join(paths.KIT_ROOT, "common", "harness", "04-bezier-streams", "harness.cu")) as f:
-            self.assertIn("2.0 * (double)heap_need + (1 << 30) > (double)free_bytes", f.read())
+            self.assertIn("2.0 * (double)p->heap_need + (1 << 30) > (double)p->free_bytes", f.read())
         for seed in range(20):
             for c in lab04.make_cases(random.Random(seed)):
                 slots = gpushare.slots_for(lab04.gpu_bytes(c))

@@ -24,9 +24,11 @@ __global__ void tessellate_flat(bezier_line_t *lines, int n_lines, float factor,
 __global__ void compute_vertices(bezier_line_t *line, int n);
 __global__ void tessellate_cdp(bezier_line_t *lines, int n_lines, float factor, int max_vertices);
 __global__ void free_vertices(bezier_line_t *lines, int n_lines);
-/* Host code, called once before any kernel runs. max_total_vertices bounds the vertices of all
- * lines together, over every run the harness will make: n_lines * max_vertices in general, less
- * when the harness knows its workload is lighter (the heavy-tail workload). */
+/* Host code, called before any kernel runs, once per case of the process (the harness resets both
+ * limits to their defaults before each call and reads back what it left). max_total_vertices bounds
+ * the vertices of all lines together, over every run the harness will make of the case:
+ * n_lines * max_vertices in general, less when the harness knows its workload is lighter (the
+ * heavy-tail workload). */
 void prepare_cdp(int n_lines, long long max_total_vertices);
 
 #endif /* BEZIER_H */

@@ -17,9 +17,10 @@
  * The lines, the kit's heap, its own versions for the timing comparisons and the vertex check are in
  * common/src/bezier_lines.cu (Lab 06 uses them too); everything that calls the student's code is here.
  *
- * The grader can send several cases to one process (kit_harness.h). prepare_cdp sets the device
- * heap itself, and the runtime refuses a new heap size once a kernel that uses malloc has run: this
- * lab's cases each need a process of their own, which the grader decides.
+ * The grader sends several cases to one process (kit_harness.h). prepare_cdp sets the device heap,
+ * and the runtime refuses a new heap size once a kernel that uses malloc has run: the plan step calls
+ * prepare_cdp for every case of the process before any kernel runs, records what it left, and the
+ * process runs its cases at the largest heap (plan_case, heap_with_margin).
  */
 #include <math.h>
 #include <stdio.h>
@@ -284,36 +285,111 @@ static void json_figure(kit_json_t *j, const workload_t *w, int n)
     kit_json_end_object(j);
 }
 
-/* One case (kit_harness.h): the checks, the timings, the document. Everything it allocates is freed
- * before it returns; the kit's device counters, launch log and pool are set before each use. */
-static int run_case(int argc, char **argv)
+/* A case's options. */
+typedef struct {
+    int n_lines, max_vertices, repeats, bench_mode, figure_lines, heavy;
+    float factor;
+    unsigned long long seed;
+    const char *workload_name, *json_path;
+} options_t;
+
+static int read_options(int argc, char **argv, options_t *o)
 {
-    int n_lines = (int)kit_arg_long(argc, argv, "--lines", 1000, 1, MAX_LINES);
-    const char *workload_name = kit_arg_string(argc, argv, "--workload", "chained");
-    int max_vertices = (int)kit_arg_long(argc, argv, "--max", 32, MIN_VERTICES, MAX_MAX_VERTICES);
-    float factor = (float)kit_arg_long(argc, argv, "--factor", 16, 1, 1000000);
-    unsigned long long seed = (unsigned long long)kit_arg_long(argc, argv, "--seed", 1, 0, 2000000000L);
-    int repeats = (int)kit_arg_long(argc, argv, "--repeats", 0, 0, 100);
-    int bench_mode = (int)kit_arg_long(argc, argv, "--bench", 0, 0, 1);
-    int figure_lines = (int)kit_arg_long(argc, argv, "--figure-lines", 0, 0, FIGURE_MAX_LINES);
-    const char *json_path = kit_arg_string(argc, argv, "--json", NULL);
-    int heavy = strcmp(workload_name, "heavy") == 0;
-    if (!heavy && strcmp(workload_name, "chained") != 0) {
+    o->n_lines = (int)kit_arg_long(argc, argv, "--lines", 1000, 1, MAX_LINES);
+    o->workload_name = kit_arg_string(argc, argv, "--workload", "chained");
+    o->max_vertices = (int)kit_arg_long(argc, argv, "--max", 32, MIN_VERTICES, MAX_MAX_VERTICES);
+    o->factor = (float)kit_arg_long(argc, argv, "--factor", 16, 1, 1000000);
+    o->seed = (unsigned long long)kit_arg_long(argc, argv, "--seed", 1, 0, 2000000000L);
+    o->repeats = (int)kit_arg_long(argc, argv, "--repeats", 0, 0, 100);
+    o->bench_mode = (int)kit_arg_long(argc, argv, "--bench", 0, 0, 1);
+    o->figure_lines = (int)kit_arg_long(argc, argv, "--figure-lines", 0, 0, FIGURE_MAX_LINES);
+    o->json_path = kit_arg_string(argc, argv, "--json", NULL);
+    o->heavy = strcmp(o->workload_name, "heavy") == 0;
+    if (!o->heavy && strcmp(o->workload_name, "chained") != 0) {
         fprintf(stderr, "--workload must be chained or heavy\n");
         return KIT_EXIT_USAGE;
     }
+    return 0;
+}
 
-    long long bound = max_total_vertices(n_lines, heavy, max_vertices);
-    /* What the heap must hold in the worst case: every vertex prepare_cdp is told of, and a kit
-     * header and fence per line. */
-    long long heap_need = bound * (long long)sizeof(float2) + (long long)n_lines * KIT_ALLOC_OVERHEAD;
+/* What prepare_cdp decided for each case of the process, each from the limits a fresh process has,
+ * in the plan step (kit_harness.h) before any kernel ran. The runtime fixes the heap once a kernel that
+ * uses malloc has run, so the process runs its cases at one heap: the largest prepare_cdp asked for. */
+typedef struct {
+    int not_run;          /* the GPU has too little free memory for the case's worst case */
+    size_t free_bytes;    /* the GPU's free memory when the case was planned */
+    long long bound;      /* the most vertices the case can need (prepare_cdp's max_total_vertices) */
+    long long heap_need;  /* the heap that worst case needs: every vertex, and a header and fence per line */
+    size_t pending, heap; /* the limits prepare_cdp left */
+} case_plan_t;
+static case_plan_t plans[KIT_MAX_CASES];
+static size_t process_heap; /* the largest heap of the process's cases; 0 until the first case sets it */
+
+/* The heap the reference asks for a worst case: twice it and 32 MiB, for the device allocator's own
+ * bookkeeping. No allocation of the reference failed at that heap in any recorded run, so a case whose
+ * heap has that margin is run at the process's larger heap; one with less is run at exactly its own
+ * heap (deferred, unless it is the process's largest, to a process where it is). */
+static long long heap_with_margin(long long heap_need)
+{
+    return 2 * heap_need + (32LL << 20);
+}
+
+static int plan_case(int argc, char **argv, int k)
+{
+    options_t o;
+    if (read_options(argc, argv, &o) != 0)
+        return KIT_EXIT_USAGE;
+    case_plan_t *p = &plans[k];
+    memset(p, 0, sizeof *p);
+    p->bound = max_total_vertices(o.n_lines, o.heavy, o.max_vertices);
+    p->heap_need = p->bound * (long long)sizeof(float2) + (long long)o.n_lines * KIT_ALLOC_OVERHEAD;
+    KIT_CHECK(cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, kit_limit_default[0]));
+    KIT_CHECK(cudaDeviceSetLimit(cudaLimitMallocHeapSize, kit_limit_default[1]));
     /* A case whose worst case a small GPU cannot hold (a heap of twice it, as the reference asks) is
      * left out there, with a document that says so, rather than failed. */
-    size_t free_bytes = 0, total_bytes = 0;
-    KIT_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-    if (!bench_mode && 2.0 * (double)heap_need + (1 << 30) > (double)free_bytes) {
+    size_t total_bytes = 0;
+    KIT_CHECK(cudaMemGetInfo(&p->free_bytes, &total_bytes));
+    if (!o.bench_mode && 2.0 * (double)p->heap_need + (1 << 30) > (double)p->free_bytes) {
+        p->not_run = 1;
+        return 0;
+    }
+    /* Your host-side preparation, before any launch: limits are read when the device runtime starts. */
+    if (o.bench_mode) {
+        long long heaviest = max_total_vertices(16384, 1, o.max_vertices);
+        prepare_cdp(16384, heaviest > 16384LL * 32 ? heaviest : 16384LL * 32);
+    } else {
+        prepare_cdp(o.n_lines, p->bound);
+    }
+    KIT_CHECK(cudaDeviceGetLimit(&p->pending, cudaLimitDevRuntimePendingLaunchCount));
+    KIT_CHECK(cudaDeviceGetLimit(&p->heap, cudaLimitMallocHeapSize));
+    if (p->heap > process_heap)
+        process_heap = p->heap;
+    return 0;
+}
+
+/* One case (kit_harness.h): the checks, the timings, the document. Everything it allocates is freed
+ * before it returns, and what the student's free step left in the heap; the kit's device counters,
+ * launch log and pool are set before each use. */
+static int run_case(int argc, char **argv)
+{
+    options_t o;
+    if (read_options(argc, argv, &o) != 0)
+        return KIT_EXIT_USAGE;
+    int n_lines = o.n_lines, max_vertices = o.max_vertices, repeats = o.repeats, figure_lines = o.figure_lines;
+    int heavy = o.heavy;
+    float factor = o.factor;
+    unsigned long long seed = o.seed;
+    const char *workload_name = o.workload_name, *json_path = o.json_path;
+    const case_plan_t *plan = &plans[kit_case_number];
+    long long bound = plan->bound, heap_need = plan->heap_need;
+    static int heap_set;
+    if (!heap_set) { /* before the process's first kernel */
+        KIT_CHECK(cudaDeviceSetLimit(cudaLimitMallocHeapSize, process_heap ? process_heap : kit_limit_default[1]));
+        heap_set = 1;
+    }
+    if (plan->not_run) {
         printf("not run: the worst case needs a heap of %.1f GiB (twice that with the reference's margin); "
-               "this GPU has %.1f GiB free\n", heap_need / 1073741824.0, free_bytes / 1073741824.0);
+               "this GPU has %.1f GiB free\n", heap_need / 1073741824.0, plan->free_bytes / 1073741824.0);
         if (json_path != NULL) {
             kit_json_t j;
             kit_json_open(&j, json_path);
@@ -321,30 +397,30 @@ static int run_case(int argc, char **argv)
             kit_json_string(&j, "lab", "04-bezier-streams");
             kit_json_string(&j, "not_run", "the GPU has too little free memory for this case's worst case");
             kit_json_int(&j, "heap_need_bytes", heap_need);
-            kit_json_uint(&j, "free_bytes", free_bytes);
+            kit_json_uint(&j, "free_bytes", plan->free_bytes);
             kit_json_end_object(&j);
             kit_json_close(&j);
         }
         return 0;
     }
-
-    /* Your host-side preparation, before any launch: limits are read when the device runtime starts. */
-    if (bench_mode) {
-        long long heaviest = max_total_vertices(16384, 1, max_vertices);
-        prepare_cdp(16384, heaviest > 16384LL * 32 ? heaviest : 16384LL * 32);
-    } else
-        prepare_cdp(n_lines, bound);
+    if (plan->heap != process_heap && (long long)plan->heap < heap_with_margin(heap_need)) {
+        snprintf(kit_deferred_why, sizeof kit_deferred_why, "runs at exactly the heap prepare_cdp asked for, "
+                 "%zu bytes (less than twice the worst case and 32 MiB); this process has %zu", plan->heap,
+                 process_heap);
+        return KIT_CASE_DEFERRED;
+    }
+    if (!kit_case_limit(cudaLimitDevRuntimePendingLaunchCount, plan->pending))
+        return KIT_CASE_DEFERRED;
     /* kit_malloc_vertices takes blocks from the device heap, as in a fresh process, not from a pool. */
     set_pool(NULL, 0);
 
     struct cudaDeviceProp prop;
     KIT_CHECK(cudaGetDeviceProperties(&prop, 0));
-    size_t pending = 0, heap = 0;
-    KIT_CHECK(cudaDeviceGetLimit(&pending, cudaLimitDevRuntimePendingLaunchCount));
-    KIT_CHECK(cudaDeviceGetLimit(&heap, cudaLimitMallocHeapSize));
-    printf("device: %s (compute capability %d.%d); pending-launch limit %zu, device heap %.1f MiB\n", prop.name,
-           prop.major, prop.minor, pending, heap / 1048576.0);
-    if (bench_mode) {
+    size_t pending = plan->pending, heap = plan->heap;
+    printf("device: %s (compute capability %d.%d); prepare_cdp: pending-launch limit %zu, device heap %.1f MiB "
+           "(run at %.1f MiB, the largest of this process's cases)\n", prop.name, prop.major, prop.minor, pending,
+           heap / 1048576.0, process_heap / 1048576.0);
+    if (o.bench_mode) {
         bench(max_vertices, factor, seed, repeats > 0 ? repeats : 5, json_path);
         return 0;
     }
@@ -383,6 +459,7 @@ static int run_case(int argc, char **argv)
     /* 2-4. dynamic */
     reset_lines(&w, 0);
     reset_heap();
+    heap_blocks_track(2 * (unsigned int)n_lines + 1024);
     kit_launch_log_reset();
     point_calls_start();
     grid_probe_start(&w);
@@ -412,11 +489,13 @@ static int run_case(int argc, char **argv)
     if (freed.bad_frees || freed.free_failures)
         printf(" (%u frees of blocks not from kit_malloc_vertices, %u failed)", freed.bad_frees, freed.free_failures);
     printf("\n");
-    /* Nothing frees the blocks free_vertices left: they are counted above (freed against allocated),
-     * which is what the grader judges, and freeing them would take the exercise's own kernel. They
-     * stay in the device heap until the process ends (a later case in this process would find less
-     * heap); the timing runs below take their vertex blocks from the kit's pool, not the heap, and
-     * start from lines without vertices. */
+    /* The blocks free_vertices left are counted above (freed against allocated), which is what the
+     * grader judges; the kit frees them now, so that the next case of this process finds the heap whole.
+     * The timing runs below take their vertex blocks from the kit's pool, not the heap, and start from
+     * lines without vertices. */
+    unsigned int left = heap_blocks_free_left();
+    if (left)
+        printf("  the kit freed the %u blocks left in the heap\n", left);
 
     kit_timing_t times[N_VERSIONS];
     timed_checks_t student_checks;
@@ -502,5 +581,5 @@ int main(int argc, char **argv)
 {
     static const char *const options[] = {"--lines", "--workload", "--factor", "--max", "--seed", "--repeats",
                                           "--figure-lines", "--bench", NULL};
-    return kit_harness_main(argc, argv, options, run_case);
+    return kit_harness_main_planned(argc, argv, options, plan_case, run_case);
 }
