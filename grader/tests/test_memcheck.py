@@ -4,7 +4,7 @@ import os
 import unittest
 from unittest import mock
 
-from gradelib import checks as chk
+from gradelib import failures, checks as chk
 from gradelib import grading, memcheck, process, registry, report, sheets
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "memcheck")
@@ -71,6 +71,7 @@ class _Ctx:
         self.work_dir = "/tmp/work"
         self.timeout = 6
         self.sandboxed = False
+        self.runs = []  # runs cleanly's runs (grading.CaseRun)
 
 
 def _result(verdict, status, output):
@@ -80,16 +81,31 @@ def _result(verdict, status, output):
 class CheckTest(unittest.TestCase):
     """_memcheck_clean's verdicts, the run under memcheck stood in for."""
 
-    def verdict(self, result, sanitizer="/x/compute-sanitizer", alone_result=None):
+    def verdict(self, result, sanitizer="/x/compute-sanitizer", alone_result=None, runs=()):
         ran = []
+        ctx = _Ctx()
+        ctx.runs = list(runs)
 
         def run_under(tool_argv, folder, lab, program, params, timeout, cwd, sandboxed, slots, alone=False):
             ran.append((tool_argv, params, timeout, alone))
             return alone_result if alone and alone_result is not None else result
         with mock.patch.object(memcheck, "find", lambda: sanitizer), \
                 mock.patch.object(grading.harness, "run_under", run_under):
-            outcome = grading._memcheck_clean(_Ctx())
+            outcome = grading._memcheck_clean(ctx)
         return outcome, ran
+
+    def test_it_runs_after_a_run_that_crashed_but_not_after_one_that_hung_or_flooded(self):
+        """A crash may be the very read out of bounds memcheck shows (whether it faults depends on where
+        the memory lay); a run that hit the time limit or flooded would cost memcheck its own limit."""
+        status, output = recorded("04-bound-after-read")
+        crashed = grading.CaseRun({"lines": 100000}, None, None, "CUDA error", failures.CUDA_ERROR)
+        outcome, ran = self.verdict(_result(process.EXITED, status, output), runs=[crashed])
+        self.assertEqual((outcome.status, len(ran)), (chk.FAILED, 1))
+        for kind in (failures.TIMEOUT, failures.OUTPUT_FLOOD):
+            stuck = grading.CaseRun({"lines": 7}, None, None, "stuck", kind)
+            outcome, ran = self.verdict(_result(process.EXITED, status, output), runs=[crashed, stuck])
+            self.assertEqual((outcome.status, ran), (chk.SKIPPED, []), kind)
+            self.assertIn("lines=7 %s" % failures.VERDICTS[kind], outcome.message)
 
     def test_no_sanitizer_is_not_run_and_not_held_against(self):
         outcome, ran = self.verdict(None, sanitizer=None)
