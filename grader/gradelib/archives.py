@@ -11,6 +11,12 @@ What each entry at the top of a class folder becomes (scan_class):
                             the lab's files: alice_divergent_counter.cu is alice's Lab 01 (the names a
                             course site's bulk download gives). Lone files with one id and different
                             lab files (bob_default_streams.cu, bob_nvcc.flags) are one submission.
+  a Canvas download's file  LOGIN_[LATE_]USERID_SUBMISSIONID_FILE, as Canvas's "Download Submissions"
+                            names them: a submission with id LOGIN, FILE being an archive or one of
+                            the lab's files; FILE may carry -N before its extension (Canvas numbers
+                            a file the student submitted again), and where two copies of one file
+                            come, the highest N is graded and the others are refused as superseded;
+                            LATE marks the submission late (Submission.late) and stays out of the id
   a symbolic link           refused: "a symbolic link: not followed" (it may lead anywhere)
   a hidden name (.name)     refused: "a hidden name (it starts with a dot)"
   the lab's file, no id     refused: divergent_counter.cu alone names no student
@@ -24,6 +30,7 @@ entry name as its id (alice.zip).
 import hashlib
 import lzma
 import os
+import re
 import stat
 import tarfile
 import zipfile
@@ -47,6 +54,10 @@ SYMLINK = "a symbolic link: not followed"
 HIDDEN = "a hidden name (it starts with a dot)"
 NOT_FOLDER_OR_ARCHIVE = "not a folder or an archive"
 LONE_FILE_SEPARATORS = "_-."
+# Canvas's bulk download: LOGIN_[LATE_]USERID_SUBMISSIONID_FILE, FILE with -N before its extension for a
+# file submitted again.
+CANVAS_NAME = re.compile(r"^(?P<login>[^_]+(?:_[^_]+)*?)_(?P<late>LATE_)?(?P<user>[0-9]+)_[0-9]+_(?P<file>.+)$")
+CANVAS_COPY = re.compile(r"^(?P<stem>.+)-(?P<copy>[0-9]+)(?P<ext>(\.[^.]+)*)$")
 
 
 class BadArchive(Exception):
@@ -68,6 +79,14 @@ class Submission:
         self.kind = kind
         self.path = path
         self.files = dict(files or {})
+        self.late = False  # Canvas named it late (LATE_)
+        self.canvas_user_id = None  # Canvas's user id, where Canvas named it
+
+    def take_canvas_name(self, entry):
+        """What a Canvas name says of the student (entry: CanvasEntry, or None)."""
+        if entry is not None:
+            self.late = self.late or entry.late
+            self.canvas_user_id = entry.user_id
 
     @property
     def entries(self):
@@ -148,6 +167,46 @@ def lone_file_id(name, lab_files):
     return None, None
 
 
+class CanvasEntry:
+    """What the name of a Canvas download's entry says: the student's login, Canvas's user id, late or
+    not, the file as the student named it, and its copy number (0 for the first)."""
+
+    def __init__(self, login, user_id, late, file_name, copy):
+        self.login, self.user_id, self.late, self.file_name, self.copy = login, user_id, late, file_name, copy
+
+
+def canvas_entry(name, lab_files):
+    """The CanvasEntry of an entry named as Canvas's bulk download names it, whose file is an archive or
+    one of the lab's files; else None."""
+    m = CANVAS_NAME.match(name)
+    if m is None:
+        return None
+    file_name, copy = m.group("file"), 0
+    numbered = CANVAS_COPY.match(file_name)
+    if numbered and (numbered.group("stem") + numbered.group("ext") in lab_files
+                     or archive_suffix(numbered.group("stem") + numbered.group("ext"))):
+        file_name, copy = numbered.group("stem") + numbered.group("ext"), int(numbered.group("copy"))
+    if file_name not in lab_files and not archive_suffix(file_name):
+        return None
+    return CanvasEntry(m.group("login"), m.group("user"), bool(m.group("late")), file_name, copy)
+
+
+def _superseded(names, lab_files):
+    """{entry: the entry that supersedes it} among Canvas entries with one login and one file: the
+    highest copy number wins."""
+    best = {}
+    for name in names:
+        entry = canvas_entry(name, lab_files)
+        if entry is not None:
+            key = (entry.login, entry.file_name if entry.file_name in lab_files else "archive")
+            best.setdefault(key, []).append((entry.copy, name))
+    superseded = {}
+    for copies in best.values():
+        winner = max(copies)[1]
+        superseded.update((name, winner) for _, name in copies if name != winner)
+    return superseded
+
+
 def _lone_file_hint(name, lab_files):
     """For a file that looks like a lab file (its extension) but is not named like one: how to name it."""
     extensions = {os.path.splitext(f)[1] for f in lab_files} - {""}
@@ -163,8 +222,12 @@ def scan_class(root, lab_files=()):
     refused, ignored = [], []
     candidates = []  # (entry name, preferred id, Submission without its id)
     lone = {}  # preferred id -> the candidate gathering its lone files
-    for name in sorted(os.listdir(root)):
+    names = sorted(os.listdir(root))
+    superseded = _superseded([n for n in names if os.path.isfile(os.path.join(root, n))
+                              and not os.path.islink(os.path.join(root, n))], lab_files)
+    for name in names:
         path = os.path.join(root, name)
+        canvas = None if os.path.islink(path) or not os.path.isfile(path) else canvas_entry(name, lab_files)
         if is_os_litter(name):
             ignored.append(name)
         elif os.path.islink(path):
@@ -175,10 +238,17 @@ def scan_class(root, lab_files=()):
             candidates.append((name, name, Submission(None, Submission.FOLDER, path)))
         elif not os.path.isfile(path):
             refused.append((name, NOT_FOLDER_OR_ARCHIVE))
+        elif name in superseded:
+            refused.append((name, "superseded by %s (Canvas numbers a file submitted again -1, -2, ...)"
+                                  % superseded[name]))
+        elif canvas is not None and canvas.file_name not in lab_files:
+            sub = Submission(None, Submission.ARCHIVE, path)
+            sub.take_canvas_name(canvas)
+            candidates.append((name, canvas.login, sub))
         elif archive_suffix(name):
             candidates.append((name, submission_id(name), Submission(None, Submission.ARCHIVE, path)))
         else:
-            sub_id, lab_file = lone_file_id(name, lab_files)
+            sub_id, lab_file = (canvas.login, canvas.file_name) if canvas else lone_file_id(name, lab_files)
             if sub_id is None and lab_file is not None:
                 refused.append((name, "the lab's file with no student id in its name (name it ID_%s, or put it "
                                       "in a folder named after the student)" % lab_file))
@@ -186,8 +256,10 @@ def scan_class(root, lab_files=()):
                 refused.append((name, NOT_FOLDER_OR_ARCHIVE + _lone_file_hint(name, lab_files)))
             elif sub_id in lone and lab_file not in lone[sub_id][2].files:
                 lone[sub_id][2].files[lab_file] = path
+                lone[sub_id][2].take_canvas_name(canvas)
             else:
                 candidate = (name, sub_id, Submission(None, Submission.FILES, files={lab_file: path}))
+                candidate[2].take_canvas_name(canvas)
                 lone.setdefault(sub_id, candidate)
                 candidates.append(candidate)
     taken = {}

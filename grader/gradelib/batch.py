@@ -134,6 +134,8 @@ def grade_submission(lab, sub, files, batch_seed, version, gpu, timeout, scratch
               "salted": bool(paths.instructor_salt()), "sandboxed": sandboxed,
               "gpu": gpu.name if gpu.available else "no GPU (%s)" % gpu.reason.splitlines()[0],
               "graded_at": time.strftime("%Y-%m-%dT%H:%M:%S"), "checks": {}}
+    if sub.canvas_user_id is not None:  # named as Canvas's bulk download names it
+        record.update(canvas_user_id=sub.canvas_user_id, late=sub.late)
     max_score = lab.max_score
     scratch = tempfile.mkdtemp(prefix="sub-", dir=scratch_root)
     started = time.monotonic()

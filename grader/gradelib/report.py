@@ -114,14 +114,22 @@ def gradescope_problems(doc):
 
 
 def gradescope(reports, seed, gpu, notes=()):
-    """Gradescope's results.json: score, max_score, and one test per check; notes: lines added to its
-    output (how it was graded, e.g. without the sandbox)."""
+    """Gradescope's results.json: score, max_score, and one test per check that ran or was skipped for
+    the submission's sake; notes: lines added to its output (how it was graded, e.g. without the sandbox).
+    Gradescope knows a test only as passed or failed (its autograder specification), so a check this
+    machine could not run (no GPU, no compute-sanitizer) is no test: the output names it, its points and
+    why, as not run and not held against the student."""
     tests = []
+    not_run = []
     for report in reports:
         for r in report.results:
             output = r.message or ""
             if hint(r, report.lab):
                 output += ("\n" if output else "") + "hint: " + hint(r, report.lab)
+            if r.lacking:
+                not_run.append("  %s: %s (%g points): %s" % (report.lab.title, r.name, r.check.points,
+                                                             (r.message or "").splitlines()[0] if r.message else ""))
+                continue
             if r.status == chk.SKIPPED:
                 output = "NOT RUN: " + output
             tests.append({
@@ -132,8 +140,13 @@ def gradescope(reports, seed, gpu, notes=()):
                 "output": output,
                 "visibility": "visible",
             })
-    summary = "\n".join(["seed %s; %s" % (seed, ("GPU: %s" % gpu.name) if gpu.available else
-                                           "runtime checks not run: %s" % gpu.reason)] + list(notes))
+    lines = ["seed %s; %s" % (seed, ("GPU: %s" % gpu.name) if gpu.available else
+                              "runtime checks not run: %s" % gpu.reason)] + list(notes)
+    if not_run:
+        lines += ["NOT RUN on this machine, so not shown as tests (their %g points are not yet yours, and not "
+                  "held against you: they are checked where the course grades on a GPU):"
+                  % sum(r.check.points for report in reports for r in report.results if r.lacking)] + not_run
+    summary = "\n".join(lines)
     return {
         "score": round(sum(r.score for r in reports), 2),
         "max_score": sum(r.max_score for r in reports),

@@ -68,6 +68,9 @@ def summary_text(lab, records, expected_ids, seconds=None, graded_now=0, refused
         lab.title, len(set(expected_ids) | set(records)), len(rows),
         "; %d %s of the class folder refused" % (len(refused), "entry" if len(refused) == 1 else "entries")
         if refused else "")]
+    late = [i for i in sorted(records) if records[i].get("late")]
+    if late:
+        lines.append("late, as Canvas named them: %s" % ", ".join(late))
     if seconds is not None and graded_now:
         lines.append("graded %d now in %s (%.1f s per submission, wall clock)"
                      % (graded_now, clock(seconds), seconds / graded_now))
@@ -229,12 +232,14 @@ def importable(records):
     return {i: r for i, r in records.items() if r.get("verdict") != GRADER_ERROR and "score" in r}
 
 
-def _student(sub_id, roster):
-    """The roster's entry for a submission id; without one, the id in place of the identifiers."""
+def _student(sub_id, roster, record):
+    """The roster's entry for a submission id; without one, the id in place of the identifiers, and
+    Canvas's user id where Canvas's download named the submission (record: its record)."""
     entry = (roster or {}).get(sub_id)
     if entry is not None:
         return {c: entry.get(c, "") for c in ROSTER_COLUMNS}
-    return dict({c: "" for c in ROSTER_COLUMNS}, id=sub_id, name=sub_id, sis_id="", sis_login=sub_id)
+    return dict({c: "" for c in ROSTER_COLUMNS}, id=sub_id, name=sub_id, sis_id="", sis_login=sub_id,
+                canvas_id=record.get("canvas_user_id", ""))
 
 
 def canvas_csv(lab, records, roster=None):
@@ -246,7 +251,7 @@ def canvas_csv(lab, records, roster=None):
     writer.writerow(CANVAS_STUDENT_COLUMNS + [lab.title])
     writer.writerow([CANVAS_POINTS_POSSIBLE, "", "", "", "", number(lab.max_score)])
     for sub_id, record in sorted(importable(records).items()):
-        s = _student(sub_id, roster)
+        s = _student(sub_id, roster, record)
         writer.writerow([s["name"], s["canvas_id"], s["sis_id"], s["sis_login"], s["section"], number(record["score"])])
     return buf.getvalue()
 
@@ -258,7 +263,7 @@ def gradescope_csv(records, roster=None):
     writer = csv.writer(buf)
     writer.writerow(GRADESCOPE_COLUMNS)
     for sub_id, record in sorted(importable(records).items()):
-        s = _student(sub_id, roster)
+        s = _student(sub_id, roster, record)
         sid = s["sis_id"] if roster and sub_id in roster else sub_id
         writer.writerow([s["name"], sid, s["email"], number(record["score"])])
     return buf.getvalue()
@@ -272,6 +277,11 @@ def import_notes(records, expected_ids, refused, roster):
     left_out = sorted((set(expected_ids) | set(records)) - set(scored)) + [name for name, _ in refused]
     if left_out:
         notes.append("not in %s (no score to import): %s" % (files, ", ".join(left_out)))
+    if roster is None and scored and all("canvas_user_id" in r for r in scored.values()):
+        notes.append("%s: no --roster; every submission came named as Canvas's download names it, so %s "
+                     "carries Canvas's user ID (its ID column, which Canvas matches); %s needs --roster FILE "
+                     "(columns %s)" % (files, CANVAS_FILE, GRADESCOPE_FILE, ",".join(ROSTER_COLUMNS)))
+        return notes
     if roster is None:
         notes.append("%s: no --roster, so the submission id stands where the student's identifier goes "
                      "(Canvas: Student and SIS Login ID; Gradescope: Name and SID): a gradebook matches "

@@ -228,6 +228,26 @@ class ClassFolderTest(unittest.TestCase):
         with open(os.path.join(opened, "nvcc.flags")) as f:
             self.assertEqual(f.read(), "bob_nvcc.flags")
 
+    def test_canvas_bulk_download_names_give_the_students_login(self):
+        """Canvas names a bulk download's files LOGIN_[LATE_]USERID_SUBMISSIONID_FILE, with -N before the
+        extension of a file the student submitted again: the id is the login, and the numbers, LATE and
+        -N stay out of it; where two copies of one file come, the highest -N is graded."""
+        for name in ("smithjane_123_4567_divergent_counter.cu", "leeann_LATE_124_4568_divergent_counter-1.cu",
+                     "okafor_125_4569_divergent_counter.cu", "okafor_125_4570_divergent_counter-2.cu",
+                     "wu_LATE_126_4571_lab01.zip", "kim_127_4572_notes.txt"):
+            self.touch(name, name)
+        found = archives.scan_class(self.root, [LAB01_FILE])
+        self.assertEqual([s.id for s in found.submissions], ["leeann", "okafor", "smithjane", "wu"])
+        okafor = next(s for s in found.submissions if s.id == "okafor")
+        self.assertEqual(okafor.source, "okafor_125_4570_divergent_counter-2.cu")
+        reasons = dict(found.refused)
+        self.assertIn("okafor_125_4570_divergent_counter-2.cu", reasons["okafor_125_4569_divergent_counter.cu"])
+        self.assertIn("not a folder or an archive", reasons["kim_127_4572_notes.txt"])
+        self.assertEqual([s.late for s in found.submissions], [True, False, False, True])
+        leeann = found.submissions[0]
+        opened = leeann.open(os.path.join(self.tmp, "l"))
+        self.assertEqual(os.listdir(opened), [LAB01_FILE])
+
     def test_a_lone_file_is_graded_under_the_labs_name(self):
         self.touch("alice_" + LAB01_FILE, "int a;")
         with open(os.path.join(self.root, "huge_" + LAB01_FILE), "wb") as f:

@@ -130,6 +130,27 @@ class ImportNotesTest(unittest.TestCase):
         self.assertNotIn("no --roster", notes)
 
 
+class CanvasNamedTest(unittest.TestCase):
+    """Submissions named as Canvas's bulk download names them carry Canvas's user id and lateness: canvas.csv
+    needs no roster for them, and the summary names the late ones."""
+    RECORDS = {"leeann": dict(record(17, sheets.FULL_MARKS), canvas_user_id="124", late=True),
+               "okafor": dict(record(13.5), canvas_user_id="125", late=False)}
+
+    def test_canvas_csv_carries_canvas_user_id(self):
+        self.assertEqual([r[:2] + r[5:] for r in rows(sheets.canvas_csv(LAB, self.RECORDS))[2:]],
+                         [["leeann", "124", "17"], ["okafor", "125", "13.5"]])
+        notes = " | ".join(sheets.import_notes(self.RECORDS, list(self.RECORDS), [], None))
+        self.assertIn("canvas.csv carries Canvas's user ID", notes)
+        self.assertIn("gradescope.csv needs --roster FILE", notes)
+        mixed = dict(self.RECORDS, bob=record(3))
+        self.assertIn("a real import needs --roster FILE", " | ".join(sheets.import_notes(mixed, list(mixed), [], None)))
+
+    def test_the_summary_names_the_late(self):
+        text = sheets.summary_text(LAB, self.RECORDS, list(self.RECORDS))
+        self.assertIn("late, as Canvas named them: leeann", text)
+        self.assertNotIn("late", sheets.summary_text(LAB, RECORDS, list(RECORDS)))
+
+
 class BatchExportTest(unittest.TestCase):
     """batch and merge write canvas.csv and gradescope.csv beside scores.csv (bad archives only: no build)."""
 
@@ -173,6 +194,22 @@ class BatchExportTest(unittest.TestCase):
         self.assertEqual(done.returncode, exits.OK, done.stdout)
         self.assertEqual(self.read(merged, "gradescope.csv")[1], ["Smith, Alice", "1001", "alice@uni.example", "0"])
         self.assertEqual(len(self.read(merged, "canvas.csv")), 4)
+
+    def test_a_canvas_download_needs_no_roster_for_canvas(self):
+        canvas = os.path.join(self.tmp, "canvas-download")
+        os.makedirs(canvas)
+        for name in ("smithjane_LATE_123_4567_lab01-1.zip", "leeann_124_4568_lab01.zip"):
+            with zipfile.ZipFile(os.path.join(canvas, name), "w") as z:
+                z.writestr("../escape.cu", "x")
+        out = os.path.join(self.tmp, "out")
+        done = run_grade(["batch", canvas, "--lab", "1", "--out", out, "--seed", "1"])
+        self.assertEqual(done.returncode, exits.OK, done.stdout)
+        self.assertEqual(self.read(out, "canvas.csv")[2:], [["leeann", "124", "", "leeann", "", "0"],
+                                                            ["smithjane", "123", "", "smithjane", "", "0"]])
+        with open(os.path.join(out, "summary.txt")) as f:
+            summary = f.read()
+        self.assertIn("late, as Canvas named them: smithjane", summary)
+        self.assertIn("canvas.csv carries Canvas's user ID", summary)
 
     def test_a_bad_roster_is_a_usage_error(self):
         bad = os.path.join(self.tmp, "bad.csv")
