@@ -37,6 +37,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "grader"))
 
 import quoted_figures  # noqa: E402  (tools/, this script's folder; it imports gradelib)
+from gradelib import registry  # noqa: E402
 
 KIT_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 LEGACY_WORDS = re.compile(r"CDP1|legacy|removed|gone|deprecat|older|textbook|no longer|CUDA 5|11\.6|"
@@ -247,16 +248,9 @@ def grader_hint_problems(labs=None, kit=None):
     return problems
 
 
-def heading_anchor(text):
-    """GitHub's anchor for a heading: lower case, punctuation dropped, spaces to hyphens."""
-    text = re.sub(r"[`*_]", "", text.strip().lower())
-    text = re.sub(r"[^\w\- ]", "", text)
-    return text.replace(" ", "-")
-
-
 def anchors_of(path):
     with open(path) as f:
-        return {heading_anchor(m.group(1)) for m in re.finditer(r"^#+\s+(.*)$", f.read(), re.M)}
+        return {registry.heading_anchor(m.group(1)) for m in re.finditer(r"^#+\s+(.*)$", f.read(), re.M)}
 
 
 def makefile_targets():

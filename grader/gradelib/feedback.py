@@ -9,10 +9,11 @@ feedback/<id>.html beside feedback/<id>.md.
 """
 import html
 import os
+import re
 import tempfile
 
 from . import checks as chk
-from . import figures, harness, report
+from . import figures, harness, paths, registry, report
 
 _STATUS_WORDS = {chk.PASSED: "OK", chk.FAILED: "FAIL", chk.SKIPPED: "skipped"}
 
@@ -81,11 +82,34 @@ def _inline_svg(svg):
     return svg[start:] if start >= 0 else ""
 
 
-def page(rep, heading, meta_lines, figure=None, shown_as=None):
+# A hint's handout and its sections: "read handouts/NN-name.md, section 2.6 (title) and 2.7 (title)".
+HINT_HANDOUT = re.compile(r"read (handouts/[\w.-]+)\.md, section ")
+HINT_SECTION = re.compile(r"(\d+(?:\.\d+)*) \(((?:[^()]|\([^()]*\))*)\)")
+
+
+def hint_html(hint, handouts):
+    """A hint as the page shows it: each section it names a link to that heading of the rendered handout
+    (handouts: the folder of make handouts's pages, as a link from the page; None: words only)."""
+    text = html.escape("Hint: " + hint, quote=False)
+    m = HINT_HANDOUT.search(hint)
+    if handouts is None or m is None:
+        return text
+    target = "%s/%s.html" % (handouts, os.path.basename(m.group(1)))
+
+    def link(section):
+        anchor = registry.section_anchor(m.group(1) + ".md", section.group(1))
+        if anchor is None:
+            return section.group(0)
+        return '<a href="%s#%s">%s</a>' % (html.escape(target), anchor, section.group(0))
+    start = text.index("section ", m.start()) if "section " in text else len(text)
+    return text[:start] + HINT_SECTION.sub(link, text[start:])
+
+
+def page(rep, heading, meta_lines, figure=None, shown_as=None, handouts=None):
     """The page of one graded lab. rep: gradelib.grading.LabReport; heading: the page's title;
     meta_lines: plain-text lines under it (seed, GPU); figure: (svg, caption) or (None, why not);
     shown_as: the name messages give the submission's folder (a batch's scratch folder is no name
-    for a student)."""
+    for a student); handouts: where the rendered handouts are, as a link from the page (hint_html)."""
     def esc(text):
         if shown_as:
             text = text.replace(rep.submission_dir_label, shown_as)
@@ -103,7 +127,7 @@ def page(rep, heading, meta_lines, figure=None, shown_as=None):
             hint = report.hint(r, rep.lab)
             failures.append('<section class="failure"><h3>%s</h3><pre>%s</pre>%s</section>'
                             % (esc(r.name), esc(r.message or ""),
-                               '<p class="hint">%s</p>' % esc("Hint: " + hint) if hint else ""))
+                               '<p class="hint">%s</p>' % hint_html(hint, handouts) if hint else ""))
     parts = ['<p class="score">Score: %s / %s</p>' % (report.fmt_points(rep.score), report.fmt_points(rep.max_score))]
     unverified = report.unchecked_note(rep)
     if unverified:
@@ -125,7 +149,7 @@ def page(rep, heading, meta_lines, figure=None, shown_as=None):
     return _document(heading, parts)
 
 
-def page_with_figure(rep, heading, meta_lines, shown_as=None):
+def page_with_figure(rep, heading, meta_lines, shown_as=None, handouts=None):
     """page(), with the picture of one of rep's runs where the lab has one, or why there is none."""
     if rep.runs:
         figure = run_figure(rep.lab, rep.runs)
@@ -135,7 +159,7 @@ def page_with_figure(rep, heading, meta_lines, shown_as=None):
             "no usable GPU: the runtime checks were not run" if no_gpu else "a check it needs did not pass"))
     else:
         figure = None
-    return page(rep, heading, meta_lines, figure, shown_as)
+    return page(rep, heading, meta_lines, figure, shown_as, handouts)
 
 
 def text_page(heading, meta_lines, text, score=None):
@@ -154,14 +178,15 @@ def _document(heading, body_parts):
 
 
 def write_page(path, rep, heading, meta_lines):
-    """Writes the page of rep to path, with its run's picture; returns path."""
-    report.write_text(path, page_with_figure(rep, heading, meta_lines))
+    """Writes the page of rep to path (make grade's), with its run's picture and its hints linked to the
+    handouts make handouts renders into build/handouts; returns path."""
+    handouts = os.path.relpath(os.path.join(paths.BUILD_ROOT, "handouts"), os.path.dirname(os.path.abspath(path)))
+    report.write_text(path, page_with_figure(rep, heading, meta_lines, handouts=handouts))
     return path
 
 
 def write_index(folder):
     """folder/index.html: a link to each lab's page in folder (make grade keeps one per lab graded)."""
-    from . import registry
     items = []
     for lab in sorted(registry.all_labs().values(), key=lambda lab: lab.name):
         name = lab.name + ".html"

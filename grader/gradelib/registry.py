@@ -3,8 +3,9 @@ adding one is all it takes to register a lab (CONTRIBUTING.md)."""
 import importlib
 import os
 import pkgutil
+import re
 
-from . import objects
+from . import objects, paths
 
 
 class Lab:
@@ -97,6 +98,25 @@ def times_something(params):
 def hint(lab_handout, section):
     """A hint line that names the handout and section."""
     return "read %s, section %s" % (lab_handout, section)
+
+
+def heading_anchor(text):
+    """The anchor GitHub and pandoc's gfm reader give a heading: lower case, punctuation dropped, spaces
+    to hyphens."""
+    text = re.sub(r"[`*_]", "", text.strip().lower())
+    text = re.sub(r"[^\w\- ]", "", text)
+    return text.replace(" ", "-")
+
+
+def section_anchor(handout, number):
+    """The anchor of section number ("2.6", "4") of a handout (its path from the kit's root), or None."""
+    try:
+        with open(os.path.join(paths.KIT_ROOT, handout)) as f:
+            text = f.read()
+    except OSError:
+        return None
+    m = re.search(r"^#+\s+(%s\.?\s.*?)\s*$" % re.escape(number), text, re.M)
+    return heading_anchor(m.group(1)) if m else None
 
 
 def _load_all():

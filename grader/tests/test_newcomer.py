@@ -230,6 +230,31 @@ class NoGpuWords(unittest.TestCase):
                 index = f.read()
         self.assertIn('<a href="%s.html">%s</a>' % (lab.name, lab.title), index)
 
+    def test_make_grades_page_links_each_hint_to_its_handout_section(self):
+        """A hint's sections are links into the rendered handout (make handouts), at their headings;
+        a batch's page, handed to students elsewhere, keeps the words without links."""
+        lab = registry.resolve("04")
+        results = [chk.CheckResult(c, chk.FAILED if c.name == "device heap covers the worst case" else chk.PASSED,
+                                   0, "heap too small") for c in lab.checks]
+        rep = grading.LabReport(lab, "/tmp/sub", 1, [], results)
+        with tempfile.TemporaryDirectory() as folder:
+            path = feedback.write_page(os.path.join(folder, "build", "feedback", lab.name + ".html"), rep,
+                                       "Lab 04", [])
+            with open(path) as f:
+                page = f.read()
+        href = os.path.relpath(os.path.join(paths.BUILD_ROOT, "handouts", "04-bezier-streams.html"),
+                               os.path.join(folder, "build", "feedback"))
+        self.assertIn('<a href="%s#26-the-pending-launch-pool-and-the-device-heap">2.6 (the pending-launch pool '
+                      'and the device heap)</a>' % href, page)
+        self.assertNotIn("<a href", feedback.page(rep, "Lab 04", []))
+        self.assertIn("2.6 (the pending-launch pool and the device heap)", feedback.page(rep, "Lab 04", []))
+
+    def test_every_hint_section_has_an_anchor(self):
+        for lab in registry.all_labs().values():
+            for c in lab.checks:
+                for number in re.findall(r"(\d+(?:\.\d+)*) \(", c.hint.split(", section ", 1)[1]):
+                    self.assertTrue(registry.section_anchor(lab.handout, number), (lab.name, c.name, number))
+
     def test_a_page_without_a_run_says_why_it_has_no_picture(self):
         lab = registry.resolve("01")
         results = [chk.CheckResult(c, chk.SKIPPED, 0, "", lacking=chk.GPU) if c.kind == chk.RUNTIME
