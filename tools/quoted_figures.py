@@ -40,7 +40,8 @@ import re
 import statistics
 import sys
 
-from gradelib.figures import cuda_version  # grader/ is on sys.path wherever this module is imported
+from gradelib import registry  # noqa: E402  (grader/ is on sys.path wherever this module is imported)
+from gradelib.figures import cuda_version
 
 KIT_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 DATA_DIR = os.path.join("handouts", "figures", "data")
@@ -637,6 +638,33 @@ def _imports_block(number):
     return rows
 
 
+def constant_text(value):
+    """A rubric constant as a handout writes it: 1.5, 4, 1,000, 0.0001."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return "{:,}".format(value) if isinstance(value, int) else "%g" % value
+
+
+def rubric_rows(lab):
+    """A lab's "How it is graded" table, from its rubric: each check's name, points and when it passes
+    (Check.passes, its {NAME} the rubric module's constant NAME)."""
+    import importlib
+    module = importlib.import_module("rubrics.lab%s" % lab.number)
+    values = {k: constant_text(v) for k, v in vars(module).items()
+              if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    rows = ["| check | points | passes when |", "| --- | --- | --- |"]
+    for c in lab.checks:
+        rows.append("| %s | %s | %s |" % (c.name, constant_text(c.points), c.passes.format(**values)))
+    return rows
+
+
+def _rubric_block(number):
+    def rows(load):
+        from gradelib import registry
+        return rubric_rows(registry.resolve(number))
+    return rows
+
+
 RENDERERS = {
     "thresholds-lab01": _thresholds_lab01,
     "thresholds-lab02": _thresholds_lab02,
@@ -655,4 +683,5 @@ RENDERERS = {
     "mutants": _mutants_table,
     "stability": _stability_table,
 }
-RENDERERS.update(("imports-%02d" % n, _imports_block("%02d" % n)) for n in range(1, 9))
+RENDERERS.update(("imports-%s" % lab.number, _imports_block(lab.number)) for lab in registry.all_labs().values())
+RENDERERS.update(("rubric-%s" % lab.number, _rubric_block(lab.number)) for lab in registry.all_labs().values())

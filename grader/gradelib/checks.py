@@ -56,9 +56,11 @@ def not_run_here(lacking, reason):
 
 class Check:
     """timing: the check compares times measured in the run (a ratio against a kit baseline, a
-    timeline), and reads only the cases whose parameters have "timing" set."""
+    timeline), and reads only the cases whose parameters have "timing" set. passes: when the check
+    passes, in the student's words: the handout's "How it is graded" table is generated from it
+    (tools/quoted_figures.py, block rubric-NN); {NAME} stands for the rubric module's constant NAME."""
 
-    def __init__(self, name, points, kind, func, parent=None, hint="", timing=False):
+    def __init__(self, name, points, kind, func, parent=None, hint="", timing=False, passes=""):
         if kind not in KINDS:
             raise ValueError("check %r: kind must be one of %s" % (name, KINDS))
         self.name = name
@@ -68,6 +70,7 @@ class Check:
         self.parent = parent
         self.hint = hint
         self.timing = timing
+        self.passes = passes
 
 
 class CheckResult:

@@ -130,17 +130,17 @@ def one_check(lab, name):
                           "%s, only '%s'" % (lab.title, name))
 
 
-def compiles(points, hint):
+def compiles(points, hint, passes=""):
     """The check every rubric starts with: the lab's files staged next to the kit's and built."""
-    return chk.Check(COMPILES, points, chk.BUILD, _compiles, hint=hint)
+    return chk.Check(COMPILES, points, chk.BUILD, _compiles, hint=hint, passes=passes)
 
 
-def runs_cleanly(points, hint, problem=None):
+def runs_cleanly(points, hint, problem=None, passes=""):
     """The check every rubric has second: every case's harness run exits normally with a valid result
     document and no failed device launch. problem: optional (params, doc) -> str or None, the lab's
     own reason a run is not clean (e.g. the kit's reference disagreeing with the formula)."""
     return chk.Check(RUNS_CLEANLY, points, chk.RUNTIME, lambda ctx: _runs_cleanly(ctx, problem),
-                     parent=COMPILES, hint=hint)
+                     parent=COMPILES, hint=hint, passes=passes)
 
 
 MEMCHECK = "no memory errors (memcheck)"
@@ -150,14 +150,14 @@ MEMCHECK_TIME_LIMIT = 60
 OUT_OF_MEMORY = "cudaErrorMemoryAllocation"  # a CUDA call's error in memcheck's report
 
 
-def memcheck_clean(points, hint):
+def memcheck_clean(points, hint, passes=""):
     """The check every rubric has third: the student's build runs the lab's memcheck case (Lab.memcheck_case)
     under compute-sanitizer's memcheck, the device heap checked too, and memcheck reports no error: no
     access out of bounds or misaligned, no bad free, no failed CUDA call. Not run where compute-sanitizer
     is missing (not held against the submission). It runs after a run that crashed or stopped on a CUDA
     error too, where it tells the student most (a read out of bounds that faulted, or did not, by where
     the memory lay), but not after one that hit the time limit or flooded its output."""
-    return chk.Check(MEMCHECK, points, chk.RUNTIME, _memcheck_clean, parent=COMPILES, hint=hint)
+    return chk.Check(MEMCHECK, points, chk.RUNTIME, _memcheck_clean, parent=COMPILES, hint=hint, passes=passes)
 
 
 def _memcheck_clean(ctx):

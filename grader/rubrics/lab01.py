@@ -192,22 +192,45 @@ LAB = Lab(
     imports=IMPORTS,
     starter_must_fail=("device launch in PTX", "launch errors checked"),
     checks=[
-        compiles(2, hint=hint(HANDOUT, "2.2 (the launch statement)")),
-        runs_cleanly(1, hint=hint(HANDOUT, "2.4 (errors are per thread)"), problem=reference_problem),
-        memcheck_clean(1, hint=hint(HANDOUT, "4 (how it is graded)")),
+        compiles(2, hint=hint(HANDOUT, "2.2 (the launch statement)"),
+                 passes="your file builds with the kit's flags (`-rdc=true`, linked with `cudadevrt`)"),
+        runs_cleanly(1, hint=hint(HANDOUT, "2.4 (errors are per thread)"), problem=reference_problem,
+                     passes=('every case ends in time, with no CUDA error and no failed device launch in the launch '
+                             'log')),
+        memcheck_clean(1, hint=hint(HANDOUT, "4 (how it is graded)"),
+                       passes=("memcheck reports no error while the lab's memcheck case runs: K = 3, M = 32, N = 100"
+                               ' (`--K 3 --M 32 --N 100`)')),
         chk.Check("device launch in PTX", 2, chk.STATIC, check_device_launch, parent=COMPILES,
-                  hint=hint(HANDOUT, "2.2 (the launch statement) and 3 (the lab, step by step)")),
+                  hint=hint(HANDOUT, "2.2 (the launch statement) and 3 (the lab, step by step)"),
+                  passes=('the PTX of your file contains a device-side launch (`__cudaCDP2LaunchDeviceV2`), which is'
+                          ' what a `<<<>>>` launch in device code becomes')),
         chk.Check("launch errors checked", 1, chk.STATIC, check_launch_checked, parent=COMPILES,
-                  hint=hint(HANDOUT, "2.4 (errors are per thread)")),
+                  hint=hint(HANDOUT, "2.4 (errors are per thread)"),
+                  passes=('in the PTX, every device-side launch is followed, on every path, by an error check '
+                          "(`__cudaCDP2GetLastError`, from `cudaGetLastError()`, or the kit's `kit_check_launch`, "
+                          'from `KIT_CHECK_LAUNCH()`): a check placed before the launch, or on one branch only, does'
+                          ' not count')),
         chk.Check("every thread reaches the barrier", 1, chk.STATIC, check_barrier_reached, parent=COMPILES,
-                  hint=hint(HANDOUT, "2.6 (the divergence the lab removes)")),
+                  hint=hint(HANDOUT, "2.6 (the divergence the lab removes)"),
+                  passes=('in the PTX of `diverge_cta`, no thread can return without passing `__syncthreads()` '
+                          '(section 2.6, the barrier trap)')),
         chk.Check("counter value", 4, chk.RUNTIME, check_counter, parent=RUNS_CLEANLY,
-                  hint=hint(HANDOUT, "2.5 (nesting and implicit completion)")),
+                  hint=hint(HANDOUT, "2.5 (nesting and implicit completion)"),
+                  passes='`foo` equals K·(N·M + 5·(M − 1)) in every case'),
         chk.Check("one child grid per block", 2, chk.RUNTIME, check_grid_count, parent=RUNS_CLEANLY,
-                  hint=hint(HANDOUT, "3 (the lab, step by step)")),
+                  hint=hint(HANDOUT, "3 (the lab, step by step)"),
+                  passes=('exactly K child grids of `entry_kernel` ran (each counted once, by its identity), and '
+                          'they did the divergent work: the kit counts the increments made in them and those made by'
+                          ' `entry_work` called from `diverge_cta`')),
         chk.Check("child grid shape", 2, chk.RUNTIME, check_grid_shape, parent=RUNS_CLEANLY,
-                  hint=hint(HANDOUT, "2.2 (the launch statement)")),
+                  hint=hint(HANDOUT, "2.2 (the launch statement)"),
+                  passes='every child grid was 1 block of M threads'),
         chk.Check("failed launches seen by the launching thread", 2, chk.RUNTIME, check_failures_seen,
-                  parent=RUNS_CLEANLY, hint=hint(HANDOUT, "2.4 (errors are per thread)")),
+                  parent=RUNS_CLEANLY, hint=hint(HANDOUT, "2.4 (errors are per thread)"),
+                  passes=("every launch was checked once (the launch log's checks equal the grids that ran plus the "
+                          'launches that failed); in the fault case below, launches fail (its pool cannot hold them '
+                          'all), the failed launches are exactly those whose grids never ran, and `foo` holds the '
+                          "work of the grids that ran (or all of it, if your code does a failed block's work another"
+                          ' way, once)')),
     ],
 )

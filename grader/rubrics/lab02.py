@@ -202,26 +202,48 @@ LAB = Lab(
     imports=IMPORTS,
     starter_must_fail=("continuation is tail-launched",),
     checks=[
-        compiles(1, hint=hint(HANDOUT, "2.6 (then and now: the legacy API)")),
-        runs_cleanly(1, hint=hint(HANDOUT, "2.4 (tail launch and fire-and-forget)")),
-        memcheck_clean(1, hint=hint(HANDOUT, "4 (how it is graded)")),
+        compiles(1, hint=hint(HANDOUT, "2.6 (then and now: the legacy API)"),
+                 passes="your file builds with the kit's flags"),
+        runs_cleanly(1, hint=hint(HANDOUT, "2.4 (tail launch and fire-and-forget)"),
+                     passes='no CUDA error, no failed device launch in the launch log'),
+        memcheck_clean(1, hint=hint(HANDOUT, "4 (how it is graded)"),
+                       passes=("memcheck reports no error while the lab's memcheck case runs: Part A with 8 blocks ×"
+                               ' 128 parents × 1 trial, Part B with n = 300 and 128 threads (`--blocks 8 --trials 1 '
+                               '--n 300 --threads 128`)')),
         chk.Check("continuation is tail-launched", 2, chk.STATIC, check_tail_launches, parent=COMPILES,
-                  hint=hint(HANDOUT, "2.4 (tail launch and fire-and-forget)")),
+                  hint=hint(HANDOUT, "2.4 (tail launch and fire-and-forget)"),
+                  passes=('in the PTX, `race_parent` and `consume_parent` each make a launch with stream `3`; half '
+                          'the points for each')),
         chk.Check("no device-side cudaDeviceSynchronize", 1, chk.STATIC, check_no_device_sync, parent=COMPILES,
-                  hint=hint(HANDOUT, "2.6 (then and now: the legacy API)")),
+                  hint=hint(HANDOUT, "2.6 (then and now: the legacy API)"),
+                  passes='the PTX calls no `cudaDeviceSynchronize`'),
         chk.Check("launches checked right after them", 1, chk.STATIC, check_launches_checked_in_order,
-                  parent=COMPILES, hint=hint(HANDOUT, "3 (the lab, step by step)")),
+                  parent=COMPILES, hint=hint(HANDOUT, "3 (the lab, step by step)"),
+                  passes=('in the PTX of both kernels, every launch is followed on every path by '
+                          '`cudaGetLastError()` (`KIT_CHECK_LAUNCH()`)')),
         chk.Check("every thread reaches the barrier", 1, chk.STATIC, check_barrier_reached, parent=COMPILES,
-                  hint=hint(HANDOUT, "2.3 (writes by other threads: __syncthreads() before the launch)")),
+                  hint=hint(HANDOUT, "2.3 (writes by other threads: __syncthreads() before the launch)"),
+                  passes='in the PTX of `consume_parent`, no thread can return without passing `__syncthreads()`'),
         chk.Check("child saw only the pre-launch value", 3, chk.RUNTIME, check_child_saw_first,
-                  parent=RUNS_CLEANLY, hint=hint(HANDOUT, "2.2 (the race, on a timeline)")),
+                  parent=RUNS_CLEANLY, hint=hint(HANDOUT, "2.2 (the race, on a timeline)"),
+                  passes=('in every case, every child saw 1, and every parent had its child: one grid of '
+                          "`observe_kernel` per parent, reading that parent's slot")),
         chk.Check("second write happened", 1, chk.RUNTIME, check_second_write, parent=RUNS_CLEANLY,
-                  hint=hint(HANDOUT, "2.4 (tail launch and fire-and-forget)")),
+                  hint=hint(HANDOUT, "2.4 (tail launch and fire-and-forget)"),
+                  passes='in every case, all 4,096 slots end at 2'),
         chk.Check("child saw the block's writes", 2, chk.RUNTIME, check_child_saw_block, parent=RUNS_CLEANLY,
-                  hint=hint(HANDOUT, "2.3 (writes by other threads: __syncthreads() before the launch)")),
+                  hint=hint(HANDOUT, "2.3 (writes by other threads: __syncthreads() before the launch)"),
+                  passes=('`data[i] == i + 1` for every element (the sums match), added by one grid of '
+                          '`add_one_kernel` per block, from values `produce(i)` gave `consume_parent`, once per '
+                          'element')),
         chk.Check("continuation saw every child write", 3, chk.RUNTIME, check_continuation, parent=RUNS_CLEANLY,
-                  hint=hint(HANDOUT, "2.4 (tail launch and fire-and-forget)")),
+                  hint=hint(HANDOUT, "2.4 (tail launch and fire-and-forget)"),
+                  passes=('each element was used with the value `i + 1`, exactly once, no element outside `[0, n)` '
+                          "was used, and none was used in `consume_parent`'s own grid (the kit knows that grid by "
+                          'its identity: it called `produce()`)')),
         chk.Check("every launch checked", 1, chk.RUNTIME, check_every_launch_checked, parent=RUNS_CLEANLY,
-                  hint=hint(HANDOUT, "3 (the lab, step by step)")),
+                  hint=hint(HANDOUT, "3 (the lab, step by step)"),
+                  passes=("the launch log's checks equal the kit's child grids that ran (each child kernel counts "
+                          'its grids) plus the launches that failed')),
     ],
 )

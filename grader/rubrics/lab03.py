@@ -198,20 +198,35 @@ LAB = Lab(
     # shared case over the limit runs again alone, where its process took 1.4 s to the chain's end).
     test_time_limit=10,
     checks=[
-        compiles(1, hint=hint(HANDOUT, "3 (the lab, step by step)")),
-        runs_cleanly(1, hint=hint(HANDOUT, "2.4 (the pending-launch pool)")),
-        memcheck_clean(1, hint=hint(HANDOUT, "4 (how it is graded)")),
+        compiles(1, hint=hint(HANDOUT, "3 (the lab, step by step)"),
+                 passes="your file builds with the kit's flags (`-rdc=true`)"),
+        runs_cleanly(1, hint=hint(HANDOUT, "2.4 (the pending-launch pool)"),
+                     passes='every case ends in time, with no CUDA error and no failed launch in Part A'),
+        memcheck_clean(1, hint=hint(HANDOUT, "4 (how it is graded)"),
+                       passes=("memcheck reports no error while the lab's memcheck case runs: Part A with 2 blocks "
+                               'of 1,024 threads, Part B with a chain of depth 100 (`--blocks 2 --threads 1024 '
+                               '--depth 100`)')),
         chk.Check("recursive launch in PTX", 1, chk.STATIC, check_recursive_launch, parent=COMPILES,
-                  hint=hint(HANDOUT, "2.2 (recursion from the device: the nested hello world)")),
+                  hint=hint(HANDOUT, "2.2 (recursion from the device: the nested hello world)"),
+                  passes='the PTX of `nested_hello` calls `__cudaCDP2LaunchDeviceV2`'),
         chk.Check("Part B fix explained", 1, chk.STATIC, check_explanation, parent=COMPILES,
-                  hint=hint(HANDOUT, "2.5 (deep recursion: two fixes)")),
+                  hint=hint(HANDOUT, "2.5 (deep recursion: two fixes)"),
+                  passes='a `/* WHY:` comment of 12 words or more, without `TODO`'),
         chk.Check("launches checked right after them", 1, chk.STATIC, check_launches_checked_in_order,
-                  parent=COMPILES, hint=hint(HANDOUT, "3 (the lab, step by step)")),
+                  parent=COMPILES, hint=hint(HANDOUT, "3 (the lab, step by step)"),
+                  passes=('in the PTX of `nested_hello` and `deep_chain`, every launch is followed on every path by '
+                          '`cudaGetLastError()` (`KIT_CHECK_LAUNCH()`)')),
         chk.Check("hello records", 4, chk.RUNTIME, check_hello_records, parent=RUNS_CLEANLY,
-                  hint=hint(HANDOUT, "2.3 (the expected tree)")),
+                  hint=hint(HANDOUT, "2.3 (the expected tree)"),
+                  passes=("Part A's records equal the expected tree in every case, and the grids that reported them "
+                          "are the tree's grids (the kit counts each grid once, by its identity, however often it "
+                          'reports)')),
         chk.Check("deep recursion completes", 3, chk.RUNTIME, check_deep, parent=RUNS_CLEANLY,
-                  hint=hint(HANDOUT, "2.5 (deep recursion: two fixes)")),
+                  hint=hint(HANDOUT, "2.5 (deep recursion: two fixes)"),
+                  passes='no launch of the chain failed, and levels 0 to D each ran, each in a grid of its own'),
         chk.Check("every launch checked", 1, chk.RUNTIME, check_every_launch_checked, parent=RUNS_CLEANLY,
-                  hint=hint(HANDOUT, "3 (the lab, step by step)")),
+                  hint=hint(HANDOUT, "3 (the lab, step by step)"),
+                  passes=("in both parts, the launch log's checks equal the grids the kit saw start below the top "
+                          'level plus the launches that failed')),
     ],
 )

@@ -395,25 +395,54 @@ LAB = Lab(
     imports=IMPORTS,
     starter_must_fail=("Part B waits without cudaDeviceSynchronize", "fix explained"),
     checks=[
-        compiles(1, hint=_hint(S_STEPS, S_PER_THREAD)),
-        runs_cleanly(1, hint=_hint(S_MEASURE), problem=run_problem),
-        memcheck_clean(1, hint=hint(HANDOUT, "4 (how it is graded)")),
-        chk.Check("flags file allowed", 1, chk.STATIC, check_flags_allowed, hint=_hint(S_PER_THREAD)),
+        compiles(1, hint=_hint(S_STEPS, S_PER_THREAD),
+                 passes=("your files build; the build reads `nvcc.flags` through the kit's whitelist first and "
+                         'stops, naming the option, if it holds anything else')),
+        runs_cleanly(1, hint=_hint(S_MEASURE), problem=run_problem,
+                     passes=("every case ends in time with no CUDA error, the kit's table and stamps are as the kit "
+                             'wrote them, and every worker and tiny kernel ran exactly once in every round, with an '
+                             'index the job has, launched as `default_streams.h` says (`<<<1, WORKER_THREADS>>>`, '
+                             '`<<<1, 1>>>`)')),
+        memcheck_clean(1, hint=hint(HANDOUT, "4 (how it is graded)"),
+                       passes=("memcheck reports no error while the lab's memcheck case runs: 32 streams, 8 threads,"
+                               ' one round (`--streams 32 --threads 8 --spin-us 1000 --thread-spin-us 1000 --repeats'
+                               ' 1`)')),
+        chk.Check("flags file allowed", 1, chk.STATIC, check_flags_allowed, hint=_hint(S_PER_THREAD),
+                  passes=("`nvcc.flags` holds only `--default-stream per-thread` or `legacy` (any of nvcc's "
+                          'spellings, once), comments and blank lines')),
         chk.Check("Part B waits without cudaDeviceSynchronize", 1, chk.STATIC, check_no_device_sync_in_part_b,
-                  parent=COMPILES, hint=_hint(S_WAIT)),
+                  parent=COMPILES, hint=_hint(S_WAIT),
+                  passes='the body of `thread_launch_and_wait`, comments aside, has no `cudaDeviceSynchronize(`'),
         chk.Check("fix explained", 1, chk.STATIC, check_explanation, parent=COMPILES,
-                  hint=_hint(S_NON_BLOCKING, S_PER_THREAD)),
+                  hint=_hint(S_NON_BLOCKING, S_PER_THREAD),
+                  passes=('a `/* WHY: ... */` comment of twelve words or more, with no TODO, names the per-thread '
+                          'default stream or non-blocking streams')),
         chk.Check("legacy build serializes", 1, chk.RUNTIME, check_legacy_serializes, parent=RUNS_CLEANLY,
-                  hint=_hint(S_LEGACY), timing=True),
+                  hint=_hint(S_LEGACY), timing=True,
+                  passes=("the kit's legacy versions ran no two kernels at once: the kit's premise (if this fails, "
+                          'the message says so: it is not your doing)')),
         chk.Check("Part A runs concurrently", 3, chk.RUNTIME, check_part_a_concurrent, parent=RUNS_CLEANLY,
-                  hint=_hint(S_NON_BLOCKING, S_PER_THREAD), timing=True),
+                  hint=_hint(S_NON_BLOCKING, S_PER_THREAD), timing=True,
+                  passes=("in the same run, every stream's worker ran at the same time as every other one, each pair"
+                          ' in at least one of the rounds, and legacy span / your span is at least '
+                          "{MIN_SPAN_RATIO_A} (the cases without the kit's delays)")),
         chk.Check("Part A returns after its kernels", 2, chk.RUNTIME, check_part_a_returns, parent=RUNS_CLEANLY,
-                  hint=_hint(S_WAIT, S_MEASURE), timing=True),
+                  hint=_hint(S_WAIT, S_MEASURE), timing=True,
+                  passes=('in every round of every case, `many_streams` returned no more than '
+                          '{RETURN_EARLY_TOLERANCE_US} µs before the last kernel it launched (worker or tiny kernel)'
+                          ' ended: that margin covers the clock calibration')),
         chk.Check("Part A returns soon after its kernels", 1, chk.RUNTIME, check_part_a_returns_soon,
-                  parent=RUNS_CLEANLY, hint=_hint(S_WAIT, S_MEASURE), timing=True),
+                  parent=RUNS_CLEANLY, hint=_hint(S_WAIT, S_MEASURE), timing=True,
+                  passes=('the median over the rounds of that return time is at most {MAX_RETURN_LATE_US} µs: a '
+                          'wait, not a sleep long enough to outlast every kernel')),
         chk.Check("Part B runs concurrently", 3, chk.RUNTIME, check_part_b_concurrent, parent=RUNS_CLEANLY,
-                  hint=_hint(S_PER_THREAD), timing=True),
+                  hint=_hint(S_PER_THREAD), timing=True,
+                  passes='the same for the threads'),
         chk.Check("Part B waits only for its own stream", 2, chk.RUNTIME, check_waits_own_stream,
-                  parent=RUNS_CLEANLY, hint=_hint(S_WAIT), timing=True),
+                  parent=RUNS_CLEANLY, hint=_hint(S_WAIT), timing=True,
+                  passes=("in its best round, every thread's wait returned no later than the kit's reference wait "
+                          "(its best round) by more than half the gap between the end of the kit's longer kernel and"
+                          " the end of the thread's own; and in no round did a thread return more than a tenth of "
+                          'the base length before its kernel ended')),
     ],
 )

@@ -534,32 +534,67 @@ LAB = Lab(
     starter_must_fail=("counter_take aggregates the warp", "collect_vertices launches a child grid"),
     gpu_bytes=gpu_bytes,
     checks=[
-        compiles(1, hint=hint(HANDOUT, "3 (the lab, step by step)")),
-        runs_cleanly(1, hint=hint(HANDOUT, "3 (the lab, step by step)")),
-        memcheck_clean(1, hint=hint(HANDOUT, "4 (how it is graded)")),
+        compiles(1, hint=hint(HANDOUT, "3 (the lab, step by step)"),
+                 passes="your file builds with the kit's flags (`-rdc=true`, linked with `cudadevrt`)"),
+        runs_cleanly(1, hint=hint(HANDOUT, "3 (the lab, step by step)"),
+                     passes='every case ends in time, with no CUDA error'),
+        memcheck_clean(1, hint=hint(HANDOUT, "4 (how it is graded)"),
+                       passes=("memcheck reports no error while the lab's memcheck case runs: a pool of 1,000 slots "
+                               'under 4,000 requests, then 300 lines (`--capacity 1000 --requests 4000 --lines 300`,'
+                               " the other options at the lab's case defaults)")),
         chk.Check("counter_take aggregates the warp", 1, chk.STATIC, check_warp_aggregated, parent=COMPILES,
-                  hint=hint(HANDOUT, "2.3 (atomics and warp aggregation)")),
+                  hint=hint(HANDOUT, "2.3 (atomics and warp aggregation)"),
+                  passes=('the PTX of `counter_take` (and of the functions of your file it calls) has the active '
+                          'mask or a ballot/match, a `shfl.sync` and an atomic add')),
         chk.Check("no device malloc in your file", 1, chk.STATIC, check_no_device_malloc, parent=COMPILES,
-                  hint=hint(HANDOUT, "2.6 (collecting output from dynamic kernels)")),
+                  hint=hint(HANDOUT, "2.6 (collecting output from dynamic kernels)"),
+                  passes=("the PTX of your file calls no `malloc`, no device-side `cudaMalloc` and not the kit's "
+                          '`kit_device_malloc`')),
         chk.Check("collect_vertices launches a child grid", 1, chk.STATIC, check_collect_launches, parent=COMPILES,
-                  hint=hint(HANDOUT, "2.6 (collecting output from dynamic kernels)")),
+                  hint=hint(HANDOUT, "2.6 (collecting output from dynamic kernels)"),
+                  passes=('the PTX of `collect_vertices` has a device-side launch, followed on every path by '
+                          '`cudaGetLastError()` (`KIT_CHECK_LAUNCH()` after the launch, not before it), into '
+                          "`cudaStreamFireAndForget` or a stream of the thread's own (not the NULL stream, tail "
+                          'launch, or one `__shared__` stream for the block)')),
         chk.Check(UNIQUE, 3, chk.RUNTIME, check_unique_slots, parent=RUNS_CLEANLY,
-                  hint=hint(HANDOUT, "2.4 (the bounded counter)")),
+                  hint=hint(HANDOUT, "2.4 (the bounded counter)"),
+                  passes=('in every uniqueness case, exactly min(requests, capacity) requests get a slot, no slot '
+                          'twice, none outside the pool or between slots, and every other request gets `NULL`; in '
+                          'the `pool_alloc_many` case, no slot twice and no request answered `NULL` while the slots '
+                          'it asked for are left')),
         chk.Check("the host walks the allocated slots", 1, chk.RUNTIME, check_walk, parent=RUNS_CLEANLY,
-                  hint=hint(HANDOUT, "2.5 (the typed pool)")),
+                  hint=hint(HANDOUT, "2.5 (the typed pool)"),
+                  passes=('`min(next, capacity)` after the run equals the slots handed out (with `pool_alloc_many`: '
+                          'reaches all of them), and each of those slots holds the record of its request')),
         chk.Check("no index twice past 2^32 requests", 1, chk.RUNTIME, check_no_wrap, parent=RUNS_CLEANLY,
-                  hint=hint(HANDOUT, "2.4 (the bounded counter)")),
+                  hint=hint(HANDOUT, "2.4 (the bounded counter)"),
+                  passes=('2^32 + 2^24 requests through `counter_take`: every index handed out exactly once, the '
+                          'rest full')),
         chk.Check("part C vertices", 2, chk.RUNTIME, check_collect_vertices, parent=RUNS_CLEANLY,
-                  hint=hint(HANDOUT, "2.6 (collecting output from dynamic kernels)")),
+                  hint=hint(HANDOUT, "2.6 (collecting output from dynamic kernels)"),
+                  passes=("every vertex of every line that got vertices matches Lab 04's double-precision reference,"
+                          ' no two lines share vertices, no line lost to a failed launch, and one '
+                          '`KIT_CHECK_LAUNCH()` per line that got vertices, as many as child grids ran plus launches'
+                          ' failed (the kit counts the grids that computed your lines, by their grid id)')),
         chk.Check("each vertex computed once", 1, chk.RUNTIME, check_vertices_once, parent=RUNS_CLEANLY,
-                  hint=hint(HANDOUT, "2.6 (collecting output from dynamic kernels)")),
+                  hint=hint(HANDOUT, "2.6 (collecting output from dynamic kernels)"),
+                  passes=('`bezier_point` is called exactly once per vertex of the lines that got vertices (their '
+                          '`n_vertices`, summed), never for an index outside [0, n)')),
         chk.Check("one allocation for all lines", 1, chk.RUNTIME, check_one_allocation, parent=RUNS_CLEANLY,
-                  hint=hint(HANDOUT, "2.6 (collecting output from dynamic kernels)")),
+                  hint=hint(HANDOUT, "2.6 (collecting output from dynamic kernels)"),
+                  passes=("every line's vertices lie inside the pool and no device `malloc` was counted: one "
+                          'allocation in all')),
         chk.Check("a full pool answers full", 1, chk.RUNTIME, check_full_pool, parent=RUNS_CLEANLY,
-                  hint=hint(HANDOUT, "2.5 (the typed pool)")),
+                  hint=hint(HANDOUT, "2.5 (the typed pool)"),
+                  passes=('with a pool big enough no line is answered full; with a pool half the size some are, the '
+                          'others lie inside it, and nothing is written past its end')),
         chk.Check("pool beats per-object malloc", 2, chk.RUNTIME, check_pool_beats_malloc, parent=UNIQUE,
-                  hint=hint(HANDOUT, "2.2 (why per-object malloc is slow)"), timing=True),
+                  hint=hint(HANDOUT, "2.2 (why per-object malloc is slow)"), timing=True,
+                  passes=('per-object device `malloc` time / your `pool_alloc` time, measured in the same run, is at'
+                          ' least {MIN_MALLOC_OVER_POOL}x')),
         chk.Check("warp aggregation beats one atomic per thread", 2, chk.RUNTIME, check_aggregation_speed,
-                  parent=UNIQUE, hint=hint(HANDOUT, "2.3 (atomics and warp aggregation)"), timing=True),
+                  parent=UNIQUE, hint=hint(HANDOUT, "2.3 (atomics and warp aggregation)"), timing=True,
+                  passes=("the kit's one-atomic-per-thread counter time / your `counter_take` time, same run, is at "
+                          'least {MIN_PER_THREAD_OVER_WARP}x')),
     ],
 )

@@ -329,29 +329,64 @@ LAB = Lab(
     starter_must_fail=("recursive launch into fire-and-forget or a created stream",
                        "launches checked right after them"),
     checks=[
-        compiles(1, hint=hint(HANDOUT, "3 (the lab, step by step)")),
-        runs_cleanly(1, hint=hint(HANDOUT, "3 (the lab, step by step)")),
-        memcheck_clean(1, hint=hint(HANDOUT, "4 (how it is graded)")),
+        compiles(1, hint=hint(HANDOUT, "3 (the lab, step by step)"),
+                 passes="your file builds with the kit's flags (`-rdc=true`)"),
+        runs_cleanly(1, hint=hint(HANDOUT, "3 (the lab, step by step)"),
+                     passes='every case ends in time, with no CUDA error, and writes its result'),
+        memcheck_clean(1, hint=hint(HANDOUT, "4 (how it is graded)"),
+                       passes=("memcheck reports no error while the lab's memcheck case runs: 300 x 200 of the whole"
+                               ' set, max dwell 256, `max_depth` 4, `min_side` 8 (`--width 300 --height 200 '
+                               '--max-dwell 256 --max-depth 4 --min-side 8`)')),
         chk.Check("recursive launch into fire-and-forget or a created stream", 1, chk.STATIC,
                   check_recursive_launch_and_streams, parent=COMPILES,
-                  hint=hint(HANDOUT, "2.3 (subdividing with child grids)")),
+                  hint=hint(HANDOUT, "2.3 (subdividing with child grids)"),
+                  passes=('the PTX of `mariani_silver` (with the device functions it calls) has a device launch of '
+                          '`mariani_silver` itself, and every device launch there goes into '
+                          '`cudaStreamFireAndForget` (the constant 4) or into a stream variable, with '
+                          '`cudaStreamCreateWithFlags` there too; never the NULL stream (0) or '
+                          '`cudaStreamTailLaunch` (3)')),
         chk.Check("no device-side synchronize", 1, chk.STATIC, check_no_device_synchronize, parent=COMPILES,
-                  hint=hint(HANDOUT, "2.3 (subdividing with child grids)")),
+                  hint=hint(HANDOUT, "2.3 (subdividing with child grids)"),
+                  passes=("your PTX calls no device-side `cudaDeviceSynchronize` (the legacy model's, which no "
+                          'parent here needs)')),
         chk.Check("launches checked right after them", 1, chk.STATIC, check_launches_checked_in_order,
-                  parent=COMPILES, hint=hint(HANDOUT, "3 (the lab, step by step)")),
+                  parent=COMPILES, hint=hint(HANDOUT, "3 (the lab, step by step)"),
+                  passes=('in the PTX of your file, a `cudaGetLastError()` follows every device launch on every '
+                          'path; a file without a device launch fails too')),
         chk.Check("pending-launch limit covers the subdivision", 1, chk.RUNTIME, check_pending_limit,
-                  parent=RUNS_CLEANLY, hint=hint(HANDOUT, "2.4 (how many launches can be pending)")),
+                  parent=RUNS_CLEANLY, hint=hint(HANDOUT, "2.4 (how many launches can be pending)"),
+                  passes=('in every case, the limit in effect after `prepare_mandelbrot` is at least the most child '
+                          'grids the subdivision of an image of that size can launch with those cutoffs (every '
+                          'square of every depth it can reach), whatever the rule launched on that view')),
         chk.Check("no launch failed", 2, chk.RUNTIME, check_no_launch_failed, parent=RUNS_CLEANLY,
-                  hint=hint(HANDOUT, "2.4 (how many launches can be pending)")),
+                  hint=hint(HANDOUT, "2.4 (how many launches can be pending)"),
+                  passes=("in every case, the subdivision's launch log counts no failed device launch and no failed "
+                          'device runtime call; a run that launches nothing where the rule launches children has '
+                          'nothing to show and fails too')),
         chk.Check("every launch checked", 1, chk.RUNTIME, check_every_launch_checked, parent=RUNS_CLEANLY,
-                  hint=hint(HANDOUT, "3 (the lab, step by step)")),
+                  hint=hint(HANDOUT, "3 (the lab, step by step)"),
+                  passes=('in every case, the launch log counts one `KIT_CHECK_LAUNCH()` per child grid that ran '
+                          "(every grid but the host's) plus one per launch that failed; a run that launches nothing "
+                          'where the rule launches children fails too')),
         chk.Check("subdivision follows the rule", 3, chk.RUNTIME, check_subdivision, parent=RUNS_CLEANLY,
-                  hint=hint(HANDOUT, "2.2 (the Mariani-Silver rule)")),
+                  hint=hint(HANDOUT, "2.2 (the Mariani-Silver rule)"),
+                  passes=('in every case, every grid is one block of `MS_THREADS` threads and reports one rectangle '
+                          '(the kit tells grids apart by their grid id, not by `report_rect` calls), and the '
+                          'rectangles your grids reported equal, as a multiset, the ones the rule visits on the '
+                          "kit's exhaustive image")),
         chk.Check("image follows the rule", 3, chk.RUNTIME, check_image_follows_rule, parent=RUNS_CLEANLY,
-                  hint=hint(HANDOUT, "2.2 (the Mariani-Silver rule)")),
+                  hint=hint(HANDOUT, "2.2 (the Mariani-Silver rule)"),
+                  passes=("in every case, every pixel equals the rule's image: the border's dwell where the rule "
+                          'fills, `kit_dwell` where it computes')),
         chk.Check("image close to the exhaustive one", 2, chk.RUNTIME, check_close_to_exhaustive,
-                  parent=RUNS_CLEANLY, hint=hint(HANDOUT, "2.5 (what filling misses)")),
+                  parent=RUNS_CLEANLY, hint=hint(HANDOUT, "2.5 (what filling misses)"),
+                  passes=('in every case, at most a fraction {MAX_UNLIKE_EXHAUSTIVE} of the pixels differ from the '
+                          "kit's exhaustive image, or as many as the rule's own image does there, whichever is more")),
         chk.Check("beats the exhaustive kernel where the area is uniform", 2, chk.RUNTIME, check_beats_exhaustive,
-                  parent=RUNS_CLEANLY, hint=hint(HANDOUT, "2.6 (when subdividing pays)"), timing=True),
+                  parent=RUNS_CLEANLY, hint=hint(HANDOUT, "2.6 (when subdividing pays)"), timing=True,
+                  passes=('uniform timing case (8,192 x 8,192, `full` at zoom 2, max dwell 4,096, `max_depth` 5, '
+                          "`min_side` 16): the kit's exhaustive median / yours ≥ {MIN_EXHAUSTIVE_OVER_CDP}, and "
+                          "every timed run of yours (the warm-up's too) leaves the rule's image: the image is "
+                          'poisoned before each run and compared after it')),
     ],
 )

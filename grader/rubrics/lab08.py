@@ -388,32 +388,63 @@ LAB = Lab(
     imports=IMPORTS,
     starter_must_fail=("device graph relaunched from device code", "condition set in device code"),
     checks=[
-        compiles(1, hint=hint(HANDOUT, "3 (the lab, step by step)")),
-        runs_cleanly(1, hint=hint(HANDOUT, "3 (the lab, step by step)")),
-        memcheck_clean(1, hint=hint(HANDOUT, "4 (how it is graded)")),
+        compiles(1, hint=hint(HANDOUT, "3 (the lab, step by step)"),
+                 passes="your file builds with the kit's flags (`-rdc=true`)"),
+        runs_cleanly(1, hint=hint(HANDOUT, "3 (the lab, step by step)"),
+                     passes='every case ends in time, with no CUDA error, and writes its result'),
+        memcheck_clean(1, hint=hint(HANDOUT, "4 (how it is graded)"),
+                       passes=("memcheck reports no error while the lab's memcheck case runs: 300 textbook lines of "
+                               'at most 64 vertices (`--lines 300 --max 64 --seed 5`)')),
         chk.Check("condition set in device code", 1, chk.STATIC, check_condition_set_on_device, parent=COMPILES,
-                  hint=hint(HANDOUT, "2.4 (a WHILE conditional node)")),
+                  hint=hint(HANDOUT, "2.4 (a WHILE conditional node)"),
+                  passes=('your PTX calls `cudaGraphSetConditional`; with CUDA older than 12.4, not run (not '
+                          'available on this toolkit)')),
         chk.Check("device graph relaunched from device code", 1, chk.STATIC, check_graph_launched_on_device,
-                  parent=COMPILES, hint=hint(HANDOUT, "2.5 (a device graph that relaunches itself)")),
+                  parent=COMPILES, hint=hint(HANDOUT, "2.5 (a device graph that relaunches itself)"),
+                  passes='your PTX calls the device-side `cudaGraphLaunch`'),
         chk.Check("tessellation captured into a graph", 1, chk.RUNTIME, check_captured, parent=RUNS_CLEANLY,
-                  hint=hint(HANDOUT, "2.2 (counts, a scan, a thread per vertex)")),
+                  hint=hint(HANDOUT, "2.2 (counts, a scan, a thread per vertex)"),
+                  passes=('in every case, your `tessellate_balanced` was captured from its stream into a graph that '
+                          'could be instantiated')),
         chk.Check("offsets are the scan of the counts", 2, chk.RUNTIME, check_offsets, parent=RUNS_CLEANLY,
-                  hint=hint(HANDOUT, "2.2 (counts, a scan, a thread per vertex)")),
+                  hint=hint(HANDOUT, "2.2 (counts, a scan, a thread per vertex)"),
+                  passes=('in every case, all n_lines + 1 offsets equal the exclusive scan of `vertex_count`, '
+                          '`offsets[n_lines]` being the total')),
         chk.Check("vertices exact", 3, chk.RUNTIME, check_vertices, parent=RUNS_CLEANLY,
-                  hint=hint(HANDOUT, "2.2 (counts, a scan, a thread per vertex)")),
+                  hint=hint(HANDOUT, "2.2 (counts, a scan, a thread per vertex)"),
+                  passes=('in every case, every vertex of every line matches a double-precision evaluation, at '
+                          '`out[offsets[i] + k]`, and none of the 64 vertices just past the total was written')),
         chk.Check("each vertex computed once", 1, chk.RUNTIME, check_each_vertex_once, parent=RUNS_CLEANLY,
-                  hint=hint(HANDOUT, "2.2 (counts, a scan, a thread per vertex)")),
+                  hint=hint(HANDOUT, "2.2 (counts, a scan, a thread per vertex)"),
+                  passes=('in every case, `bezier_point` was called once per vertex, never for an index outside its '
+                          'line')),
         chk.Check("near the memory bound on the heavy case", 2, chk.RUNTIME, check_near_memory_bound,
-                  parent=RUNS_CLEANLY, hint=hint(HANDOUT, "2.3 (what load balancing buys)"), timing=True),
+                  parent=RUNS_CLEANLY, hint=hint(HANDOUT, "2.3 (what load balancing buys)"), timing=True,
+                  passes=("timing case: your median at most {MAX_OVER_COPY}x the copy's, in the same run, every "
+                          "timed run's output right")),
         chk.Check("beats the kit's flat and CDP versions", 2, chk.RUNTIME, check_beats_flat_and_cdp,
-                  parent=RUNS_CLEANLY, hint=hint(HANDOUT, "2.3 (what load balancing buys)"), timing=True),
+                  parent=RUNS_CLEANLY, hint=hint(HANDOUT, "2.3 (what load balancing buys)"), timing=True,
+                  passes=("timing case: the kit's flat median at least {MIN_FLAT_OVER_BALANCED}x yours, and its CDP "
+                          "median at least {MIN_CDP_OVER_BALANCED}x yours, every timed run's output right")),
         chk.Check("WHILE loop ends on the right round", 3, chk.RUNTIME, check_while_loop, parent=RUNS_CLEANLY,
-                  hint=hint(HANDOUT, "2.4 (a WHILE conditional node)")),
+                  hint=hint(HANDOUT, "2.4 (a WHILE conditional node)"),
+                  passes=('in every case, the graph `build_while_graph` returned holds a conditional node (at its '
+                          "top level or in a child graph), and on every launch `end_round` counted the kit's rounds "
+                          "(the kit counts its calls apart from the state your code can reach), every line's count "
+                          "is the kit's, and no `refine_line` call came after the loop ended; with CUDA older than "
+                          '12.4, not run')),
         chk.Check("graph instantiated for device launch", 1, chk.RUNTIME, check_instantiated_for_device_launch,
-                  parent=RUNS_CLEANLY, hint=hint(HANDOUT, "2.5 (a device graph that relaunches itself)")),
+                  parent=RUNS_CLEANLY, hint=hint(HANDOUT, "2.5 (a device graph that relaunches itself)"),
+                  passes=('in every case, the executable graph `build_device_graph` returned has '
+                          '`cudaGraphInstantiateFlagDeviceLaunch` among its flags')),
         chk.Check("device graph loop ends on the right round", 3, chk.RUNTIME, check_device_loop,
-                  parent=RUNS_CLEANLY, hint=hint(HANDOUT, "2.5 (a device graph that relaunches itself)")),
+                  parent=RUNS_CLEANLY, hint=hint(HANDOUT, "2.5 (a device graph that relaunches itself)"),
+                  passes=("in every case, on every launch of your device graph, the kit's rounds (its own count of "
+                          "`end_round` calls), the kit's counts and no late `refine_line` call")),
         chk.Check("every relaunch checked", 1, chk.RUNTIME, check_relaunches_checked, parent=RUNS_CLEANLY,
-                  hint=hint(HANDOUT, "2.5 (a device graph that relaunches itself)")),
+                  hint=hint(HANDOUT, "2.5 (a device graph that relaunches itself)"),
+                  passes=('in the PTX, the result of every device-side `cudaGraphLaunch` goes to `KIT_CHECK_DEVICE` '
+                          'on every path; in every case, on both launches, no device runtime call failed, and a loop'
+                          ' of R rounds counted at least R − 1 calls checked with `KIT_CHECK_DEVICE`')),
     ],
 )

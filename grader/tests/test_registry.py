@@ -30,6 +30,21 @@ class ResolveTest(unittest.TestCase):
 
 
 class RubricTest(unittest.TestCase):
+    def test_every_check_says_when_it_passes(self):
+        """The handout's "How it is graded" table is made from Check.passes (block rubric-NN): every check
+        has one, and each {NAME} in it is a constant of its rubric."""
+        import importlib
+        import string
+        for lab in registry.all_labs().values():
+            module = importlib.import_module("rubrics.lab%s" % lab.number)
+            for c in lab.checks:
+                self.assertTrue(c.passes.strip(), "%s: %s says nowhere when it passes" % (lab.name, c.name))
+                for _, field, _, _ in string.Formatter().parse(c.passes):
+                    if field is not None:
+                        self.assertIsInstance(getattr(module, field, None), (int, float),
+                                              "%s: %s's passes names %r, no constant of the rubric"
+                                              % (lab.name, c.name, field))
+
     def test_every_rubric_starts_with_the_kits_three_checks(self):
         for lab in registry.all_labs().values():
             first, second, third = lab.checks[:3]
