@@ -28,10 +28,10 @@ Draws, where the documents are there:
   06-allocator-costs.svg Lab 06: what an allocation costs, on a log scale: per-object device malloc
                          against one bulk allocation and the pool (Part A), and one atomic per
                          thread against the warp-aggregated counter (Part B), from the solution's run;
-  07-mandelbrot.png      Lab 07: the solution's image, the dwell of one pixel in every few (the
+  07-mandelbrot.svg      Lab 07: the solution's image, the dwell of one pixel in every few (the
                          document's "figure": the harness's --figure S), with the leaf rectangles
-                         of its subdivision outlined; a PNG (the standard library's zlib), whose
-                         caption is the handout's.
+                         of its subdivision outlined and a dwell legend: the picture of one run that
+                         `make run` draws, a PNG (the standard library's zlib) held in an SVG.
 
 Each SVG figure names the GPU and the runs it was drawn from. Exit status 1 when a document a figure
 needs is missing or does not hold what the figure needs; each problem is printed.
@@ -55,8 +55,8 @@ sys.path.insert(0, os.path.join(KIT_ROOT, "grader"))
 
 from gradelib.figures import (BLUE, CHAIN_CAPTION, GREEN, MUTED, RACE_HEADING, RED, TIME_CAPTION,  # noqa: E402
                               TIMELINE_WIDTH, FigureError, Svg, chain_row, chain_scale, device_words, draw_curves,
-                              draw_grids_run, draw_timelines, has_timeline, mandelbrot_picture, params_words,
-                              plural, png_bytes, race_counts, race_outcome_panel, race_time_panel, race_time_rows,
+                              draw_grids_run, draw_mandelbrot_run, draw_timelines, has_timeline, params_words,
+                              plural, race_counts, race_outcome_panel, race_time_panel, race_time_rows,
                               tree_panel)
 
 
@@ -336,29 +336,26 @@ def draw_allocator(docs, out_path):
 
 # ---------------------------------------------------------------- Lab 07: the Mandelbrot set by subdivision
 
-def draw_mandelbrot(doc, out_path):
-    """Lab 07's picture, a PNG, from a document's "figure" (the harness's --figure S): the dwell of
-    every pixel it holds, and the outlines of the leaf rectangles (mandelbrot_picture)."""
-    width, height, rows, facts = mandelbrot_picture(doc)
-    with open(out_path, "wb") as f:
-        f.write(png_bytes(width, height, rows))
-    return facts
-
-
 def draw_mandelbrot_figure(docs, out_path):
+    """Lab 07's picture as a run's picture is drawn (draw_mandelbrot_run: the dwell of every pixel the
+    document's "figure" holds, the leaf rectangles outlined, a dwell legend), an SVG that holds the PNG;
+    the PNG drawn beside it on the way is not kept."""
     doc = docs.get(("07", "solution"))
     if doc is None:
         raise FigureError("no lab07-solution.json: the picture is drawn from the solution's run")
+    png_path = os.path.splitext(out_path)[0] + ".png"
     try:
-        return draw_mandelbrot(doc, out_path)
+        facts = draw_mandelbrot_run(doc, png_path, case="solution")
     except FigureError as e:
         raise FigureError("lab07-solution.json: %s" % e)
+    os.remove(png_path)
+    return facts
 
 
 FIGURES = [("01-divergent-counter-grids.svg", draw_grids), ("02-race-timeline.svg", draw_race),
            ("03-recursion-tree.svg", draw_recursion), ("04-bezier-curves.svg", draw_curves_figure),
            ("05-stream-timelines.svg", draw_timelines_figure), ("06-allocator-costs.svg", draw_allocator),
-           ("07-mandelbrot.png", draw_mandelbrot_figure)]
+           ("07-mandelbrot.svg", draw_mandelbrot_figure)]
 
 
 def draw_all(docs, out_dir):

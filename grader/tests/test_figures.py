@@ -40,7 +40,7 @@ def not_yet_drawable():
         why["05-stream-timelines.svg"] = ("lab05-solution.json was recorded before the harness wrote "
                                           "\"median_timeline\"")
     if not os.path.exists(os.path.join(RECORDED, "lab07-solution.json")):
-        why["07-mandelbrot.png"] = "no lab07-solution.json is recorded yet"
+        why["07-mandelbrot.svg"] = "no lab07-solution.json is recorded yet"
     return why
 
 
@@ -686,7 +686,7 @@ class FiguresFromRecordedRunsTest(unittest.TestCase):
     def test_mandelbrot_outlines_the_leaf_rectangles_only(self):
         doc = two_squares_doc()
         path = os.path.join(self.out, "mandelbrot.png")
-        facts = draw_figures.draw_mandelbrot(doc, path)
+        facts = figures.draw_mandelbrot_run(doc, path)
         self.assertEqual((facts["rects"], facts["leaves"], facts["scale"], facts["unwritten"]), (2, 1, 8, 0))
         width, height, rows = read_png(path)
         self.assertEqual((width, height), (512, 512))  # 64 pixels a side, each drawn 8 x 8
@@ -705,7 +705,7 @@ class FiguresFromRecordedRunsTest(unittest.TestCase):
         self.assertEqual(pixel(rows, 300, 0), five)
         # Reported alone, the top rectangle is the leaf: its outline clipped to the picture's edges.
         doc["figure"]["rects"] = [[0, 0, 512, 0]]
-        draw_figures.draw_mandelbrot(doc, path)
+        figures.draw_mandelbrot_run(doc, path)
         _, _, rows = read_png(path)
         for x, y in ((511, 100), (300, 0), (0, 300), (300, 511)):
             self.assertEqual(pixel(rows, x, y), outline, (x, y))
@@ -719,7 +719,7 @@ class FiguresFromRecordedRunsTest(unittest.TestCase):
         doc = lab07_doc(dwells, [[128, 0, 128, 1], [0, 128, 512, 1], [0, 0, 512, 0]], every=2,
                         image_size=(300, 200))
         path = os.path.join(self.out, "mandelbrot.png")
-        facts = draw_figures.draw_mandelbrot(doc, path)
+        facts = figures.draw_mandelbrot_run(doc, path)
         self.assertEqual((facts["leaves"], facts["scale"]), (2, 3))
         width, height, rows = read_png(path)
         self.assertEqual((width, height), (450, 300))
@@ -760,7 +760,7 @@ class FiguresFromRecordedRunsTest(unittest.TestCase):
         doc = two_squares_doc()
         del doc["figure"]
         with self.assertRaises(figures.FigureError) as caught:
-            draw_figures.draw_mandelbrot(doc, os.path.join(self.out, "mandelbrot.png"))
+            figures.draw_mandelbrot_run(doc, os.path.join(self.out, "mandelbrot.png"))
         self.assertIn("--figure", str(caught.exception))
         with self.assertRaises(figures.FigureError):
             figures.draw_run_figure("07-mandelbrot", doc, self.out)
@@ -770,12 +770,18 @@ class FiguresFromRecordedRunsTest(unittest.TestCase):
             figures.draw_run_figure("07-mandelbrot", short, self.out)
         self.assertEqual(os.listdir(self.out), [])
         problems = self.draw_one({("07", "solution"): doc})
-        self.assertTrue(any(p.startswith("07-mandelbrot.png") and "--figure" in p for p in problems), problems)
+        self.assertTrue(any(p.startswith("07-mandelbrot.svg") and "--figure" in p for p in problems), problems)
 
     def test_mandelbrot_figure_drawn_from_the_solution_document(self):
         problems = self.draw_one({("07", "solution"): two_squares_doc()})
-        self.assertFalse(any(p.startswith("07-mandelbrot.png") for p in problems), problems)
-        self.assertEqual(read_png(os.path.join(self.out, "07-mandelbrot.png"))[:2], (512, 512))
+        self.assertFalse(any(p.startswith("07-mandelbrot.svg") for p in problems), problems)
+        # The run's picture as `make run` draws it, with its dwell legend; the PNG lives inside the SVG.
+        with open(os.path.join(self.out, "07-mandelbrot.svg")) as f:
+            svg = f.read()
+        self.assertIn('href="data:image/png;base64,', svg)
+        self.assertIn("dwell 0", svg)
+        self.assertIn("a leaf rectangle", svg)
+        self.assertFalse(os.path.exists(os.path.join(self.out, "07-mandelbrot.png")))
 
     def test_feedback_page_shows_the_png_in_its_svg(self):
         from gradelib import feedback, registry
