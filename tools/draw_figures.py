@@ -31,7 +31,9 @@ Draws, where the documents are there:
   07-mandelbrot.svg      Lab 07: the solution's image, the dwell of one pixel in every few (the
                          document's "figure": the harness's --figure S), with the leaf rectangles
                          of its subdivision outlined and a dwell legend: the picture of one run that
-                         `make run` draws, a PNG (the standard library's zlib) held in an SVG.
+                         `make run` draws, a PNG (the standard library's zlib) held in an SVG;
+  08-graph-loops.svg     Lab 08, Parts B and C: the loop of rounds kept on the GPU, as a WHILE node
+                         and as a device graph that tail-launches itself (a diagram: no document).
 
 Each SVG figure names the GPU and the runs it was drawn from. Exit status 1 when a document a figure
 needs is missing or does not hold what the figure needs; each problem is printed.
@@ -53,7 +55,7 @@ import sys
 KIT_ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 sys.path.insert(0, os.path.join(KIT_ROOT, "grader"))
 
-from gradelib.figures import (BLUE, CHAIN_CAPTION, GREEN, MUTED, RACE_HEADING, RED, TIME_CAPTION,  # noqa: E402
+from gradelib.figures import (BLUE, CHAIN_CAPTION, GREEN, INK, MUTED, RACE_HEADING, RED, TIME_CAPTION,  # noqa: E402
                               TIMELINE_WIDTH, FigureError, Svg, chain_row, chain_scale, device_words, draw_curves,
                               draw_grids_run, draw_mandelbrot_run, draw_timelines, has_timeline, params_words,
                               plural, race_counts, race_outcome_panel, race_time_panel, race_time_rows,
@@ -352,10 +354,68 @@ def draw_mandelbrot_figure(docs, out_path):
     return facts
 
 
+# ---------------------------------------------------------------- Lab 08: a loop of rounds on the GPU
+
+LOOP_FILL = "#eef3f9"   # a graph, or a WHILE node's body
+LOOP_NODE = "#d9e2ec"   # a kernel node
+
+
+def _loop_panel(svg, y, heading, container, nodes, back_label):
+    """One way to loop on the GPU: the host's one launch, the graph (container: its label), its two
+    kernel nodes (nodes: [(line, ...)] each), and the arrow back that starts the next round."""
+    svg.text("heading", 20, y, heading, 13, weight="bold")
+    top = y + 14
+    svg.rect("host", 20, top + 34, 150, 46, "white", stroke=MUTED, rx=4)
+    svg.text("label", 95, top + 53, "the host:", 11, anchor="middle")
+    svg.text("label", 95, top + 69, "cudaGraphLaunch, once", 11, anchor="middle", mono=True)
+    svg.line("arrow", 170, top + 57, 206, top + 57, arrow=True)
+    svg.rect("graph", 210, top, 610, 128, LOOP_FILL, stroke=BLUE, rx=6, dash="5,3")
+    svg.text("label", 222, top + 18, container, 11, fill=BLUE)
+    x = 236
+    widths = (200, 346)
+    for k, (lines, w) in enumerate(zip(nodes, widths)):
+        svg.rect("node", x, top + 30, w, 54, LOOP_NODE, stroke=INK, rx=4)
+        for i, text in enumerate(lines):
+            svg.text("label", x + 10, top + 47 + 15 * i, text, 11, mono=(i > 0))
+        if k == 0:
+            svg.line("arrow", x + w, top + 57, x + w + 24, top + 57, arrow=True)
+        x += w + 28
+    # Back from the second node to the first: the next round.
+    right, left = 236 + 200 + 28 + 173, 236 + 100
+    svg.polyline("back", [(right, top + 84), (right, top + 108), (left, top + 108)], INK, 1.0)
+    svg.line("arrow", left, top + 108, left, top + 88, arrow=True)
+    svg.text("label", left + 12, top + 122, back_label, 11)
+    return top + 128
+
+
+def draw_graph_loops(docs, out_path):
+    """Lab 08, Parts B and C: a loop of rounds, each a refine_round kernel and a one-thread decide
+    kernel, kept on the GPU after one host launch: a WHILE node whose body is the round, and a
+    device graph whose last kernel tail-launches the graph again. A diagram: it draws no document."""
+    svg = Svg(840, 392, "Lab 08: a loop decided on the GPU, with one host launch")
+    svg.text("caption", 20, 20, "Each round: refine_round, a thread per line, then one thread that calls end_round "
+             "after every block of the round.", 11, fill=MUTED)
+    bottom = _loop_panel(svg, 46, "Part B: a WHILE conditional node",
+                         "a WHILE node: its body runs while the value is not 0 (cudaGraphCondAssignDefault: 1 at "
+                         "each launch)",
+                         [("refine_round", "a thread per line"), ("decide, one thread:", "cudaGraphSetConditional(",
+                                                         "    handle, end_round(r))")],
+                         "read again when the body ends: 1, another round; 0, the node is done")
+    _loop_panel(svg, bottom + 36, "Part C: a device graph that relaunches itself",
+                "the graph, instantiated with cudaGraphInstantiateFlagDeviceLaunch",
+                [("refine_round", "a thread per line"), ("decide, one thread: if end_round(r)",
+                                                 "cudaGraphLaunch(cudaGetCurrentGraphExec(),",
+                                                 "    cudaStreamGraphTailLaunch)")],
+                "a tail launch: the same graph again, once this launch has finished")
+    svg.write(out_path)
+    return {"panels": 2}
+
+
 FIGURES = [("01-divergent-counter-grids.svg", draw_grids), ("02-race-timeline.svg", draw_race),
            ("03-recursion-tree.svg", draw_recursion), ("04-bezier-curves.svg", draw_curves_figure),
            ("05-stream-timelines.svg", draw_timelines_figure), ("06-allocator-costs.svg", draw_allocator),
-           ("07-mandelbrot.svg", draw_mandelbrot_figure)]
+           ("07-mandelbrot.svg", draw_mandelbrot_figure), ("08-graph-loops.svg", draw_graph_loops)]
+DIAGRAMS = ("08-graph-loops.svg",)  # figures that draw no document: drawn wherever the tool runs
 
 
 def draw_all(docs, out_dir):
