@@ -175,16 +175,6 @@ typedef struct {
 
 #define KIT_MAX_CASES 1024
 
-static inline void *kit_alloc_or_die(size_t bytes)
-{
-    void *p = malloc(bytes);
-    if (p == NULL) {
-        fprintf(stderr, "out of host memory\n");
-        exit(KIT_EXIT_USAGE);
-    }
-    return p;
-}
-
 /* Every case line on descriptor cases_fd, read to the end before any case runs (a harness with a plan
  * step sees them all first); returns how many. */
 static inline int kit_read_cases(long cases_fd, int argc, char **argv, const char *const *options, kit_case_t *cases)
@@ -209,11 +199,11 @@ static inline int kit_read_cases(long cases_fd, int argc, char **argv, const cha
         }
         kit_case_t *c = &cases[n++];
         size_t length = strlen(line);
-        c->line = (char *)kit_alloc_or_die(length + 1);
+        c->line = (char *)kit_host_alloc(length + 1);
         memcpy(c->line, line, length + 1);
-        char *words = (char *)kit_alloc_or_die(length + 1); /* split in place, kept for the case's life */
+        char *words = (char *)kit_host_alloc(length + 1); /* split in place, kept for the case's life */
         memcpy(words, line, length + 1);
-        c->argv = (char **)kit_alloc_or_die(KIT_CASE_MAX_ARGS * sizeof(char *));
+        c->argv = (char **)kit_host_alloc(KIT_CASE_MAX_ARGS * sizeof(char *));
         c->argv[0] = argv[0];
         c->argc = kit_split_case_line(words, c->argv, 1);
         if (json != NULL) {
