@@ -395,8 +395,8 @@ def _run_in_turn(ctx, ks, lab_problem, alone, runs, hang, started=None, slots=1,
     harness left out for want of free memory (harness.NOT_RUN; other runs held that memory), and one
     that hit the time limit, with every case not yet run after it (other runs had the GPU meanwhile: a
     hang counts only alone). One hang is evidence enough: once a run alone hits the time limit (hang),
-    a case not yet run is not run. started: [(group, harness.StartedRun or None)], the first taken
-    (popped) when its group comes. slots: the shared slots each run holds (gpushare);
+    a case not yet run is not run. started: [harness.StartedRun or None] of the first process, which
+    holds all of ks, taken (popped) by it. slots: the shared slots each run holds (gpushare);
     sent_alone: a dict that gains {case: its shared outcome} for each case run shared and sent alone."""
     queue = list(ks)
     lonely = []
@@ -406,7 +406,7 @@ def _run_in_turn(ctx, ks, lab_problem, alone, runs, hang, started=None, slots=1,
                 runs[k] = CaseRun(ctx.cases[k], hang[0].result, None, SKIPPED_AFTER_HANG, failures.TIMEOUT)
             break
         group, queue = queue, []
-        process_ready = started.pop(0)[1] if started and started[0][0] == group else None
+        process_ready = started.pop() if started else None
         outcomes = harness.run_cases(ctx.lab, ctx.program, [ctx.cases[k] for k in group], ctx.timeout,
                                      ctx.work_dir, ctx.sandboxed, alone, process_ready, slots)
         again = []
@@ -461,14 +461,13 @@ def _run_all(ctx, lab_problem):
                                                        sent_alone=sent_alone)
     lonely = sorted(lonely + [k for k in range(len(ctx.cases)) if alone[k]])
     if lonely:
-        groups = [lonely]
-        started = list(zip(groups, harness.start_runs(ctx.lab, ctx.program, [[ctx.cases[k] for k in g] for g in groups],
-                                                      ctx.timeout, ctx.work_dir, ctx.sandboxed)))
+        started = harness.start_runs(ctx.lab, ctx.program, [[ctx.cases[k] for k in lonely]], ctx.timeout,
+                                     ctx.work_dir, ctx.sandboxed)
         try:
             with gpushare.gate().held(True) as waited:
                 _run_in_turn(ctx, lonely, lab_problem, True, runs, hang, started)
         finally:
-            for _, left in started:  # after a hang, the runs not handed their cases
+            for left in started:  # after a hang, the run not handed its cases
                 if left is not None:
                     left.discard()
         first = runs[lonely[0]].result
