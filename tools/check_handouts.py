@@ -137,8 +137,7 @@ TEMPLATE = ["1. Goal", "2. Background", "3. The lab, step by step", "4. How it i
             "5. Common mistakes", "6. Check yourself", "7. Where next"]
 LAB_HANDOUT = re.compile(r"^(?!00-)\d\d-[\w-]+\.md$")
 # One section a hint names: "2.4 (errors are per thread)"; a title may hold one level of parentheses.
-HINT_SECTION = re.compile(r"(\d+(?:\.\d+)*) \(((?:[^()]|\([^()]*\))*)\)")
-HINT_TEXT = re.compile(r"read (handouts/[\w.-]+\.md), section (.*)$")
+HINT_SECTION, HINT_TEXT = registry.HINT_SECTION, registry.HINT_TEXT  # the form registry.hint() writes
 
 
 def headings_of(lines):

@@ -9,7 +9,6 @@ feedback/<id>.html beside feedback/<id>.md.
 """
 import html
 import os
-import re
 import tempfile
 
 from . import checks as chk
@@ -82,27 +81,21 @@ def _inline_svg(svg):
     return svg[start:] if start >= 0 else ""
 
 
-# A hint's handout and its sections: "read handouts/NN-name.md, section 2.6 (title) and 2.7 (title)".
-HINT_HANDOUT = re.compile(r"read (handouts/[\w.-]+)\.md, section ")
-HINT_SECTION = re.compile(r"(\d+(?:\.\d+)*) \(((?:[^()]|\([^()]*\))*)\)")
-
-
 def hint_html(hint, handouts):
     """A hint as the page shows it: each section it names a link to that heading of the rendered handout
     (handouts: the folder of make handouts's pages, as a link from the page; None: words only)."""
-    text = html.escape("Hint: " + hint, quote=False)
-    m = HINT_HANDOUT.search(hint)
+    m = registry.HINT_TEXT.match(hint)
     if handouts is None or m is None:
-        return text
-    target = "%s/%s.html" % (handouts, os.path.basename(m.group(1)))
+        return html.escape("Hint: " + hint, quote=False)
+    target = "%s/%s.html" % (handouts, os.path.splitext(os.path.basename(m.group(1)))[0])
 
     def link(section):
-        anchor = registry.section_anchor(m.group(1) + ".md", section.group(1))
+        anchor = registry.section_anchor(m.group(1), section.group(1))
         if anchor is None:
             return section.group(0)
         return '<a href="%s#%s">%s</a>' % (html.escape(target), anchor, section.group(0))
-    start = text.index("section ", m.start()) if "section " in text else len(text)
-    return text[:start] + HINT_SECTION.sub(link, text[start:])
+    return (html.escape("Hint: read %s, section " % m.group(1), quote=False)
+            + registry.HINT_SECTION.sub(link, html.escape(m.group(2), quote=False)))
 
 
 def page(rep, heading, meta_lines, figure=None, shown_as=None, handouts=None):

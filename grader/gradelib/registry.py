@@ -1,5 +1,6 @@
 """The lab registry. Each lab's rubric is a module grader/rubrics/labNN.py that defines LAB = Lab(...);
 adding one is all it takes to register a lab (CONTRIBUTING.md)."""
+import functools
 import importlib
 import os
 import pkgutil
@@ -100,6 +101,12 @@ def hint(lab_handout, section):
     return "read %s, section %s" % (lab_handout, section)
 
 
+# A hint as hint() writes it: "read handouts/NN-name.md, section 2.6 (title) and 2.7 (title)"; its
+# handout and sections, and each section's number and title.
+HINT_TEXT = re.compile(r"read (handouts/[\w.-]+\.md), section (.*)$")
+HINT_SECTION = re.compile(r"(\d+(?:\.\d+)*) \(((?:[^()]|\([^()]*\))*)\)")
+
+
 def heading_anchor(text):
     """The anchor GitHub and pandoc's gfm reader give a heading: lower case, punctuation dropped, spaces
     to hyphens."""
@@ -108,6 +115,7 @@ def heading_anchor(text):
     return text.replace(" ", "-")
 
 
+@functools.lru_cache(maxsize=None)
 def section_anchor(handout, number):
     """The anchor of section number ("2.6", "4") of a handout (its path from the kit's root), or None."""
     try:
