@@ -432,7 +432,6 @@ NOT_RECORDED = "not recorded yet"
 
 def _mutation_runs(load):
     """[(lab, its recorded mutation run, or None where it has none yet)], every lab in name order."""
-    from gradelib import registry
     runs = []
     for lab in sorted(registry.all_labs().values(), key=lambda lab: lab.name):
         try:
@@ -618,7 +617,6 @@ def _stability_table(load):
 def _imports_block(number):
     """A lab README's list of what the student's code may call (gradelib.objects, the lab's Imports)."""
     def rows(load):
-        from gradelib import registry
         lab = registry.resolve(number)
         device = sorted(lab.imports.device)
         host = sorted(lab.imports.host)
@@ -648,7 +646,6 @@ def constant_text(value):
 def rubric_rows(lab):
     """A lab's "How it is graded" table, from its rubric: each check's name, points and when it passes
     (Check.passes, its {NAME} the rubric module's constant NAME)."""
-    import importlib
     module = importlib.import_module("rubrics.lab%s" % lab.number)
     values = {k: constant_text(v) for k, v in vars(module).items()
               if isinstance(v, (int, float)) and not isinstance(v, bool)}
@@ -660,7 +657,6 @@ def rubric_rows(lab):
 
 def _rubric_block(number):
     def rows(load):
-        from gradelib import registry
         return rubric_rows(registry.resolve(number))
     return rows
 

@@ -183,23 +183,22 @@ def canvas_entry(name, lab_files):
         return None
     file_name, copy = m.group("file"), 0
     numbered = CANVAS_COPY.match(file_name)
-    if numbered and (numbered.group("stem") + numbered.group("ext") in lab_files
-                     or archive_suffix(numbered.group("stem") + numbered.group("ext"))):
-        file_name, copy = numbered.group("stem") + numbered.group("ext"), int(numbered.group("copy"))
+    if numbered:
+        unnumbered = numbered.group("stem") + numbered.group("ext")
+        if unnumbered in lab_files or archive_suffix(unnumbered):
+            file_name, copy = unnumbered, int(numbered.group("copy"))
     if file_name not in lab_files and not archive_suffix(file_name):
         return None
     return CanvasEntry(m.group("login"), m.group("user"), bool(m.group("late")), file_name, copy)
 
 
-def _superseded(names, lab_files):
-    """{entry: the entry that supersedes it} among Canvas entries with one login and one file: the
-    highest copy number wins."""
+def _superseded(canvas_entries, lab_files):
+    """{entry: the entry that supersedes it} among Canvas entries ({name: CanvasEntry}) with one login
+    and one file: the highest copy number wins."""
     best = {}
-    for name in names:
-        entry = canvas_entry(name, lab_files)
-        if entry is not None:
-            key = (entry.login, entry.file_name if entry.file_name in lab_files else "archive")
-            best.setdefault(key, []).append((entry.copy, name))
+    for name, entry in canvas_entries.items():
+        key = (entry.login, entry.file_name if entry.file_name in lab_files else "archive")
+        best.setdefault(key, []).append((entry.copy, name))
     superseded = {}
     for copies in best.values():
         winner = max(copies)[1]
@@ -223,11 +222,16 @@ def scan_class(root, lab_files=()):
     candidates = []  # (entry name, preferred id, Submission without its id)
     lone = {}  # preferred id -> the candidate gathering its lone files
     names = sorted(os.listdir(root))
-    superseded = _superseded([n for n in names if os.path.isfile(os.path.join(root, n))
-                              and not os.path.islink(os.path.join(root, n))], lab_files)
+    canvas_entries = {}  # the regular files named as Canvas's download names them
     for name in names:
         path = os.path.join(root, name)
-        canvas = None if os.path.islink(path) or not os.path.isfile(path) else canvas_entry(name, lab_files)
+        entry = None if os.path.islink(path) or not os.path.isfile(path) else canvas_entry(name, lab_files)
+        if entry is not None:
+            canvas_entries[name] = entry
+    superseded = _superseded(canvas_entries, lab_files)
+    for name in names:
+        path = os.path.join(root, name)
+        canvas = canvas_entries.get(name)
         if is_os_litter(name):
             ignored.append(name)
         elif os.path.islink(path):

@@ -120,7 +120,7 @@ def gradescope(reports, seed, gpu, notes=()):
     machine could not run (no GPU, no compute-sanitizer) is no test: the output names it, its points and
     why, as not run and not held against the student."""
     tests = []
-    not_run = []
+    not_run, not_run_points = [], 0
     for report in reports:
         for r in report.results:
             output = r.message or ""
@@ -129,6 +129,7 @@ def gradescope(reports, seed, gpu, notes=()):
             if r.lacking:
                 not_run.append("  %s: %s (%g points): %s" % (report.lab.title, r.name, r.check.points,
                                                              (r.message or "").splitlines()[0] if r.message else ""))
+                not_run_points += r.check.points
                 continue
             if r.status == chk.SKIPPED:
                 output = "NOT RUN: " + output
@@ -145,7 +146,7 @@ def gradescope(reports, seed, gpu, notes=()):
     if not_run:
         lines += ["NOT RUN on this machine, so not shown as tests (their %g points are not yet yours, and not "
                   "held against you: they are checked where the course grades on a GPU):"
-                  % sum(r.check.points for report in reports for r in report.results if r.lacking)] + not_run
+                  % not_run_points] + not_run
     summary = "\n".join(lines)
     return {
         "score": round(sum(r.score for r in reports), 2),
