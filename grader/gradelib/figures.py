@@ -889,7 +889,8 @@ def png_bytes(width, height, rows):
 # rectangles outlined in white.
 DWELL_MAP = ((68, 1, 84), (59, 82, 139), (33, 145, 140), (94, 201, 98), (253, 231, 37))
 INSIDE = (0, 0, 0)
-OUTLINE = (255, 255, 255)
+OUTLINE = (255, 255, 255)           # a leaf rectangle filled with its border's dwell
+COMPUTED_OUTLINE = (255, 128, 0)    # a leaf rectangle computed pixel by pixel (no colour of DWELL_MAP)
 UNWRITTEN = 0xffff  # the harness's -1, a pixel nobody wrote, in 4 hex digits
 PICTURE_SIDE = 512  # about the picture's long side: the figure scaled up by a whole factor
 LEGEND_STEPS = 48   # boxes in the legend's colour bar
@@ -920,7 +921,8 @@ def is_int(value):
 
 
 def mandelbrot_figure(doc):
-    """What a Lab 07 document's "figure" holds, checked: (dwells, one list per row, rects as tuples).
+    """What a Lab 07 document's "figure" holds, checked: (dwells, one list per row, rects as (x, y, side,
+    depth) tuples, the set of those the rule computes pixel by pixel).
     Raises FigureError where the picture cannot be drawn from it."""
     fig = doc.get("figure")
     if not isinstance(fig, dict):
@@ -943,10 +945,11 @@ def mandelbrot_figure(doc):
     except ValueError:
         raise FigureError("the figure's dwell_rows hold something other than hex digits")
     rects = fig["rects"]
-    if not isinstance(rects, list) or not all(isinstance(r, list) and len(r) == 4 and all(is_int(v) for v in r)
+    if not isinstance(rects, list) or not all(isinstance(r, list) and len(r) in (4, 5) and all(is_int(v) for v in r)
                                               for r in rects):
-        raise FigureError("the figure's rects should be [x, y, side, depth] lists of whole numbers")
-    return dwells, [tuple(r) for r in rects]
+        raise FigureError("the figure's rects should be [x, y, side, depth, computed] lists of whole numbers")
+    # computed (the fifth, where the harness writes it): the rule computes the rectangle pixel by pixel
+    return dwells, [tuple(r[:4]) for r in rects], {tuple(r[:4]) for r in rects if len(r) == 5 and r[4]}
 
 
 def leaf_rects(rects):
@@ -980,7 +983,7 @@ def mandelbrot_picture(doc):
     scaled up by a whole factor to about PICTURE_SIDE on its long side; each leaf rectangle's outline,
     mapped from image pixels (divided by the figure's every, times the factor), drawn 1 pixel wide,
     where neighbours share an edge on one line, and clipped at the picture's edges."""
-    dwells, rects = mandelbrot_figure(doc)
+    dwells, rects, computed = mandelbrot_figure(doc)
     fig, params = doc["figure"], doc["params"]
     every, max_dwell = fig["every"], params["max_dwell"]
     image_w, image_h = params["width"], params["height"]
@@ -1000,8 +1003,8 @@ def mandelbrot_picture(doc):
         past_max += sum(1 for d in line if max_dwell < d != UNWRITTEN)
         rows += [bytearray(row) for _ in range(scale)]
     leaves = leaf_rects(rects)
-    outline = bytes(OUTLINE)
-    for x, y, side, _ in leaves:
+    for x, y, side, depth in leaves:
+        outline = bytes(COMPUTED_OUTLINE if (x, y, side, depth) in computed else OUTLINE)
         if side <= 0 or x >= image_w or y >= image_h or x + side <= 0 or y + side <= 0:
             continue  # nothing of it in the image
         # A rectangle cut off at the image's edge ends at the picture's edge.
@@ -1015,7 +1018,9 @@ def mandelbrot_picture(doc):
             for px in (left, right):
                 rows[py][3 * px:3 * px + 3] = outline
     facts = {"pixels": fig["width"] * fig["height"], "unwritten": unwritten, "past_max_dwell": past_max,
-             "rects": len(rects), "leaves": len(leaves), "scale": scale}
+             "rects": len(rects), "leaves": len(leaves), "scale": scale,
+             "computed_leaves": sum(1 for r in leaves if r in computed), "kinds_known": bool(computed) or
+             all(len(r) == 5 for r in fig["rects"])}
     return width, height, rows, facts
 
 
@@ -1054,6 +1059,9 @@ def draw_mandelbrot_run(doc, out_path, who="yours", case=None):
                                                                  facts["scale"], facts["scale"]),
              "{:,} rectangles reported, {:,} of them leaves (no rectangle of the next depth inside), outlined."
              .format(facts["rects"], facts["leaves"])]
+    if facts["kinds_known"]:
+        notes.append("{:,} leaves filled with their border's dwell (white), {:,} computed pixel by pixel (orange)."
+                     .format(facts["leaves"] - facts["computed_leaves"], facts["computed_leaves"]))
     more = fig.get("rects_left_out", 0)
     if is_int(more) and more > 0:
         notes.append("{:,} more rectangles were reported than the document lists: some outlined as leaves may "
@@ -1082,8 +1090,12 @@ def draw_mandelbrot_run(doc, out_path, who="yours", case=None):
     x = bar_x + LEGEND_STEPS * step_w + 6
     svg.text("legend", x, legend_y + 11, "%d" % (max_dwell - 1), 11)
     x += 8 + 7 * len("%d" % (max_dwell - 1))
-    keys = [(svg_colour(INSIDE), "none", "%d: inside the set" % max_dwell),
-            (svg_colour(DWELL_MAP[1]), svg_colour(OUTLINE), "a leaf rectangle")]
+    keys = [(svg_colour(INSIDE), "none", "%d: inside the set" % max_dwell)]
+    if facts["kinds_known"]:
+        keys += [(svg_colour(DWELL_MAP[1]), svg_colour(OUTLINE), "filled leaf"),
+                 (svg_colour(DWELL_MAP[1]), svg_colour(COMPUTED_OUTLINE), "computed leaf")]
+    else:
+        keys.append((svg_colour(DWELL_MAP[1]), svg_colour(OUTLINE), "a leaf rectangle"))
     if facts["unwritten"] or facts["past_max_dwell"]:
         keys.append((RED, "none", "wrong"))
     for fill, stroke, label in keys:

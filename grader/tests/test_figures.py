@@ -712,6 +712,28 @@ class FiguresFromRecordedRunsTest(unittest.TestCase):
             self.assertEqual(pixel(rows, x, y), outline, (x, y))
         self.assertEqual(pixel(rows, 64, 64), five)
 
+    def test_mandelbrot_tells_computed_leaves_from_filled_ones(self):
+        doc = two_squares_doc()
+        # The top split; [0, 16) x [0, 16) filled, [16, 32) x [0, 16) computed pixel by pixel.
+        doc["figure"]["rects"] = [[0, 0, 64, 0, 0], [0, 0, 16, 1, 0], [16, 0, 16, 1, 1]]
+        path = os.path.join(self.out, "mandelbrot.png")
+        facts = figures.draw_mandelbrot_run(doc, path)
+        self.assertEqual((facts["leaves"], facts["computed_leaves"], facts["kinds_known"]), (2, 1, True))
+        _, _, rows = read_png(path)
+        self.assertEqual(pixel(rows, 64, 0), figures.OUTLINE)            # the filled leaf's top edge
+        self.assertEqual(pixel(rows, 192, 0), figures.COMPUTED_OUTLINE)  # the computed one's
+        with open(figures.page_svg_path(path)) as f:
+            svg = f.read()
+        for words in ("filled leaf", "computed leaf", "2 of them leaves",
+                      "1 leaves filled with their border's dwell (white), 1 computed pixel by pixel (orange)"):
+            self.assertIn(words, svg)
+        # A document of four numbers a rectangle (recorded before the harness told them apart): one key.
+        figures.draw_mandelbrot_run(two_squares_doc(), path)
+        with open(figures.page_svg_path(path)) as f:
+            svg = f.read()
+        self.assertIn("a leaf rectangle", svg)
+        self.assertNotIn("computed leaf", svg)
+
     def test_mandelbrot_maps_image_pixels_to_the_figure(self):
         # A 300 x 200 image, one pixel in every 2: a figure of 150 x 100, drawn 3 times larger. The leaf
         # [128, 256) x [0, 128): edges at 128 / 2 x 3 = 192 and 384; the image's edge, y = 200, at the

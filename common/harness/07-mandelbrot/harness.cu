@@ -582,8 +582,11 @@ static void json_counts(kit_json_t *j, const char *key, const long long *counts)
     kit_json_end_array(j);
 }
 
-static void json_figure(kit_json_t *j, const mandel_job_t *job, const int *image, const rect_t *rects, long long n_rects,
-                        int figure_side)
+/* The document's "figure": the image, one pixel in every `every` x `every`, as dwells; and the rectangles
+ * as reported, each [x, y, side, depth, computed], computed 1 where the rule computes the rectangle's
+ * corner pixel pixel by pixel (a leaf it computes rather than fills), so a picture can tell the two apart. */
+static void json_figure(kit_json_t *j, const mandel_job_t *job, const int *image, const unsigned char *computed,
+                        const rect_t *rects, long long n_rects, int figure_side)
 {
     int longer = job->width > job->height ? job->width : job->height;
     int every = (longer + figure_side - 1) / figure_side;
@@ -600,13 +603,16 @@ static void json_figure(kit_json_t *j, const mandel_job_t *job, const int *image
         kit_json_string(j, NULL, row);
     }
     kit_json_end_array(j);
-    kit_json_begin_array(j, "rects"); /* [x, y, side, depth], as reported, in image pixels */
+    kit_json_begin_array(j, "rects"); /* [x, y, side, depth, computed], as reported, in image pixels */
     for (long long i = 0; i < n_rects && i < FIGURE_MAX_RECTS; i++) { /* any depth: json_rect writes [] for < 0 */
+        rect_t r = rects[i];
+        int inside = r.x >= 0 && r.y >= 0 && r.x < job->width && r.y < job->height;
         kit_json_begin_array(j, NULL);
-        kit_json_int(j, NULL, rects[i].x);
-        kit_json_int(j, NULL, rects[i].y);
-        kit_json_int(j, NULL, rects[i].side);
-        kit_json_int(j, NULL, rects[i].depth);
+        kit_json_int(j, NULL, r.x);
+        kit_json_int(j, NULL, r.y);
+        kit_json_int(j, NULL, r.side);
+        kit_json_int(j, NULL, r.depth);
+        kit_json_int(j, NULL, inside ? computed[(size_t)r.y * job->width + r.x] : 0);
         kit_json_end_array(j);
     }
     kit_json_end_array(j);
@@ -853,7 +859,7 @@ static int run_case(int argc, char **argv)
             kit_json_end_object(&j);
         }
         if (figure_side > 0)
-            json_figure(&j, &job, image, figure_rects, kept, figure_side);
+            json_figure(&j, &job, image, rule.computed, figure_rects, kept, figure_side);
         kit_json_end_object(&j);
         kit_json_close(&j);
     }
