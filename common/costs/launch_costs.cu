@@ -1,7 +1,10 @@
 /* launch_costs.cu - what dynamic parallelism costs on the GPU present (`make costs`).
  *
  *   ./launch_costs [--repeats 7] [--quick 0|1] [--json costs.json]
+ *   ./launch_costs --slots 1 [--json slot-memory.json]   only what a pending-launch slot costs in memory
  *
+ * Last, after the figures below, it measures what the pending-launch pool costs in device memory
+ * (measure_slot_memory): the memory in use at three limits, one launch under each.
  * Each figure is measured --repeats times after one untimed warm-up (the first run pays for loading
  * code and warming caches); the result document keeps every run with the median, minimum and
  * maximum. The table quotes the median, which resists the odd slow run; min-max shows the spread.
@@ -541,8 +544,57 @@ static void json_cost(kit_json_t *j, const cost_t *c)
     kit_json_end_object(j);
 }
 
+/* What the pending-launch pool costs in device memory: the memory in use (cudaMemGetInfo) after the
+ * limit is set to each of SLOT_LIMITS in turn, growing, and one device launch has run under it (the
+ * runtime sizes the pool for the limit in force when a kernel that launches runs). A limit the device
+ * refuses ends the list there, its error kept. */
+#define N_SLOT_LIMITS 3
+static const size_t SLOT_LIMITS[N_SLOT_LIMITS] = {2048, 69904, 4473924}; /* the default; Lab 07's trees */
+
+typedef struct {
+    int measured;                       /* limits measured, in order */
+    size_t used_bytes[N_SLOT_LIMITS];
+    cudaError_t error;                  /* the refusal that ended the list, or cudaSuccess */
+} slot_memory_t;
+
+static slot_memory_t measure_slot_memory(void)
+{
+    slot_memory_t m;
+    memset(&m, 0, sizeof m);
+    for (int i = 0; i < N_SLOT_LIMITS; i++) {
+        cudaError_t err = cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, SLOT_LIMITS[i]);
+        if (err == cudaSuccess) {
+            device_run_begin();
+            probe_parent<<<1, 1>>>();
+            err = cudaGetLastError();
+        }
+        if (err == cudaSuccess)
+            err = cudaDeviceSynchronize();
+        if (err == cudaSuccess && kit_launch_log_read().failed)
+            err = cudaErrorLaunchFailure;
+        if (err != cudaSuccess) {
+            m.error = err;
+            (void)cudaGetLastError();
+            break;
+        }
+        size_t free_bytes = 0, total_bytes = 0;
+        KIT_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+        m.used_bytes[m.measured++] = total_bytes - free_bytes;
+    }
+    return m;
+}
+
+/* Bytes per pending-launch slot: the growth in use from the first limit to the last measured one. */
+static double bytes_per_slot(const slot_memory_t *m)
+{
+    if (m->measured < 2)
+        return 0.0;
+    int last = m->measured - 1;
+    return ((double)m->used_bytes[last] - (double)m->used_bytes[0]) / (double)(SLOT_LIMITS[last] - SLOT_LIMITS[0]);
+}
+
 static void write_json(const char *path, const bench_t *b, const limits_t *defaults, const limits_t *set,
-                       const cost_t *costs, int n_costs)
+                       const cost_t *costs, int n_costs, const slot_memory_t *slots)
 {
     int runtime = 0, driver = 0;
     KIT_CHECK(cudaRuntimeGetVersion(&runtime));
@@ -569,6 +621,18 @@ static void write_json(const char *path, const bench_t *b, const limits_t *defau
     kit_json_begin_object(&j, "costs");
     for (int i = 0; i < n_costs; i++)
         json_cost(&j, &costs[i]);
+    kit_json_end_object(&j);
+    kit_json_begin_object(&j, "pending_slot_memory"); /* measure_slot_memory */
+    kit_json_begin_array(&j, "limits");
+    for (int i = 0; i < slots->measured; i++)
+        kit_json_uint(&j, NULL, SLOT_LIMITS[i]);
+    kit_json_end_array(&j);
+    kit_json_begin_array(&j, "used_bytes");
+    for (int i = 0; i < slots->measured; i++)
+        kit_json_uint(&j, NULL, slots->used_bytes[i]);
+    kit_json_end_array(&j);
+    kit_json_double(&j, "bytes_per_slot", bytes_per_slot(slots));
+    kit_json_string(&j, "error", slots->error == cudaSuccess ? "" : cudaGetErrorName(slots->error));
     kit_json_end_object(&j);
     kit_json_end_object(&j);
     kit_json_close(&j);
@@ -639,15 +703,25 @@ static int dynamic_parallelism_works(char *reason, size_t size)
     return 1;
 }
 
+static void print_slot_memory(const slot_memory_t *m)
+{
+    printf("pending-launch pool: device memory in use at limit");
+    for (int i = 0; i < m->measured; i++)
+        printf(" %zu: %.1f MiB;", SLOT_LIMITS[i], m->used_bytes[i] / 1048576.0);
+    printf(" about %.0f bytes a slot%s%s\n", bytes_per_slot(m), m->error == cudaSuccess ? "" : "; stopped: ",
+           m->error == cudaSuccess ? "" : cudaGetErrorName(m->error));
+}
+
 int main(int argc, char **argv)
 {
-    static const char *const options[] = {"--json", "--repeats", "--quick", NULL};
+    static const char *const options[] = {"--json", "--repeats", "--quick", "--slots", NULL};
     kit_args_require_known(argc, argv, options);
     const char *json_path = kit_arg_string(argc, argv, "--json", NULL);
     bench_t b;
     memset(&b, 0, sizeof b);
     b.repeats = (int)kit_arg_long(argc, argv, "--repeats", DEFAULT_REPEATS, 1, MAX_REPEATS);
     b.quick = (int)kit_arg_long(argc, argv, "--quick", 0, 0, 1);
+    int slots_only = (int)kit_arg_long(argc, argv, "--slots", 0, 0, 1); /* only what the pool's slots cost */
 
     int count = 0;
     cudaError_t err = cudaGetDeviceCount(&count);
@@ -712,6 +786,13 @@ int main(int argc, char **argv)
            "stack %zu B, printf FIFO %.1f MiB left at their defaults\n", set.pending_launch_count,
            defaults.pending_launch_count, set.malloc_heap_bytes / 1048576.0, defaults.malloc_heap_bytes / 1048576.0,
            defaults.stack_bytes, defaults.printf_fifo_bytes / 1048576.0);
+    if (slots_only) {
+        slot_memory_t only = measure_slot_memory();
+        print_slot_memory(&only);
+        if (json_path != NULL)
+            write_json(json_path, &b, &defaults, &set, NULL, 0, &only);
+        return only.measured == N_SLOT_LIMITS ? 0 : EXIT_INVALID;
+    }
     printf("each figure: 1 warm-up, then %d runs%s\n", b.repeats, b.quick ? " (quick sizes)" : "");
 
     unsigned int malloc_calls = (unsigned int)b.malloc_blocks * MALLOC_THREADS;
@@ -821,8 +902,12 @@ int main(int argc, char **argv)
     measure(&b, per_block, run_malloc);
     measure(&b, per_thread, run_malloc);
 
+    /* Last: it raises the pending-launch limit far past what the measurements above ran under. */
+    slot_memory_t slots = measure_slot_memory();
+    print_slot_memory(&slots);
+
     if (json_path != NULL) {
-        write_json(json_path, &b, &defaults, &set, costs, n_costs);
+        write_json(json_path, &b, &defaults, &set, costs, n_costs, &slots);
         printf("result document: %s\n", json_path);
     }
     print_table(costs, n_costs);
