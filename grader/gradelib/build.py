@@ -171,9 +171,14 @@ def make_kit_objects(lab_name, cuda_arch):
 
 
 def toolkit_problem():
-    """Why this machine cannot build a lab (no nvcc where make looks for it), or None: the machine's
-    problem, said before anything is graded, never a student's compile error."""
+    """Why this machine cannot build a lab (no nvcc where make looks for it, or a TMPDIR nvcc cannot
+    write its temporary files in), or None: the machine's problem, said before anything is graded,
+    never a student's compile error."""
     nvcc = os.environ.get("NVCC") or "nvcc"
+    tmp = os.environ.get("TMPDIR")
+    if tmp and not (os.path.isdir(tmp) and os.access(tmp, os.W_OK | os.X_OK)):
+        return ("TMPDIR=%s is not a folder this user can write, and nvcc writes its temporary files there, so no "
+                "lab can be built and nothing is graded: create it (mkdir -p %s) or unset TMPDIR" % (tmp, tmp))
     if shutil.which(nvcc):
         return None
     usual = "/usr/local/cuda/bin"
@@ -580,14 +585,17 @@ def demangled(names):
     return dict(zip(names, out)) if len(out) == len(names) else {}
 
 
+_NVCC_SAYS = re.compile(r"nvcc (?:fatal|error|warning)\s*:")
+
+
 def compiler_errors(output, limit=30, source_dir=None):
     """What a student needs from a build log: the compiler's or the linker's messages from the first
     one on, without make's echo of each command; for a link that failed on a missing function, first
     a line that names it (an empty file, a misnamed kernel or a changed signature). With source_dir,
     where nvcc echoes a line of the student's file after macro expansion (KIT_CHECK_LAUNCH() shown as
     the kit's call), the line as the student wrote it instead."""
-    lines = [l for l in output.splitlines()
-             if not l.startswith(("nvcc ", "make", "mkdir ")) and l.strip()]
+    lines = [l for l in output.splitlines()  # make's echo of its commands out; nvcc's own "nvcc fatal :" kept
+             if l.strip() and not (l.startswith(("nvcc ", "make", "mkdir ")) and not _NVCC_SAYS.match(l))]
     if source_dir:
         lines = _as_written(lines, source_dir)
     mangled = sorted({m for l in lines for m in _MANGLED.findall(l)})

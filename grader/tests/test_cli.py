@@ -174,6 +174,24 @@ class NoToolkitTest(unittest.TestCase):
                 self.assertNotIn("score", proc.stdout)
                 self.assertNotIn("compiles", proc.stdout)
 
+    def test_a_tmpdir_nvcc_cannot_write_is_said_and_not_graded(self):
+        # Seen on a GPU machine: TMPDIR named a folder not made yet; nvcc said only "nvcc fatal : Could not
+        # open output file", which the build log hid, and every lab scored 0 as "a bug in the grader".
+        with tempfile.TemporaryDirectory() as tmp:
+            missing = os.path.join(tmp, "not-made")
+            proc = run_grade(["--lab", "1", "--submission", os.path.join(paths.SOLUTIONS_DIR, "01-divergent-counter")],
+                             env_extra={"TMPDIR": missing})
+            self.assertEqual(proc.returncode, 2, proc.stdout)
+            self.assertIn("TMPDIR=%s" % missing, proc.stdout)
+            self.assertNotIn("score", proc.stdout)
+
+    def test_nvcc_own_errors_are_shown(self):
+        log = ("nvcc -O2 -rdc=true -dc lab.cu -o lab.o\n"
+               "nvcc fatal   : Could not open output file '/gone/tmpxft_000046a3_0000000a'\n"
+               "make: *** [kit.mk:96: lab.o] Error 1\n")
+        self.assertEqual(build.compiler_errors(log), "nvcc fatal   : Could not open output file "
+                                                     "'/gone/tmpxft_000046a3_0000000a'")
+
 
 class TopLevelMakeTest(unittest.TestCase):
     """The README's commands, through the top-level Makefile, as a student types them."""
