@@ -3,6 +3,7 @@
 
   python3 tools/batch_throughput.py OUT_DIR [COUNT] [--lab NN] [--limit SEC]   (default: 200 of Lab 01)
   python3 tools/batch_throughput.py OUT_DIR COUNT --sandbox-cost ROUNDS
+  python3 tools/batch_throughput.py OUT_DIR --latency [--lab NN]   (default: every lab)
 
 A class of COUNT submissions: the lab's reference solution and each of its known-wrong submissions in
 turn (solutions/incorrect/LAB/), all but those whose note says they hit the time limit (a hang costs
@@ -17,6 +18,10 @@ of each phase of a submission's cost) and OUT_DIR/costs-LAB.tsv (each submission
 down: build, static checks, waiting for the GPU, process start, CUDA context, each case, exit, and the
 shared runs whose case ran again alone), and
 prints a table. Exit status 0 when the batch graded everything and every verdict is as expected.
+
+With --latency, what a student waits for: the lab's reference solution graded as `make grade` grades it
+(grade.py --lab NN, the sandbox on), first with an empty build cache (cold: the kit's own objects already
+built), then again (warm: the build found in the cache); writes OUT_DIR/latency.json.
 
 With --sandbox-cost, grades the same class ROUNDS times with the sandbox and ROUNDS times without
 (--no-sandbox), alternating, and writes OUT_DIR/sandbox-cost.json: each batch's wall time, the medians
@@ -37,7 +42,7 @@ sys.path.insert(0, os.path.join(KIT_ROOT, "grader"))
 
 from gradelib import build, gpu, gpushare, registry  # noqa: E402
 from gradelib.sheets import FULL_MARKS  # noqa: E402
-from selftest import read_note  # noqa: E402
+from selftest import GRADE, read_note  # noqa: E402
 
 # retried: runs shared whose case ran again alone (it needed more memory than was free, or hit the time
 # limit), their wait included
@@ -187,7 +192,9 @@ def report(lab, out, members, seconds, batch_status, records, finished=True):
             f.write("\t".join([sub_id, kind, verdict, "%.2f" % total] + ["%.3f" % row[k] for k in PHASES] +
                               ["%.3f" % s for s in case_seconds]) + "\n")
     graded = len(members) if finished else len(rows)
-    result = {"lab": lab.name, "submissions": len(members), "mix": mix, "jobs": os.cpu_count(),
+    result = {"lab": lab.name, "device": gpu.detect().name,
+              "gpus": os.environ.get(gpu.GPUS_ENV) or gpu.detect().count,  # the GPUs the batch used
+              "submissions": len(members), "mix": mix, "jobs": os.cpu_count(),
               "sharers": gpushare.sharers(gpu.detect().device), "wall_s": round(seconds, 1),
               "finished": finished, "graded": graded,
               "per_submission_s": round(seconds / max(1, graded), 3), "exit_status": batch_status,
@@ -211,17 +218,46 @@ def report(lab, out, members, seconds, batch_status, records, finished=True):
     return 0 if finished and batch_status == 0 and not wrong else 1
 
 
+def latency(labs, out):
+    """Each lab's solution graded cold then warm, one after the other, nothing else running: seconds and
+    exit status of each, in OUT/latency.json."""
+    found = {"device": gpu.detect().name, "labs": {}}
+    for lab in labs:
+        cache = os.path.join(out, "latency-cache", lab.name)
+        shutil.rmtree(cache, ignore_errors=True)
+        os.makedirs(cache)
+        env = dict(os.environ, **{build.CACHE_ENV: cache})
+        row = {}
+        for kind in ("cold", "warm"):
+            began = time.monotonic()
+            done = subprocess.run([sys.executable, GRADE, "--lab", lab.number, "--submission",
+                                   os.path.join(KIT_ROOT, "solutions", lab.name), "--seed", "1"],
+                                  env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+            row[kind + "_s"] = round(time.monotonic() - began, 2)
+            row[kind + "_exit"] = done.returncode
+        found["labs"][lab.number] = row
+        print("Lab %s: cold %.1f s (exit %d), warm %.1f s (exit %d)" % (
+            lab.number, row["cold_s"], row["cold_exit"], row["warm_s"], row["warm_exit"]))
+    with open(os.path.join(out, "latency.json"), "w") as f:
+        json.dump(found, f, indent=1, sort_keys=True)
+    return 0 if all(r["cold_exit"] == 0 and r["warm_exit"] == 0 for r in found["labs"].values()) else 1
+
+
 def main(argv):
     p = argparse.ArgumentParser(prog="batch_throughput.py", description=__doc__.split("\n")[0])
     p.add_argument("out", metavar="OUT_DIR")
     p.add_argument("count", metavar="COUNT", type=int, nargs="?", default=200)
-    p.add_argument("--lab", default="01", metavar="NN")
+    p.add_argument("--lab", metavar="NN")
     p.add_argument("--sandbox-cost", type=int, metavar="ROUNDS")
+    p.add_argument("--latency", action="store_true", help="time make grade of each lab's solution, cold and warm")
     p.add_argument("--limit", type=float, metavar="SEC",
                    help="stop the batch after SEC seconds and report on the submissions graded by then")
     args = p.parse_args(argv)
-    lab = registry.resolve(args.lab)
     out = os.path.abspath(args.out)
+    if args.latency:
+        os.makedirs(out, exist_ok=True)
+        return latency([registry.resolve(args.lab)] if args.lab else list(registry.all_labs().values()), out)
+    lab = registry.resolve(args.lab or "01")
     work = os.path.join(out, "throughput", lab.name)
     shutil.rmtree(work, ignore_errors=True)
     subs = os.path.join(work, "submissions")

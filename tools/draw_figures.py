@@ -3,11 +3,13 @@
 shows a real run: the harnesses write data, this module draws. Standard library only.
 
   python3 tools/draw_figures.py --docs DIR --out DIR     draw from result documents already made
-  python3 tools/draw_figures.py --gpu [--docs-out DIR] [--out DIR]
+  python3 tools/draw_figures.py --gpu [--docs-out DIR] [--out DIR] [--labs NN,...]
         `make figures`: on a GPU machine, build every lab's solution, known-wrong and alternative
         submissions, run each on its lab's recorded case (the rubric's recorded_case), write the
         documents to --docs-out (default build/figures/docs/) and redraw --out (default
-        handouts/figures/). Without a GPU it says so and exits 77, touching nothing.
+        handouts/figures/). With --labs, only those labs' documents are made; the figures are drawn
+        from them and the recorded documents of the other labs (grader/tests/data/recorded/).
+        Without a GPU it says so and exits 77, touching nothing.
 
 DIR holds result documents named labNN-CASE.json (CASE: solution, or a known-wrong or alternative
 submission's folder name), as in grader/tests/data/recorded/ or as `make figures` writes them.
@@ -447,7 +449,7 @@ def submissions(lab):
     return [(case, folder, wrong) for case, folder, wrong in found if os.path.isdir(folder)]
 
 
-def record_documents(docs_dir, work):
+def record_documents(docs_dir, work, labs=None):
     """Builds every submission of every lab and runs it on the lab's recorded case, writing each result
     document to docs_dir/labNN-CASE.json. Returns the problems: a build or run of the solution or an
     alternative that left no document. A known-wrong submission may fail to build (a refused flag) or
@@ -456,6 +458,8 @@ def record_documents(docs_dir, work):
     problems = []
     jobs = []
     for lab in registry.all_labs().values():
+        if labs and lab.number not in labs:
+            continue
         build.lab_vars(lab.name)  # read once, before the builds run side by side
         for case, folder, wrong in submissions(lab.name):
             jobs.append((lab, case, folder, wrong, os.path.join(work, lab.name, case)))
@@ -495,7 +499,7 @@ def shown_path(path):
     return path if rel.startswith("..") else rel
 
 
-def make_figures(out_dir, docs_dir):
+def make_figures(out_dir, docs_dir, labs=None):
     from gradelib import exits, gpu as gpu_mod  # the kit's own, standard library only
     gpu = gpu_mod.detect()
     if not gpu.available:
@@ -507,10 +511,13 @@ def make_figures(out_dir, docs_dir):
     os.makedirs(docs_dir, exist_ok=True)
     for old in glob.glob(os.path.join(docs_dir, "lab[0-9][0-9]-*.json")):
         os.remove(old)
-    problems = record_documents(docs_dir, work)
+    problems = record_documents(docs_dir, work, labs)
     staged = os.path.join(work, "drawn")
     shutil.rmtree(staged, ignore_errors=True)
-    problems += draw_all(load_docs(docs_dir), staged)
+    docs = {} if not labs else {k: d for k, d in load_docs(os.path.join(KIT_ROOT, "grader", "tests", "data", "recorded")).items()
+                                if k[0] not in labs}
+    docs.update(load_docs(docs_dir))
+    problems += draw_all(docs, staged)
     if problems:
         for p in problems:
             print(p)
@@ -533,14 +540,16 @@ def main(argv=None):
     parser.add_argument("--gpu", action="store_true", help="run the harnesses on this machine's GPU first")
     parser.add_argument("--docs-out", help="with --gpu: where the result documents go (default build/figures/docs)")
     parser.add_argument("--out", help="folder to write the figures into (with --gpu: default handouts/figures)")
+    parser.add_argument("--labs", help="with --gpu: only these labs' documents (NN,NN)")
     args = parser.parse_args(argv)
+    labs = [n.strip() for n in args.labs.split(",")] if args.labs else None
     if args.gpu:
         if args.docs:
             parser.error("--gpu makes its own documents: give --docs-out DIR, not --docs")
         return make_figures(os.path.abspath(args.out or os.path.join(KIT_ROOT, "handouts", "figures")),
-                            os.path.abspath(args.docs_out or os.path.join(KIT_ROOT, "build", "figures", "docs")))
-    if args.docs_out:
-        parser.error("--docs-out goes with --gpu")
+                            os.path.abspath(args.docs_out or os.path.join(KIT_ROOT, "build", "figures", "docs")), labs)
+    if args.docs_out or labs:
+        parser.error("--docs-out and --labs go with --gpu")
     if not args.docs or not args.out:
         parser.error("give --docs DIR --out DIR, or --gpu")
     problems = draw_all(load_docs(args.docs), args.out)

@@ -28,12 +28,18 @@
 #     mutants:    mutation testing of the grader (tools/mutants.py) on the labs in MUTANT_LABS (default: every lab
 #                 in labs/), the solution and alternatives graded on 10 seeds each among the mutants (a busy host);
 #                 each run's recorded form lands in data/mutants/, for grader/tests/data/mutants/
+#     latency:    what a student waits for: each lab's solution graded as make grade grades it, cold (an empty
+#                 build cache) and warm (tools/batch_throughput.py --latency, data/latency.json); run it on an idle GPU
+#     walk:       the student kit as a student meets it: make dist, unpacked elsewhere, then from its README
+#                 make doctor, make grade LAB=01 on the starter, a known-wrong and the reference, make run LAB=01,
+#                 make handouts; every output and feedback page kept in walk/
 #     record:     everything a lab records on a GPU, copied into place in this checkout: the mutants phase on
 #                 MUTANT_LABS, their timing thresholds (where tools/measure_thresholds.py measures them; copied
 #                 when this GPU is the one handouts/figures/data/thresholds.json names) and every lab's recorded
 #                 result documents (grader/tests/data/recorded/); what the test NN-recorded reads
 # CTEST_FILTER="-R ^0[1-4]-" runs part of the tests; CTEST_JOBS=N runs N tests at once (default: one per core).
-# Logs go to build/gpu-suite/; with $OUT set, they are also packed into $OUT/suite.tar.gz. The documents
+# Logs go to build/gpu-suite/ (SUITE_NAME=NAME: build/NAME/, so that two calls can run side by side, each
+# on its GPU); with $OUT set, they are also packed into $OUT/NAME.tar.gz (suite.tar.gz). The documents
 # the kit's pages quote land in build/gpu-suite/data/: copied to handouts/figures/data/, the pages'
 # markers are checked against them (tools/quoted_figures.py).
 # Every step has a time limit, so one hang cannot eat the machine's time.
@@ -48,16 +54,20 @@ case " $PHASE " in *" record "*)  # the phases it is made of
 esac
 # wants X: X is one of the phases asked for ("all" covers those it names below).
 wants() { case " $PHASE " in *" $1 "*) return 0 ;; esac; [ "${2:-}" = all ] && case " $PHASE " in *" all "*) return 0 ;; esac; return 1; }
-LOGS=build/gpu-suite
+SUITE_NAME=${SUITE_NAME:-gpu-suite}
+LOGS=build/$SUITE_NAME
 rm -rf "$LOGS"
 mkdir -p "$LOGS/recorded" "$LOGS/data"
-keep_logs() { [ -z "${OUT:-}" ] || { tar -czf "$OUT/.suite-$BASHPID.tgz" -C build gpu-suite &&
-                                     mv "$OUT/.suite-$BASHPID.tgz" "$OUT/suite.tar.gz"; }; }
+keep_logs() { [ -z "${OUT:-}" ] || { tar -czf "$OUT/.suite-$BASHPID.tgz" -C build "$SUITE_NAME" &&
+                                     mv "$OUT/.suite-$BASHPID.tgz" "$OUT/${SUITE_NAME/gpu-suite/suite}.tar.gz"; }; }
 export PYTHONUNBUFFERED=1
+# What the grader said of each known-wrong submission (grader/selftest.py caught), for the handouts'
+# Common mistakes tables: copied to grader/tests/data/verdicts/.
+export KIT_VERDICTS_OUT="$PWD/$LOGS/verdicts"
 build_status=- test_status=- thresholds_status=- grade_status=- run_status=- starter_grade_status=- throughput_status=-
 mutants_status=- draw_status=- costs_status=- bench_status=- feedback_status=- hostile_status=- breach_status=-
 sandbox_status=-
-cost_status=- memcheck_status=-
+cost_status=- memcheck_status=- walk_status=- latency_status=-
 
 { nvidia-smi --query-gpu=name,compute_cap,driver_version,memory.total --format=csv; nvcc --version | tail -n 2; } \
     > "$LOGS/machine.txt" 2>&1
@@ -158,8 +168,10 @@ while read -r lab case folder; do
     rm -rf build/feedback-one
     timeout 240 python3 grader/grade.py --lab "$lab" --submission "$folder" --seed 2026 --html build/feedback-one \
         > "$LOGS/feedback/lab$lab-$case.txt" 2>&1
-    mv build/feedback-one/*.html "$LOGS/feedback/lab$lab-$case.html" 2>/dev/null || feedback_status=1
+    mv build/feedback-one/[0-9]*.html "$LOGS/feedback/lab$lab-$case.html" 2>/dev/null || feedback_status=1
 done <<'PAGES'
+01 solution solutions/01-divergent-counter
+01 unchecked-launch solutions/incorrect/01-divergent-counter/unchecked-launch
 02 solution solutions/02-memory-visibility
 02 race-left-in solutions/incorrect/02-memory-visibility/race-left-in
 03 solution solutions/03-nested-recursion
@@ -168,6 +180,8 @@ done <<'PAGES'
 04 no-bound-check solutions/incorrect/04-bezier-streams/no-bound-check
 05 solution solutions/05-default-streams
 05 still-legacy solutions/incorrect/05-default-streams/still-legacy
+06 solution solutions/06-parallel-allocator
+06 racy-counter solutions/incorrect/06-parallel-allocator/racy-counter
 07 solution solutions/07-mandelbrot
 07 corners-only solutions/incorrect/07-mandelbrot/corners-only
 08 solution solutions/08-device-graphs
@@ -194,6 +208,37 @@ hostile_status=0
 for lab in ${HOSTILE_LABS:-$(ls labs | sed -n 's/^\([0-9][0-9]\)-.*/\1/p')}; do
     timeout 400 python3 grader/selftest.py hostile "$lab" > "$LOGS/hostile-$lab.log" 2>&1 || hostile_status=1
 done
+fi
+
+if wants latency; then
+timeout 400 python3 tools/batch_throughput.py "$LOGS/data" --latency > "$LOGS/latency.log" 2>&1; latency_status=$?
+fi
+
+if wants walk; then
+walk_status=0
+W=/tmp/kit-walk; rm -rf "$W"; mkdir -p "$W" "$LOGS/walk"
+timeout 120 python3 tools/dist.py student "$W/kit.tar.gz" > "$LOGS/walk/dist.txt" 2>&1 || walk_status=1
+tar -xzf "$W/kit.tar.gz" -C "$W" && kit=$(dirname "$(ls -d "$W"/*/Makefile | head -n 1)")
+lab01=$(ls -d "$kit"/labs/01-*) solved=solutions/01-divergent-counter
+walk() {  # NAME EXPECTED_STATUS COMMAND...: run it in the student kit, keep its output and status
+    local name=$1 want=$2 got; shift 2
+    ( cd "$kit" && timeout 240 "$@" ) > "$LOGS/walk/$name.txt" 2>&1; got=$?
+    echo "$name: exit $got (expected $want)" >> "$LOGS/walk/summary.txt"
+    [ "$got" = "$want" ] || walk_status=1
+}
+walk doctor 0 make doctor
+walk grade-01-starter 2 make grade LAB=01
+cp "$solved/../incorrect/01-divergent-counter/unchecked-launch/"*.cu "$lab01/"
+walk grade-01-unchecked-launch 2 make grade LAB=01
+cp "$kit/build/feedback/01-"*.html "$LOGS/walk/feedback-01-unchecked-launch.html" 2>/dev/null
+cp "$solved/"*.cu "$lab01/"
+walk grade-01-solution 0 make grade LAB=01
+cp "$kit/build/feedback/01-"*.html "$LOGS/walk/feedback-01-solution.html" 2>/dev/null
+cp "$kit/build/feedback/index.html" "$LOGS/walk/feedback-index.html" 2>/dev/null
+walk run-01 0 make run LAB=01
+picture=$(sed -n 's/^picture of this run: //p' "$LOGS/walk/run-01.txt")
+[ -n "$picture" ] && cp "$kit/$picture" "$LOGS/walk/run-01-$(basename "$picture")"
+walk handouts "$(command -v pandoc > /dev/null && echo 0 || echo 2)" make handouts
 fi
 
 if wants sandbox; then
@@ -278,6 +323,8 @@ for phase in $PHASE; do case $phase in
     sandbox) grep -E '^(BREACH|SELFTEST)' "$LOGS/breach-01.log" "$LOGS/sandbox-01.log"; tail -n 3 "$LOGS/sandbox-cost.log" ;;
     mutants) for f in "$LOGS"/mutants-*.log; do grep -E '^(  LOST|operator|all \(|PROBLEM|[a-z-]+ +[0-9])' "$f"; done ;;
     record) echo "copied into place:"; cat "$LOGS/recorded-into-place.txt" ;;
+    latency) cat "$LOGS/latency.log" ;;
+    walk) cat "$LOGS/walk/summary.txt"; grep -h -E '^TOTAL' "$LOGS"/walk/grade-*.txt ;;
 esac; done
 echo
 printf '%-30s %s\n' "make all" "$build_status" "make test" "$test_status" "thresholds" "$thresholds_status" \
@@ -286,10 +333,10 @@ printf '%-30s %s\n' "make all" "$build_status" "make test" "$test_status" "thres
     "batch throughput" "$throughput_status" "mutants" "$mutants_status" "make costs" "$costs_status" \
     "make bench LAB=04" "$bench_status" "feedback pages" "$feedback_status" "hostile classes" "$hostile_status" \
     "breaches without the sandbox" "$breach_status" "sandbox alone holds" "$sandbox_status" \
-    "sandbox cost" "$cost_status" "memcheck" "$memcheck_status"
+    "sandbox cost" "$cost_status" "memcheck" "$memcheck_status" "student kit walk" "$walk_status" "make grade latency" "$latency_status"
 keep_logs
 ok() { [ "$1" = 0 ] || [ "$1" = - ]; }
 ok "$build_status" && ok "$test_status" && ok "$thresholds_status" && ok "$grade_status" && ok "$draw_status" &&
     ok "$throughput_status" && ok "$mutants_status" && ok "$costs_status" && ok "$bench_status" &&
     ok "$feedback_status" && ok "$hostile_status" && ok "$breach_status" && ok "$sandbox_status" && ok "$cost_status" &&
-    ok "$memcheck_status"
+    ok "$memcheck_status" && ok "$walk_status" && ok "$latency_status"
