@@ -139,14 +139,32 @@ def caught(lab, case):
         return fail("note.txt names no check of %s: %r" % (lab.name, name))
     # The check and what it depends on, on the cases it reads (grade.py --check): a whole grade would
     # run the rest of the rubric too, which this test does not look at.
-    status, checks, _ = grade(lab, case_dir, no_gpu=(check.kind != chk.RUNTIME), check=name)
+    status, checks, document = grade(lab, case_dir, no_gpu=(check.kind != chk.RUNTIME), check=name)
     result = checks[name]
     if result["skipped_no_gpu"]:
         return NOT_RUN
     if result["status"] != chk.FAILED:
         return fail("'%s' should reject this submission (%s) but was %s" % (name, why, result["status"]))
     print("rejected by '%s', as its note says: %s" % (name, why))
+    record_verdict(lab, case, name, result["message"], document)
     return 0
+
+
+# Where `caught` keeps what the grader said (KIT_VERDICTS_OUT=DIR: DIR/NN-name/CASE.json); the handouts'
+# "Common mistakes" tables quote these words (tools/quoted_figures.py, blocks mistakes-NN).
+VERDICTS_ENV = "KIT_VERDICTS_OUT"
+
+
+def record_verdict(lab, case, check, message, document):
+    out = os.environ.get(VERDICTS_ENV)
+    if not out:
+        return
+    folder = os.path.join(out, lab.name)
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, case + ".json"), "w") as f:
+        json.dump({"check": check, "message": message, "gpu": ((document.get("gpu") or {}).get("device") or {}).get("name")},
+                  f, indent=1, sort_keys=True)
+        f.write("\n")
 
 
 def read_hostile_note(case_dir):

@@ -184,6 +184,37 @@ def template_problems(path, lines):
     return problems
 
 
+# A lab handout's teaching text: its lines outside generated blocks and outside sections 4 and 5 (what
+# the grader does and says). About 350 at most: past that a handout reads as a reference, not a lesson.
+TEACHING_LINES_MAX = 350
+GRADING_SECTIONS = ("4", "5")
+
+
+def teaching_lines(lines):
+    """How many of a lab handout's lines teach: outside generated blocks and outside sections 4 and 5."""
+    count, section, generated = 0, "", False
+    for line in lines:
+        if line.startswith("<!-- begin generated:"):
+            generated = True
+        if line.startswith("<!-- end generated:"):
+            generated = False
+            continue
+        m = re.match(r"## (\d+)\.", line)
+        if m:
+            section = m.group(1)
+        if not generated and section not in GRADING_SECTIONS:
+            count += 1
+    return count
+
+
+def length_problems(path, lines):
+    n = teaching_lines(lines)
+    if n > TEACHING_LINES_MAX:
+        return ["%s:1: %d lines of teaching text (outside sections 4 and 5 and generated blocks); at most %d"
+                % (os.path.relpath(path, KIT_ROOT), n, TEACHING_LINES_MAX)]
+    return []
+
+
 def plain_title(text):
     return re.sub(r"\s+", " ", re.sub(r"[`*_]", "", text)).strip().lower()
 
@@ -293,11 +324,12 @@ def check(path, targets, grade_opts):
     with open(path) as f:
         lines = f.read().splitlines()
     if LAB_HANDOUT.match(os.path.basename(path)) and os.path.basename(here) == "handouts":
-        problems += template_problems(path, lines)
+        problems += template_problems(path, lines) + length_problems(path, lines)
     problems += legacy_claim_problems(path, lines)
     in_code = False
     section = ""
     recent = []  # the lines before a code block, for its legacy context
+    generated = False
     for number, line in enumerate(lines, 1):
         where = "%s:%d" % (os.path.relpath(path, KIT_ROOT), number)
         if line.startswith("```"):
@@ -336,7 +368,11 @@ def check(path, targets, grade_opts):
             for opt in re.findall(r"(?<![\w-])(--[a-z][\w-]*)", line.split("grade.py", 1)[1]):
                 if opt not in grade_opts:
                     problems.append("%s: grade.py has no option %s" % (where, opt))
-        if "cudaDeviceSynchronize" in line:
+        if line.startswith("<!-- begin generated:"):
+            generated = True
+        elif line.startswith("<!-- end generated:"):
+            generated = False
+        if "cudaDeviceSynchronize" in line and not generated:  # generated: the grader's words, not a rule
             context = " ".join([section] + recent[-6:] + [line])
             device_side = not re.search(r"\bhost\b", line, re.I)
             if device_side and not LEGACY_WORDS.search(context):

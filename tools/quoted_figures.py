@@ -47,6 +47,7 @@ KIT_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 DATA_DIR = os.path.join("handouts", "figures", "data")
 RECORDED_DIR = os.path.join("grader", "tests", "data", "recorded")
 MUTANTS_DIR = os.path.join("grader", "tests", "data", "mutants")
+VERDICTS_DIR = os.path.join("grader", "tests", "data", "verdicts")  # grader/selftest.py caught, KIT_VERDICTS_OUT
 
 # The pages whose figures are checked (kit-relative globs).
 PAGES = ["README.md", "grader/README.md", "RESULTS.md", "CONTRIBUTING.md", "handouts/*.md", "solutions/answers/*.md",
@@ -661,6 +662,67 @@ def _rubric_block(number):
     return rows
 
 
+def note_fields(case_dir):
+    """A known-wrong case's note.txt: (check, {field: text}) from its first line "check: what it catches"
+    and its lines "mistake: ..." and "happens: ..." (what a handout's Common mistakes table shows)."""
+    with open(os.path.join(case_dir, "note.txt")) as f:
+        lines = [l.strip() for l in f if l.strip()]
+    fields = dict(l.split(":", 1) for l in lines[1:] if re.match(r"(mistake|happens):", l))
+    return lines[0].split(":", 1)[0].strip(), {k: v.strip() for k, v in fields.items()}
+
+
+def grader_words(message, limit=300):
+    """What the grader said, as a table cell quotes it, on one line: its "actual:" part where it has
+    one; else its first line and the first case under it ("3 of 11 runs were not clean: blocks=16 ...:
+    ..."), without the run's output; paths inside the kit made relative to it; cut at limit characters."""
+    actual = re.search(r"^actual:\s*(.*)", message, re.M | re.S)
+    if actual:
+        text = actual.group(1)
+    else:
+        lines = [l for l in message.splitlines() if l.strip() and not l.lstrip().startswith("|")]
+        text = " ".join(lines[:2]) + (" ..." if len(lines) > 2 and lines[0].endswith(":") else "")
+    text = re.sub(r"/\S*?/((?:common|labs|grader)/)", r"\1", " ".join(text.split()))
+    if len(text) > limit:
+        text = text[:limit].rsplit(" ", 1)[0] + " ..."
+    text = text.replace("|", "\\|")
+    return "``%s``" % text if "`" in text else "`%s`" % text
+
+
+def mistake_rows(lab, kit=KIT_ROOT):
+    """A lab handout's Common mistakes table: a row for each known-wrong submission whose note.txt has a
+    "mistake:" line, in rubric order: the mistake, what happens, the check that catches it and what the
+    grader said of that submission when the kit's tests last ran it (grader/tests/data/verdicts/)."""
+    order = {c.name: i for i, c in enumerate(lab.checks)}
+    folder = os.path.join(kit, "solutions", "incorrect", lab.name)
+    cases = []
+    for case in sorted(os.listdir(folder)):
+        check, fields = note_fields(os.path.join(folder, case))
+        if "mistake" in fields:
+            cases.append((order.get(check, len(order)), case, check, fields))
+    gpus, rows = set(), []
+    for _, case, check, fields in sorted(cases):
+        path = os.path.join(kit, VERDICTS_DIR, lab.name, case + ".json")
+        if os.path.exists(path):
+            with open(path) as f:
+                verdict = json.load(f)
+            if verdict.get("gpu"):
+                gpus.add(verdict["gpu"])
+            said = "%s: %s" % (verdict["check"], grader_words(verdict["message"]))
+        else:
+            said = "%s (not recorded yet)" % check
+        rows.append("| %s | %s | %s |" % (fields["mistake"], fields.get("happens", ""), said))
+    where = " (runtime checks on an %s)" % " and an ".join(sorted(gpus)) if gpus else ""
+    return (["Each row is a known-wrong submission the kit keeps, with what the grader said of it when the kit's "
+             "tests last graded it%s; the numbers in its words are that run's." % where, "",
+             "| mistake | what happens | caught by, and what the grader says |", "| --- | --- | --- |"] + rows)
+
+
+def _mistakes_block(number):
+    def rows(load):
+        return mistake_rows(registry.resolve(number))
+    return rows
+
+
 RENDERERS = {
     "thresholds-lab01": _thresholds_lab01,
     "thresholds-lab02": _thresholds_lab02,
@@ -681,3 +743,4 @@ RENDERERS = {
 }
 RENDERERS.update(("imports-%s" % lab.number, _imports_block(lab.number)) for lab in registry.all_labs().values())
 RENDERERS.update(("rubric-%s" % lab.number, _rubric_block(lab.number)) for lab in registry.all_labs().values())
+RENDERERS.update(("mistakes-%s" % lab.number, _mistakes_block(lab.number)) for lab in registry.all_labs().values())

@@ -146,6 +146,17 @@ class TemplateCheckTest(unittest.TestCase):
         found = "\n".join(self.template_problems(GOOD_HANDOUT.replace("### 2.1 The first topic", "### The first topic")))
         self.assertIn("should be numbered 2.1", found)
 
+    def test_teaching_text_over_its_length_fails(self):
+        # Lines of sections 4 and 5 and of generated blocks are the grader's, not the lesson's.
+        grading = "\n".join("a grading line" for _ in range(400))
+        generated = "<!-- begin generated: x -->\n%s\n<!-- end generated: x -->" % grading
+        text = GOOD_HANDOUT.replace("## 5. Common mistakes", "## 5. Common mistakes\n" + grading).replace(
+            "## 7. Where next", "## 7. Where next\n" + generated)
+        self.assertEqual(self.template_problems(text), [])
+        lesson = "\n".join("a line that teaches" for _ in range(check_handouts.TEACHING_LINES_MAX))
+        found = "\n".join(self.template_problems(text.replace("## 3. The lab", lesson + "\n## 3. The lab")))
+        self.assertIn("lines of teaching text", found)
+
     def test_overview_and_other_files_are_not_lab_handouts(self):
         self.assertEqual(self.template_problems("# Overview\n\n## 1. Anything\n", name="00-overview.md"), [])
         self.assertEqual(self.template_problems("# Notes\n\n## Anything\n", folder="notes"), [])

@@ -142,3 +142,39 @@ class NotRecordedYetTest(unittest.TestCase):
         self.assertIn("| 05-default-streams | | not recorded yet | | | |", stability_rows)
         self.assertTrue(any(r.startswith("| 04-bezier-streams | 35 |") for r in mutants_rows))
         self.assertTrue(any(r.startswith("| 06-parallel-allocator | solution |") for r in stability_rows))
+
+
+class MistakesTableTest(unittest.TestCase):
+    """A handout's Common mistakes table: each known-wrong case's note, and the grader's recorded words."""
+
+    def test_grader_words_keep_what_a_student_reads(self):
+        self.assertEqual(qf.grader_words("expected: one launch\nactual:   0 launches | none"),
+                         "`0 launches \\| none`")
+        said = ("3 of 11 runs were not clean:\n  blocks=16: CUDA error at /x/y/common/harness/h.cu:9: boom\n"
+                "      | the run's output\n  blocks=1: the same")
+        self.assertEqual(qf.grader_words(said),
+                         "`3 of 11 runs were not clean: blocks=16: CUDA error at common/harness/h.cu:9: boom ...`")
+        self.assertEqual(qf.grader_words("`x` " + "word " * 100).count("word"), 59)
+
+    def test_a_case_with_no_recorded_words_says_so(self):
+        from gradelib import registry
+        lab = registry.resolve("01")
+        with tempfile.TemporaryDirectory() as kit:
+            case = os.path.join(kit, "solutions", "incorrect", lab.name, "a-case")
+            os.makedirs(case)
+            with open(os.path.join(case, "note.txt"), "w") as f:
+                f.write("counter value: wrong\nmistake: the total hard-coded\nhappens: right once\n")
+            os.makedirs(os.path.join(kit, "solutions", "incorrect", lab.name, "no-row"))
+            with open(os.path.join(kit, "solutions", "incorrect", lab.name, "no-row", "note.txt"), "w") as f:
+                f.write("counter value: no mistake line, no row\n")
+            rows = qf.mistake_rows(lab, kit)
+        self.assertEqual(rows[-1], "| the total hard-coded | right once | counter value (not recorded yet) |")
+        self.assertEqual(len([r for r in rows if r.startswith("| the")]), 1)
+
+    def test_every_known_wrong_case_has_its_row(self):
+        from gradelib import registry
+        for lab in registry.all_labs().values():
+            folder = os.path.join(paths.INCORRECT_DIR, lab.name)
+            for case in sorted(os.listdir(folder)):
+                check, fields = qf.note_fields(os.path.join(folder, case))
+                self.assertEqual(sorted(fields), ["happens", "mistake"], "%s/%s" % (lab.name, case))
