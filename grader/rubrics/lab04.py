@@ -26,9 +26,11 @@ KIT_ALLOC_OVERHEAD = 1024   # bytes of kit header and fence per heap block (kit_
 TIMING_REPEATS = 7
 # Thresholds on ratios of medians measured in the same run. Both sides, 10 runs each, are in
 # handouts/figures/data/thresholds.json (tools/measure_thresholds.py; RESULTS.md shows them): on an
-# H100 the solution's and the fire-and-forget alternative's worst streams-case runs are more than
-# twice MIN_NULL_OVER_STUDENT, the NULL-stream and one-stream-per-block submissions' best runs below
-# it; the solution's worst heavy-case run is more than three times MIN_FLAT_OVER_CDP_HEAVY.
+# H100 the solution's and the fire-and-forget alternative's worst streams-case runs are 1.9 and 2.4
+# times MIN_NULL_OVER_STUDENT, the NULL-stream and one-stream-per-block submissions' best runs 1.4 and
+# 1.3 times below it (less than the 2x headroom the kit aims for on each side: this case's spread
+# allows no threshold with it); the solution's worst heavy-case run is more than three times
+# MIN_FLAT_OVER_CDP_HEAVY.
 MIN_NULL_OVER_STUDENT = 1.5    # streams case: kit NULL-stream version time / the student's
 MIN_FLAT_OVER_CDP_HEAVY = 4.0  # heavy case: kit flat version time / the student's CDP
 TIMING_CASES = {
