@@ -32,7 +32,7 @@ PYTHON ?= python3
 LAB    ?=
 LAB_MAKEFILES := $(wildcard labs/*/Makefile)
 
-.PHONY: all grade test run legacy bench sanitize costs handouts figures doctor starters clean dist gradescope mutants toolkits
+.PHONY: all grade test run legacy bench sanitize costs handouts figures doctor starters clean dist gradescope mutants toolkits new-lab
 
 all:
 	@set -e; for mk in $(LAB_MAKEFILES); do $(MAKE) --no-print-directory -f $$mk all; done
@@ -108,3 +108,9 @@ mutants:
 	$(KIT_ONLY)
 	@test -n "$(LAB)" || { echo "usage: make mutants LAB=NN [MUTANT_ARGS='--jobs 8']"; exit 2; }
 	$(PYTHON) tools/mutants.py $(LAB) $(MUTANT_ARGS)
+
+# A new lab's skeleton, which passes the CPU tests as it is (tools/new_lab.py; CONTRIBUTING.md, "Add a
+# lab"): make new-lab NN=09 NAME=example-lab. A bad or missing NN or NAME, or a lab that exists: exit 2.
+new-lab:
+	$(KIT_ONLY)
+	@$(PYTHON) tools/new_lab.py "$(NN)" "$(NAME)"

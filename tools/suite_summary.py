@@ -146,13 +146,16 @@ def not_run_line(ctest_output, labels):
     gpu_total = sum(1 for l in labels.values() if "gpu" in l)
     gpu = [n for n in names if "gpu" in labels.get(n, [])]
     matrix = [n for n in names if "toolkits" in labels.get(n, [])]
-    other = [n for n in names if n not in gpu and n not in matrix]
+    recorded = [n for n in names if n.endswith("-recorded") and n not in gpu]  # tests/test_recorded.py
+    other = [n for n in names if n not in gpu and n not in matrix and n not in recorded]
     parts = []
     if gpu:
         parts.append("%d of the %d GPU tests (no usable GPU here)" % (len(gpu), gpu_total))
     if matrix:
         parts.append("%s (KIT_TOOLKIT_MATRIX=1 runs it: it installs CUDA toolkits and takes minutes)"
                      % ", ".join(matrix))
+    if recorded:
+        parts.append("%s (not recorded yet: tools/gpu-suite.sh record on a GPU)" % ", ".join(recorded))
     if other:
         parts.append("%s (a tool it needs is missing here)" % ", ".join(other))
     return ("NOT RUN: %s. CTest's percentage counts them, but they did not pass: they are listed above "

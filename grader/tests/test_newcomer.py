@@ -329,6 +329,12 @@ class MakeTestLastLine(unittest.TestCase):
         self.assertIn("toolkit-matrix (KIT_TOOLKIT_MATRIX=1 runs it", line)
         self.assertNotIn("a tool it needs is missing", line)
 
+    def test_a_lab_not_recorded_yet_says_how_to_record_it(self):
+        log = self.LOG.replace("\t  4 - handouts-render (Skipped)\n", "\t  4 - 09-recorded (Skipped)\n")
+        line = suite_summary.not_run_line(log, dict(self.LABELS, **{"09-recorded": ["cpu"]}))
+        self.assertIn("09-recorded (not recorded yet: tools/gpu-suite.sh record", line)
+        self.assertNotIn("a tool it needs is missing", line)
+
     def test_nothing_when_every_test_ran(self):
         self.assertIsNone(suite_summary.not_run_line("100% tests passed, 0 tests failed out of 4\n", self.LABELS))
 
