@@ -41,7 +41,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from gradelib import checks as chk  # noqa: E402
-from gradelib import exits, grading  # noqa: E402
+from gradelib import exits, standard_checks  # noqa: E402
 from gradelib import registry  # noqa: E402
 from gradelib import paths  # noqa: E402
 from gradelib import batch, build, sandbox, sheets, starters  # noqa: E402
@@ -94,7 +94,7 @@ def static_pass(lab):
 
 def starter(lab):
     _, checks, _ = grade(lab, starter_dir(lab), no_gpu=True)
-    if checks[grading.COMPILES]["status"] != chk.PASSED:
+    if checks[standard_checks.COMPILES]["status"] != chk.PASSED:
         return fail("the starter does not compile")
     should_fail = [n for n in lab.starter_must_fail if checks[n]["status"] != chk.FAILED]
     return fail("the starter passes checks it must fail: %s" % should_fail) if should_fail else 0
@@ -117,7 +117,7 @@ def not_full_marks(lab):
         return NOT_RUN
     if doc["score"] >= doc["max_score"]:
         return fail("the starter scored full marks")
-    if checks[grading.RUNS_CLEANLY]["status"] != chk.PASSED:
+    if checks[standard_checks.RUNS_CLEANLY]["status"] != chk.PASSED:
         return fail("the starter does not run cleanly: it should run and lose points on results")
     return 0
 
@@ -358,7 +358,7 @@ def run_batch(lab, class_dir, out, salt, no_sandbox, objects_checked=True):
             "--timeout", str(lab.test_time_limit), "--seed", "1"] + (["--no-sandbox"] if no_sandbox else [])
     env = dict(os.environ, KIT_GRADER_SALT=salt)
     if not objects_checked:
-        env[grading.OBJECT_CHECK_ENV] = "off"
+        env[standard_checks.OBJECT_CHECK_ENV] = "off"
     proc = subprocess.run(argv, env=env, stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, universal_newlines=True)
     print(proc.stdout)

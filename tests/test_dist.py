@@ -30,7 +30,7 @@ import check_handouts  # noqa: E402
 import dist  # noqa: E402
 from gradelib import build  # noqa: E402
 from gradelib import gpu as gpu_mod  # noqa: E402
-from gradelib import grading  # noqa: E402
+from gradelib import context  # noqa: E402
 from gradelib import registry  # noqa: E402
 from gradelib import report  # noqa: E402
 from gradelib import starters  # noqa: E402
@@ -125,7 +125,7 @@ def answer_bodies(kit=KIT):
         with open(path) as f:
             source = f.read()
         given = {name: body for name, _, body in c_functions(c_tokens(starters.starter_text(source, path)))}
-        for name, parameters, body in c_functions(c_tokens(grading.compiled_text(source))):
+        for name, parameters, body in c_functions(c_tokens(context.compiled_text(source))):
             if given.get(name) != body and body.count(";") >= MIN_STATEMENTS:
                 answers.append((os.path.relpath(path, kit), name, parameters, body))
     return answers

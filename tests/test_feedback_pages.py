@@ -22,7 +22,8 @@ sys.path.insert(0, os.path.join(KIT, "tools"))
 import browser_check  # noqa: E402
 from gradelib import checks as chk  # noqa: E402
 from gradelib import feedback, figures, registry  # noqa: E402
-from gradelib.grading import CaseRun, LabReport  # noqa: E402
+from gradelib.context import CaseRun  # noqa: E402
+from gradelib.grading import LabReport  # noqa: E402
 
 RECORDED = os.path.join(KIT, "grader", "tests", "data", "recorded")
 RECORDED_PAGES = os.path.join(KIT, "grader", "tests", "data", "feedback")

@@ -280,7 +280,7 @@ def lab07():
     and the filaments case for the solution (reported, never thresholded); and the rule's own misses: every
     case the grader draws for LAB07_SURVEY_SEEDS seeds, run once with the solution, each case's pixels unlike
     the exhaustive image."""
-    from gradelib import grading
+    from gradelib import context
     from rubrics import lab07 as rules
     lab = registry.resolve("07-mandelbrot")
     sides = [("solution", os.path.join(paths.SOLUTIONS_DIR, lab.name)),
@@ -303,7 +303,7 @@ def lab07():
                                                  "cdp_ms": yours}
     cases = []
     for seed in range(1, LAB07_SURVEY_SEEDS + 1):
-        for case in lab.make_cases(grading.case_rng(seed, lab.name, salt="")):
+        for case in lab.make_cases(context.case_rng(seed, lab.name, salt="")):
             case = {k: v for k, v in case.items() if k not in ("timing", "repeats", "figure")}
             if case not in cases:
                 cases.append(case)

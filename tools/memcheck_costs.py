@@ -22,7 +22,7 @@ import threading
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "grader"))
 
-from gradelib import exits, grading, harness, memcheck, paths, process, registry  # noqa: E402
+from gradelib import exits, harness, memcheck, paths, process, registry, standard_checks  # noqa: E402
 from gradelib import gpu as gpu_mod  # noqa: E402
 import selftest  # noqa: E402
 
@@ -90,7 +90,7 @@ def memcheck_submissions(lab):
     cases = [("solution", selftest.solution_dir(lab))]
     incorrect = os.path.join(paths.INCORRECT_DIR, lab.name)
     for case in sorted(os.listdir(incorrect)):
-        if selftest.read_note(os.path.join(incorrect, case))[0] == grading.MEMCHECK:
+        if selftest.read_note(os.path.join(incorrect, case))[0] == standard_checks.MEMCHECK:
             cases.append((case, os.path.join(incorrect, case)))
     return cases
 
@@ -101,8 +101,8 @@ def verdicts(lab, sanitizer, build_root, raw_dir):
     tests read such outputs)."""
     rows = []
     for name, folder in memcheck_submissions(lab):
-        _, checks, _ = selftest.grade(lab, folder, check=grading.MEMCHECK)
-        result = checks[grading.MEMCHECK]
+        _, checks, _ = selftest.grade(lab, folder, check=standard_checks.MEMCHECK)
+        result = checks[standard_checks.MEMCHECK]
         rows.append({"submission": name, "status": result["status"], "message": result["message"]})
         program, _ = harness.build_program(lab, folder, os.path.join(build_root, lab.name + "-" + name))
         if program is not None:

@@ -42,7 +42,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 KIT_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, os.path.join(KIT_ROOT, "grader"))
 
-from gradelib import build, exits, grading, paths, report  # noqa: E402
+from gradelib import build, exits, paths, report, standard_checks  # noqa: E402
 from gradelib import checks as chk  # noqa: E402
 from gradelib import gpu as gpu_mod  # noqa: E402
 from gradelib import registry  # noqa: E402
@@ -566,7 +566,7 @@ def grade_mutant(lab, mutant, seed, timeout, gpu, scratch):
             result["passes"] += 1
             compiled = rep.results[0]
             if compiled.status != chk.PASSED:
-                result["status"], result["killed_by"] = STILLBORN, [grading.COMPILES]
+                result["status"], result["killed_by"] = STILLBORN, [standard_checks.COMPILES]
                 result["message"] = compiled.message[:2000]
                 break
             lost, no_gpu = _lost(rep)

@@ -46,7 +46,7 @@ figcaption { color: #666; font-size: 13px; margin-top: 6px; }
 
 
 def run_figure(lab, runs):
-    """(SVG text, caption) of the lab's picture of one of these runs (gradelib.grading.CaseRun), or
+    """(SVG text, caption) of the lab's picture of one of these runs (gradelib.context.CaseRun), or
     (None, why there is none). A run whose picture marks something wrong is preferred: that is the
     run the student needs to see. A picture drawn as a PNG is shown by the SVG drawn beside it
     (figures.page_svg_path), which holds it as a data URI: every page stays one file."""

@@ -23,8 +23,8 @@ class Lab:
                     without ARGS (default: recorded_case): one that reaches the edges of the lab's
                     arrays (a partly filled last block, the largest block), where an access out of
                     bounds happens
-    checks          the whole rubric, in order: grading.compiles(...), grading.runs_cleanly(...),
-                    grading.memcheck_clean(...), then the lab's own checks
+    checks          the whole rubric, in order: compiles(...), runs_cleanly(...),
+                    memcheck_clean(...) (gradelib.rubric), then the lab's own checks
     starter_must_fail  names of static checks the starter must fail (the kit's own tests use it)
     gpu_bytes       params -> the GPU memory, in bytes, a case's run may take (None: no more than one
                     shared run's share, gpushare.BYTES_PER_SHARER). A case that needs more holds as

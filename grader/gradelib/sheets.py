@@ -7,7 +7,7 @@ import os
 
 from . import checks as chk
 from . import failures, report
-from .grading import COMPILES, RUNS_CLEANLY
+from .standard_checks import COMPILES, RUNS_CLEANLY
 
 # Verdicts beside those of gradelib.failures.VERDICTS (a submission that did not build or run cleanly).
 FULL_MARKS = "full marks"

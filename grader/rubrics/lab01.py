@@ -8,13 +8,9 @@ One case injects launch failures (a pending-launch pool far smaller than K, chil
 pending): launches must fail there, every failed launch must be seen by the check right after it,
 and foo must hold exactly the work of the child grids that ran.
 """
-from gradelib import checks as chk
-from gradelib import ptx
-from gradelib.grading import (COMPILES, FAULT, RUNS_CLEANLY, barrier_reached, compiles, launched_grids_problem,
-                             launches_checked_in_order, per_case, memcheck_clean, runs_cleanly)
-from gradelib.harness import Contract, Option
-from gradelib.registry import Lab, hint
-from gradelib.objects import Imports
+from gradelib.rubric import (COMPILES, FAULT, RUNS_CLEANLY, Contract, Imports, Lab, Option, barrier_reached,
+                             chk, compiles, hint, launched_grids_problem, launches_checked_in_order,
+                             memcheck_clean, per_case, ptx, runs_cleanly)
 
 HANDOUT = "handouts/01-divergent-counter.md"
 MAX_K = 2048  # the harness's limit: one child per block stays inside the default pending-launch pool

@@ -10,13 +10,9 @@ block) and check what they read; use_result() knows the grid that called produce
 (%gridid), so a use in that grid, which cannot have seen a child's result, is counted whatever value
 it passes.
 """
-from gradelib import checks as chk
-from gradelib import ptx
-from gradelib.grading import (COMPILES, RUNS_CLEANLY, barrier_reached, compiles, launched_grids_problem,
-                             launches_checked_in_order, per_case, memcheck_clean, runs_cleanly)
-from gradelib.harness import Contract, Option
-from gradelib.registry import Lab, hint
-from gradelib.objects import Imports
+from gradelib.rubric import (COMPILES, RUNS_CLEANLY, Contract, Imports, Lab, Option, barrier_reached, chk,
+                             compiles, hint, launched_grids_problem, launches_checked_in_order,
+                             memcheck_clean, per_case, ptx, runs_cleanly)
 
 HANDOUT = "handouts/02-memory-visibility.md"
 RACE_THREADS = 128  # parents per block, fixed by the harness

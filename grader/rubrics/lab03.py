@@ -8,14 +8,10 @@ reports in one grid is one grid.
 """
 import collections
 
-from gradelib import checks as chk
-from gradelib import ptx
 from gradelib.diff import multiset_diff
-from gradelib.grading import (COMPILES, RUNS_CLEANLY, compiles, explained, launched_grids_problem,
-                             launches_checked_in_order, per_case, memcheck_clean, runs_cleanly)
-from gradelib.harness import Contract, Option
-from gradelib.registry import Lab, hint
-from gradelib.objects import Imports
+from gradelib.rubric import (COMPILES, RUNS_CLEANLY, Contract, Imports, Lab, Option, chk, compiles,
+                             explained, hint, launched_grids_problem, launches_checked_in_order,
+                             memcheck_clean, per_case, ptx, runs_cleanly)
 
 HANDOUT = "handouts/03-nested-recursion.md"
 MAX_DEPTH = 100000  # the harness's largest --depth: one case goes there

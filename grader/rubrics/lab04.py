@@ -7,15 +7,11 @@ what was allocated and freed. Two timing cases compare, in the same run, the stu
 against kit-owned versions: the student's children against the kit's NULL-stream version (a block's
 children must not serialize), and CDP against flat on a heavy-tailed workload.
 """
-from gradelib import checks as chk
-from gradelib import ptx
 from gradelib.bezier_lines import first_wrong_vertex
-from gradelib.grading import (COMPILES, RUNS_CLEANLY, compiles, launch_log_problem, launched_grids_problem,
-                             launches_checked_in_order, per_case, memcheck_clean, runs_cleanly,
-                             side_by_side_stream_problems, timing_run)
-from gradelib.harness import Contract, Option
-from gradelib.registry import Lab, hint
-from gradelib.objects import Imports
+from gradelib.rubric import (COMPILES, RUNS_CLEANLY, Contract, Imports, Lab, Option, chk, compiles, hint,
+                             launch_log_problem, launched_grids_problem, launches_checked_in_order,
+                             memcheck_clean, per_case, ptx, runs_cleanly, side_by_side_stream_problems,
+                             timing_run)
 
 HANDOUT = "handouts/04-bezier-streams.md"
 DEFAULT_PENDING_LIMIT = 2048

@@ -21,12 +21,9 @@ import os
 import re
 import subprocess
 
-from gradelib import checks as chk
 from gradelib import paths
-from gradelib.grading import COMPILES, RUNS_CLEANLY, compiles, explained, per_case, memcheck_clean, runs_cleanly
-from gradelib.harness import Contract, Option
-from gradelib.registry import Lab, hint
-from gradelib.objects import Imports
+from gradelib.rubric import (COMPILES, RUNS_CLEANLY, Contract, Imports, Lab, Option, chk, compiles,
+                             explained, hint, memcheck_clean, per_case, runs_cleanly)
 
 HANDOUT = "handouts/05-default-streams.md"
 MAX_STREAMS = 32  # the harness's limit (default_streams.h)

@@ -13,14 +13,10 @@ counter.
 """
 import re
 
-from gradelib import checks as chk
-from gradelib import ptx
 from gradelib.bezier_lines import first_wrong_vertex
-from gradelib.grading import (COMPILES, RUNS_CLEANLY, compiles, launch_log_problem, launched_grids_problem,
-                              left_out_note, per_case, memcheck_clean, runs_cleanly)
-from gradelib.harness import Contract, Option
-from gradelib.registry import Lab, hint
-from gradelib.objects import Imports
+from gradelib.rubric import (COMPILES, RUNS_CLEANLY, Contract, Imports, Lab, Option, chk, compiles, hint,
+                             launch_log_problem, launched_grids_problem, left_out_note, memcheck_clean,
+                             per_case, ptx, runs_cleanly)
 
 HANDOUT = "handouts/06-parallel-allocator.md"
 TIMING_REPEATS = 5

@@ -8,14 +8,10 @@ Two timing cases compare, in the same run, the student's subdivision with the ki
 """
 import re
 
-from gradelib import checks as chk
-from gradelib import ptx
-from gradelib.grading import (COMPILES, RUNS_CLEANLY, compiles, launch_log_problem, launched_grids_problem,
-                             launches_checked_in_order, memcheck_clean, per_case, runs_cleanly,
-                             side_by_side_stream_problems, timing_run)
-from gradelib.harness import Contract, Option
-from gradelib.registry import Lab, hint
-from gradelib.objects import Imports
+from gradelib.rubric import (COMPILES, RUNS_CLEANLY, Contract, Imports, Lab, Option, chk, compiles, hint,
+                             launch_log_problem, launched_grids_problem, launches_checked_in_order,
+                             memcheck_clean, per_case, ptx, runs_cleanly, side_by_side_stream_problems,
+                             timing_run)
 
 HANDOUT = "handouts/07-mandelbrot.md"
 VIEWS = ("full", "seahorse", "elephant", "spiral", "minibrot", "antenna")  # views[] in the harness

@@ -11,12 +11,9 @@ student built once per workload and compares the rounds end_round counted and ev
 """
 import re
 
-from gradelib import checks as chk, ptx
 from gradelib.bezier_lines import first_wrong_vertex
-from gradelib.grading import COMPILES, RUNS_CLEANLY, compiles, memcheck_clean, per_case, runs_cleanly, timing_run
-from gradelib.harness import NOT_RUN, Contract, Option
-from gradelib.registry import Lab, hint
-from gradelib.objects import Imports
+from gradelib.rubric import (COMPILES, NOT_RUN, RUNS_CLEANLY, Contract, Imports, Lab, Option, chk, compiles,
+                             hint, memcheck_clean, per_case, ptx, runs_cleanly, timing_run)
 
 HANDOUT = "handouts/08-device-graphs.md"
 MAX_LINES = 100000  # bezier_lines.h

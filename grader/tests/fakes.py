@@ -1,4 +1,4 @@
-"""The one stand-in for grading.Context in the grader's tests: harness runs given as (params, document)
+"""The one stand-in for context.Context in the grader's tests: harness runs given as (params, document)
 pairs, the student's PTX and source given as text, and the real Context's readers over them. And
 the one way the tests run grade.py and make as a user does, on a machine without a GPU."""
 import os
@@ -6,8 +6,8 @@ import subprocess
 import sys
 from unittest import mock
 
-from gradelib import build, gpushare, grading, paths
-from gradelib.grading import CaseRun
+from gradelib import build, context, gpushare, paths
+from gradelib.context import CaseRun
 
 GRADE = os.path.join(paths.KIT_ROOT, "grader", "grade.py")
 
@@ -44,8 +44,8 @@ class FakeContext:
         return self.source
 
     # the real readers of the student's PTX and code
-    ptx_calls = grading.Context.ptx_calls
-    ptx_call_count = grading.Context.ptx_call_count
-    kernel_ptx = grading.Context.kernel_ptx
-    launch_order = grading.Context.launch_order
-    student_code = grading.Context.student_code
+    ptx_calls = context.Context.ptx_calls
+    ptx_call_count = context.Context.ptx_call_count
+    kernel_ptx = context.Context.kernel_ptx
+    launch_order = context.Context.launch_order
+    student_code = context.Context.student_code

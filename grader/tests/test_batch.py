@@ -16,7 +16,7 @@ from unittest import mock
 
 from gradelib import archives, batch, build, exits, failures, gpu, paths, registry, report, sheets, starters
 from gradelib import checks as chk
-from gradelib.grading import COMPILES, RUNS_CLEANLY
+from gradelib.standard_checks import COMPILES, RUNS_CLEANLY
 from tests.fakes import GRADE, run_grade
 
 LAB01 = "01-divergent-counter"
@@ -362,7 +362,7 @@ class BatchStatusTest(unittest.TestCase):
 
 class SaltTest(unittest.TestCase):
     def draw(self, salt):
-        from gradelib.grading import case_rng
+        from gradelib.context import case_rng
         return [case_rng(12, LAB01, salt).random() for _ in range(3)]
 
     def test_salt_changes_the_cases_of_a_seed(self):

@@ -47,7 +47,7 @@ PAGE_OF_A_RUN = """
 import json, sys
 sys.path.insert(0, sys.argv[1])
 from gradelib import feedback, figures, registry
-from gradelib.grading import CaseRun
+from gradelib.context import CaseRun
 for lab_name in sorted(figures.RUN_FIGURES):
     lab = registry.resolve(lab_name)
     with open(sys.argv[2] % lab.number) as f:

@@ -808,7 +808,7 @@ class FiguresFromRecordedRunsTest(unittest.TestCase):
 
     def test_feedback_page_shows_the_png_in_its_svg(self):
         from gradelib import feedback, registry
-        from gradelib.grading import CaseRun
+        from gradelib.context import CaseRun
         right = two_squares_doc()
         wrong = two_squares_doc()
         wrong["figure"]["dwell_rows"][0] = "ffff" * 64

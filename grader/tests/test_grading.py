@@ -10,8 +10,9 @@ import unittest
 from unittest import mock
 
 from gradelib import checks as chk
-from gradelib import failures, gpushare, grading, harness, process, sandbox
-from gradelib.grading import RUNS_CLEANLY
+from gradelib import context, failures, gpushare, grading, harness, process, rubric, sandbox, standard_checks
+from gradelib.runs import SKIPPED_AFTER_HANG
+from gradelib.standard_checks import RUNS_CLEANLY
 from gradelib.harness import Contract, Option
 from gradelib.registry import Lab
 from tests.fakes import private_gate
@@ -82,14 +83,14 @@ NO_NONCE_FIRST = ("no-result", "pass-line-and-file", "wrong-nonce", "no-nonce-li
 
 
 def value_check(ctx):
-    return grading.per_case(ctx, lambda run: None if run.doc["value"] == 42 else "wrong value")
+    return rubric.per_case(ctx, lambda run: None if run.doc["value"] == 42 else "wrong value")
 
 
 def fake_lab():
     return Lab("99-fake", "Fake lab", "handouts/none.md",
                harness=Contract([Option("case", 1, 2)], result_keys=["value", "launch_log"]),
                make_cases=lambda rng: [{"case": 1}, {"case": 2}], recorded_case={"case": 1},
-               checks=[grading.compiles(1, ""), grading.runs_cleanly(1, ""),
+               checks=[standard_checks.compiles(1, ""), standard_checks.runs_cleanly(1, ""),
                        chk.Check("value", 1, chk.RUNTIME, value_check, parent=RUNS_CLEANLY)])
 
 
@@ -122,7 +123,7 @@ class FakeHarnessBase(unittest.TestCase):
 
     def grade_with(self, body, timeout=5, first_line=NONCE_FIRST):
         program = self.write_program(self.tmp.name, body, first_line)
-        self.ctx = grading.Context(self.lab, self.tmp.name, self.tmp.name, seed=1, timeout=timeout,
+        self.ctx = context.Context(self.lab, self.tmp.name, self.tmp.name, seed=1, timeout=timeout,
                                    sandboxed=self.SANDBOXED)
         self.ctx.program = program
         checks = [chk.Check(c.name, c.points, c.kind, c.func, hint=c.hint) for c in self.lab.checks[1:]]
@@ -199,7 +200,7 @@ class FakeHarnessTest(FakeHarnessBase):
 
     def test_a_lab_problem_is_its_own_kind(self):
         self.lab = fake_lab()
-        self.lab.checks[1] = grading.runs_cleanly(1, "", problem=lambda params, doc: "the kit's reference disagrees")
+        self.lab.checks[1] = standard_checks.runs_cleanly(1, "", problem=lambda params, doc: "the kit's reference disagrees")
         runs, _ = self.grade_with(WRITE_CLEAN)
         self.assertEqual((runs.status, runs.failure), (chk.FAILED, failures.LAB_PROBLEM))
         self.assertIn("the kit's reference disagrees", runs.message)
@@ -273,10 +274,10 @@ class SharedCasesTest(unittest.TestCase):
                   make_cases=lambda rng: [{"case": 1}, {"case": 2}, {"case": 3}, {"case": 4}, {"case": 5, "timing": 1},
                                           {"case": 6}],
                   recorded_case={"case": 1},
-                  checks=[grading.compiles(1, ""), grading.runs_cleanly(1, ""),
+                  checks=[standard_checks.compiles(1, ""), standard_checks.runs_cleanly(1, ""),
                           chk.Check("value", 1, chk.RUNTIME, value_check, parent=RUNS_CLEANLY)])
         program = write_fake(cls.tmp.name, SPAN_LOG)
-        ctx = grading.Context(lab, cls.tmp.name, cls.tmp.name, seed=1, timeout=20, sandboxed=False)
+        ctx = context.Context(lab, cls.tmp.name, cls.tmp.name, seed=1, timeout=20, sandboxed=False)
         ctx.program = program
         checks = [chk.Check(c.name, c.points, c.kind, c.func, hint=c.hint) for c in lab.checks[1:]]
         checks[1].parent = checks[0].name
@@ -476,7 +477,7 @@ class MemorySlotsTest(FakeHarnessBase):
         self.assertEqual(runs.failure, failures.TIMEOUT)
         held = [([c["case"] for c in call[0][2]], call[0][6]) for call in run_cases.call_args_list]
         self.assertEqual(held, [([1], False), ([1, 2], True)])
-        self.assertEqual(self.ctx.runs[1].problem, grading.SKIPPED_AFTER_HANG)
+        self.assertEqual(self.ctx.runs[1].problem, SKIPPED_AFTER_HANG)
 
     def test_a_case_that_needs_more_than_every_slot_runs_alone(self):
         self.lab.make_cases = lambda rng: [{"case": 1}, {"case": 2}]
@@ -498,7 +499,7 @@ class LeftOutCasesTest(unittest.TestCase):
         class Ctx:
             pass
         ctx = Ctx()
-        ctx.runs = [grading.CaseRun({"case": k}, None, d, None) for k, d in enumerate(docs)]
+        ctx.runs = [context.CaseRun({"case": k}, None, d, None) for k, d in enumerate(docs)]
         return ctx
 
     def test_left_out_case_is_neither_counted_nor_failed(self):

@@ -3,7 +3,7 @@ import random
 import unittest
 
 from gradelib import checks as chk
-from gradelib import grading, process
+from gradelib import process, runs
 from rubrics import lab01
 from tests.fakes import FakeContext
 
@@ -163,7 +163,7 @@ class Lab01Test(unittest.TestCase):
         ctx = self.fault_run(lab01.FAULT_K, lab01.FAULT_K - 40, 40)
         self.assertEqual(lab01.check_counter(ctx).message, "0 cases")
         self.assertEqual(lab01.check_grid_count(ctx).status, chk.PASSED)
-        self.assertIsNone(grading._diagnose(ctx.runs[0].params, FakeResult(), ctx.runs[0].doc, lab_problem=lab01.reference_problem))
+        self.assertIsNone(runs.diagnose(ctx.runs[0].params, FakeResult(), ctx.runs[0].doc, lab_problem=lab01.reference_problem))
 
     def test_reference_mismatch_blames_the_machine(self):
         p = {"K": 2, "M": 32, "N": 128}

@@ -7,7 +7,7 @@ import unittest
 
 from gradelib import checks as chk
 from gradelib import paths, starters
-from gradelib.grading import CaseRun
+from gradelib.context import CaseRun
 from rubrics import lab05
 from tests.fakes import FakeContext
 

@@ -5,7 +5,7 @@ import unittest
 from unittest import mock
 
 from gradelib import failures, checks as chk
-from gradelib import grading, memcheck, process, registry, report, sheets
+from gradelib import context, grading, harness, memcheck, process, registry, report, sheets, standard_checks
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "memcheck")
 
@@ -71,7 +71,7 @@ class _Ctx:
         self.work_dir = "/tmp/work"
         self.timeout = 6
         self.sandboxed = False
-        self.runs = []  # runs cleanly's runs (grading.CaseRun)
+        self.runs = []  # runs cleanly's runs (context.CaseRun)
 
 
 def _result(verdict, status, output):
@@ -90,19 +90,19 @@ class CheckTest(unittest.TestCase):
             ran.append((tool_argv, params, timeout, alone))
             return alone_result if alone and alone_result is not None else result
         with mock.patch.object(memcheck, "find", lambda: sanitizer), \
-                mock.patch.object(grading.harness, "run_under", run_under):
-            outcome = grading._memcheck_clean(ctx)
+                mock.patch.object(harness, "run_under", run_under):
+            outcome = standard_checks._memcheck_clean(ctx)
         return outcome, ran
 
     def test_it_runs_after_a_run_that_crashed_but_not_after_one_that_hung_or_flooded(self):
         """A crash may be the very read out of bounds memcheck shows (whether it faults depends on where
         the memory lay); a run that hit the time limit or flooded would cost memcheck its own limit."""
         status, output = recorded("04-bound-after-read")
-        crashed = grading.CaseRun({"lines": 100000}, None, None, "CUDA error", failures.CUDA_ERROR)
+        crashed = context.CaseRun({"lines": 100000}, None, None, "CUDA error", failures.CUDA_ERROR)
         outcome, ran = self.verdict(_result(process.EXITED, status, output), runs=[crashed])
         self.assertEqual((outcome.status, len(ran)), (chk.FAILED, 1))
         for kind in (failures.TIMEOUT, failures.OUTPUT_FLOOD):
-            stuck = grading.CaseRun({"lines": 7}, None, None, "stuck", kind)
+            stuck = context.CaseRun({"lines": 7}, None, None, "stuck", kind)
             outcome, ran = self.verdict(_result(process.EXITED, status, output), runs=[crashed, stuck])
             self.assertEqual((outcome.status, ran), (chk.SKIPPED, []), kind)
             self.assertIn("lines=7 %s" % failures.VERDICTS[kind], outcome.message)
@@ -118,7 +118,7 @@ class CheckTest(unittest.TestCase):
         self.assertEqual(outcome.status, chk.PASSED, outcome.message)
         self.assertEqual(ran[0][0], memcheck.command("/x/compute-sanitizer"))
         self.assertEqual(ran[0][1], registry.resolve("04").memcheck_case)
-        self.assertGreaterEqual(ran[0][2], grading.MEMCHECK_TIME_LIMIT)
+        self.assertGreaterEqual(ran[0][2], standard_checks.MEMCHECK_TIME_LIMIT)
 
     def test_errors_fail_with_where_they_are(self):
         status, output = recorded("04-bound-after-read")
@@ -170,8 +170,8 @@ class LackingTest(unittest.TestCase):
     """A check not run for what the machine lacks costs no points, is no pass, and says what it lacked."""
 
     def test_results(self):
-        check = chk.Check(grading.MEMCHECK, 1, chk.RUNTIME, lambda ctx: chk.not_run_here(memcheck.TOOL, "no tool"))
-        child = chk.Check("after", 1, chk.RUNTIME, lambda ctx: chk.passed(), parent=grading.MEMCHECK)
+        check = chk.Check(standard_checks.MEMCHECK, 1, chk.RUNTIME, lambda ctx: chk.not_run_here(memcheck.TOOL, "no tool"))
+        child = chk.Check("after", 1, chk.RUNTIME, lambda ctx: chk.passed(), parent=standard_checks.MEMCHECK)
         results = chk.run_checks([check, child], None)
         self.assertEqual([r.lacking for r in results], [memcheck.TOOL, memcheck.TOOL])
         self.assertFalse(chk.points_lost(results))
@@ -182,11 +182,11 @@ class LackingTest(unittest.TestCase):
     def test_what_the_student_and_the_score_sheet_read(self):
         lab = registry.resolve("01")
         results = [chk.CheckResult(c, chk.SKIPPED, 0, "not run: no compute-sanitizer here", lacking=memcheck.TOOL)
-                   if c.name == grading.MEMCHECK else chk.CheckResult(c, chk.PASSED, c.points, "")
+                   if c.name == standard_checks.MEMCHECK else chk.CheckResult(c, chk.PASSED, c.points, "")
                    for c in lab.checks]
         rep = grading.LabReport(lab, "/tmp/sub", 1, [], results)
         text = report.lab_text(rep)
-        self.assertIn("NOT RUN for want of compute-sanitizer (%s, 1 points)" % grading.MEMCHECK, text)
+        self.assertIn("NOT RUN for want of compute-sanitizer (%s, 1 points)" % standard_checks.MEMCHECK, text)
         self.assertNotIn("skipped because a check they depend on did not pass", text)
         verdict = sheets.verdict_of(rep)
         self.assertEqual(verdict, "checks not run (no compute-sanitizer)")

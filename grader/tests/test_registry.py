@@ -7,9 +7,9 @@ import re
 import sys
 import unittest
 
-from gradelib import build, grading, paths, registry
+from gradelib import build, context, grading, paths, registry
 from gradelib import checks as chk
-from gradelib.grading import COMPILES, MEMCHECK, RUNS_CLEANLY
+from gradelib.standard_checks import COMPILES, MEMCHECK, RUNS_CLEANLY
 
 sys.path.insert(0, os.path.join(paths.KIT_ROOT, "tools"))
 import draw_figures  # noqa: E402
@@ -136,8 +136,8 @@ class OneCheckTest(unittest.TestCase):
     def graded(self, lab_number, name, seed=3):
         lab = registry.resolve(lab_number)
         one = grading.one_check(lab, name)
-        cases = lab.make_cases(grading.case_rng(seed, lab.name, salt=""))
-        return [c.name for c in one.checks], one.make_cases(grading.case_rng(seed, lab.name, salt="")), cases
+        cases = lab.make_cases(context.case_rng(seed, lab.name, salt=""))
+        return [c.name for c in one.checks], one.make_cases(context.case_rng(seed, lab.name, salt="")), cases
 
     def test_a_runtime_check_runs_the_cases_it_reads(self):
         names, kept, cases = self.graded("04", "heap freed")

@@ -6,12 +6,9 @@ out[i] == 2*i + 1 for every i in [0, n) (the harness reports sums of out, never 
 child grid of the kit's fill_part per block, which together wrote the n elements (the kit counts
 the grids that ran and the elements they wrote); every device launch checked once.
 """
-from gradelib import checks as chk
-from gradelib.grading import (COMPILES, RUNS_CLEANLY, compiles, launched_grids_problem, launches_checked_in_order,
-                             memcheck_clean, per_case, runs_cleanly)
-from gradelib.harness import Contract, Option
-from gradelib.objects import Imports
-from gradelib.registry import Lab, hint
+from gradelib.rubric import (COMPILES, RUNS_CLEANLY, Contract, Imports, Lab, Option, chk, compiles, hint,
+                             launched_grids_problem, launches_checked_in_order, memcheck_clean, per_case,
+                             runs_cleanly)
 
 HANDOUT = "handouts/@LAB@.md"
 MAX_N = 1 << 16  # the harness's largest n
