@@ -10,7 +10,7 @@
   selftest.py not-full-marks LAB               the starter runs on the GPU and scores less (GPU)
   selftest.py caught LAB CASE                  the check named in the case's note.txt fails (graded with
                                                grade.py --check: that check, what it depends on, its cases)
-  selftest.py hostile LAB                      batch-grade solutions/hostile/LAB and every attack of
+  selftest.py hostile LAB                      batch-grade solutions/LAB/hostile and every attack of
                                                solutions/hostile/attacks under a salt, with a bystander: every
                                                verdict as its note.txt says (every attack refused by the check
                                                of the student's objects), and no breach of the sandbox's
@@ -78,16 +78,12 @@ def fail(message):
     return 1
 
 
-def solution_dir(lab):
-    return os.path.join(paths.SOLUTIONS_DIR, lab.name)
-
-
 def starter_dir(lab):
     return starters.pristine(lab.name)
 
 
 def static_pass(lab):
-    _, checks, _ = grade(lab, solution_dir(lab), no_gpu=True)
+    _, checks, _ = grade(lab, paths.solution_dir(lab.name), no_gpu=True)
     bad = [n for n, c in checks.items() if c["kind"] != chk.RUNTIME and c["status"] != chk.PASSED]
     return fail("build/static checks did not pass: %s" % bad) if bad else 0
 
@@ -102,7 +98,7 @@ def starter(lab):
 
 def full_marks(lab, seeds, submission=None):
     for seed in range(1, seeds + 1):
-        status, checks, _ = grade(lab, submission or solution_dir(lab), seed=seed)
+        status, checks, _ = grade(lab, submission or paths.solution_dir(lab.name), seed=seed)
         if status == NOT_RUN:
             return NOT_RUN
         if status != 0:
@@ -132,7 +128,7 @@ def read_note(case_dir):
 
 
 def caught(lab, case):
-    case_dir = os.path.join(paths.INCORRECT_DIR, lab.name, case)
+    case_dir = os.path.join(paths.incorrect_dir(lab.name), case)
     name, why = read_note(case_dir)
     check = lab.check_named(name)
     if check is None:
@@ -210,7 +206,7 @@ def hostile_class(lab, class_dir, port, objects_checked=True):
     solutions/hostile/imports/ in front of the starter too; without, each attack runs and gets what its
     note says."""
     expected = {}
-    lab_cases = os.path.join(paths.HOSTILE_DIR, lab.name)
+    lab_cases = paths.hostile_dir(lab.name)
     for case in sorted(os.listdir(lab_cases)) if os.path.isdir(lab_cases) else []:
         shutil.copytree(os.path.join(lab_cases, case), os.path.join(class_dir, case))
         expected[case] = read_hostile_note(os.path.join(lab_cases, case))
@@ -243,7 +239,7 @@ def bystander_class(lab, class_dir):
     folder = os.path.join(class_dir, BYSTANDER)
     os.makedirs(folder)
     for name in build.lab_vars(lab.name)["student_files"]:
-        shutil.copyfile(os.path.join(solution_dir(lab), name), os.path.join(folder, name))
+        shutil.copyfile(os.path.join(paths.solution_dir(lab.name), name), os.path.join(folder, name))
 
 
 def tree_digest(top, skip_dirs=()):
@@ -474,10 +470,10 @@ def manifest():
         lines.append("%s-starter-static|cpu|starter|%s" % (n, lab.name))
         lines.append("%s-solution-full-marks|gpu|full-marks|%s|--seeds|3" % (n, lab.name))
         lines.append("%s-starter-not-full-marks|gpu|not-full-marks|%s" % (n, lab.name))
-        alternative = os.path.join(paths.ALTERNATIVE_DIR, lab.name)
+        alternative = paths.alternative_dir(lab.name)
         for case in sorted(os.listdir(alternative)) if os.path.isdir(alternative) else []:
             lines.append("%s-alternative-%s|gpu|alternative|%s|%s" % (n, case, lab.name, case))
-        incorrect = os.path.join(paths.INCORRECT_DIR, lab.name)
+        incorrect = paths.incorrect_dir(lab.name)
         for case in sorted(os.listdir(incorrect)) if os.path.isdir(incorrect) else []:
             name, _ = read_note(os.path.join(incorrect, case))
             label = "gpu" if lab.check_named(name).kind == chk.RUNTIME else "cpu"
@@ -493,7 +489,7 @@ GPU_MODES = ("full-marks", "alternative", "not-full-marks", "hostile")
 
 def needs_gpu(mode, lab, rest):
     if mode == "caught":
-        name, _ = read_note(os.path.join(paths.INCORRECT_DIR, lab.name, rest[1]))
+        name, _ = read_note(os.path.join(paths.incorrect_dir(lab.name), rest[1]))
         check = lab.check_named(name)
         return check is not None and check.kind == chk.RUNTIME
     return mode in GPU_MODES
@@ -521,7 +517,7 @@ def main(argv):
         seeds = int(rest[2]) if len(rest) > 2 and rest[1] == "--seeds" else 1
         return full_marks(lab, int(os.environ.get(SEEDS_ENV, seeds)))
     if mode == "alternative":
-        return full_marks(lab, int(os.environ.get(SEEDS_ENV, 1)), os.path.join(paths.ALTERNATIVE_DIR, lab.name, rest[1]))
+        return full_marks(lab, int(os.environ.get(SEEDS_ENV, 1)), os.path.join(paths.alternative_dir(lab.name), rest[1]))
     if mode == "not-full-marks":
         return not_full_marks(lab)
     if mode == "caught":

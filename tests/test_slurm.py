@@ -272,7 +272,7 @@ def _zombie(pid):
 def make_class(folder):
     """One subfolder per student, as grade.py batch reads a class (gradelib/batch.py)."""
     solution = os.path.join(KIT, "solutions", LAB)
-    wrong = os.path.join(KIT, "solutions", "incorrect", LAB, WRONG)
+    wrong = os.path.join(KIT, "solutions", LAB, "incorrect", WRONG)
     sources = {"reference": solution, WRONG: wrong, "starter": starters.pristine(LAB)}
     for sub_id, source in sources.items():
         os.makedirs(os.path.join(folder, sub_id))

@@ -6,7 +6,7 @@
   python3 tools/batch_throughput.py OUT_DIR --latency [--lab NN]   (default: every lab)
 
 A class of COUNT submissions: the lab's reference solution and each of its known-wrong submissions in
-turn (solutions/incorrect/LAB/), all but those whose note says they hit the time limit (a hang costs
+turn (solutions/LAB/incorrect/), all but those whose note says they hit the time limit (a hang costs
 its limit by design: measured apart). It is graded in one batch (grade.py batch, every core, the GPU
 shared as gradelib.gpushare allows), and each submission's verdict is checked: the solution's full
 marks, and for a known-wrong one the check its note names failing. A class of 200 holds each about
@@ -40,7 +40,7 @@ import time
 KIT_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, os.path.join(KIT_ROOT, "grader"))
 
-from gradelib import build, gpu, gpushare, registry  # noqa: E402
+from gradelib import build, gpu, gpushare, paths, registry  # noqa: E402
 from gradelib.sheets import FULL_MARKS  # noqa: E402
 from selftest import GRADE, read_note  # noqa: E402
 
@@ -54,7 +54,7 @@ def kinds_of(lab):
     """[(kind, folder, check that must fail or None)]: the solution, then each known-wrong submission
     that finishes."""
     kinds = [(SOLUTION, os.path.join(KIT_ROOT, "solutions", lab.name), None)]
-    incorrect = os.path.join(KIT_ROOT, "solutions", "incorrect", lab.name)
+    incorrect = paths.incorrect_dir(lab.name)
     for case in sorted(os.listdir(incorrect)) if os.path.isdir(incorrect) else []:
         check, why = read_note(os.path.join(incorrect, case))
         if "time limit" not in why:

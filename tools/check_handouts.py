@@ -127,7 +127,7 @@ def legacy_claim_problems(path, lines):
 def legacy_claim_pages():
     """The pages checked for corrected legacy claims: the handouts, the labs' READMEs, the answer keys, README.md."""
     found = []
-    for pattern in ("handouts/*.md", "labs/*/README.md", "solutions/answers/*.md", "README.md"):
+    for pattern in ("handouts/*.md", "labs/*/README.md", "solutions/*/answers.md", "README.md"):
         found += sorted(glob.glob(os.path.join(KIT_ROOT, pattern)))
     return found
 

@@ -57,6 +57,7 @@ import sys
 KIT_ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 sys.path.insert(0, os.path.join(KIT_ROOT, "grader"))
 
+from gradelib import paths  # noqa: E402
 from gradelib.figures import (BLUE, CHAIN_CAPTION, GREEN, INK, MUTED, RACE_HEADING, RED, TIME_CAPTION,  # noqa: E402
                               TIMELINE_WIDTH, FigureError, Svg, chain_row, chain_scale, device_words, draw_curves,
                               draw_grids_run, draw_mandelbrot_run, draw_timelines, has_timeline, params_words,
@@ -442,9 +443,9 @@ WRONG_RUN_TIMEOUT = 60   # a known-wrong submission's run: shorter, for the ones
 
 def submissions(lab):
     """(case, folder, known wrong) of the solution and every known-wrong and alternative submission of a lab."""
-    found = [("solution", os.path.join(KIT_ROOT, "solutions", lab), False)]
-    for kind in ("incorrect", "alternative"):
-        for folder in sorted(glob.glob(os.path.join(KIT_ROOT, "solutions", kind, lab, "*", ""))):
+    found = [("solution", paths.solution_dir(lab), False)]
+    for kind, kind_dir in (("incorrect", paths.incorrect_dir(lab)), ("alternative", paths.alternative_dir(lab))):
+        for folder in sorted(glob.glob(os.path.join(kind_dir, "*", ""))):
             found.append((os.path.basename(os.path.dirname(folder)), folder, kind == "incorrect"))
     return [(case, folder, wrong) for case, folder, wrong in found if os.path.isdir(folder)]
 

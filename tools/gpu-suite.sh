@@ -171,21 +171,21 @@ while read -r lab case folder; do
     mv build/feedback-one/[0-9]*.html "$LOGS/feedback/lab$lab-$case.html" 2>/dev/null || feedback_status=1
 done <<'PAGES'
 01 solution solutions/01-divergent-counter
-01 unchecked-launch solutions/incorrect/01-divergent-counter/unchecked-launch
+01 unchecked-launch solutions/01-divergent-counter/incorrect/unchecked-launch
 02 solution solutions/02-memory-visibility
-02 race-left-in solutions/incorrect/02-memory-visibility/race-left-in
+02 race-left-in solutions/02-memory-visibility/incorrect/race-left-in
 03 solution solutions/03-nested-recursion
-03 off-by-one-depth solutions/incorrect/03-nested-recursion/off-by-one-depth
+03 off-by-one-depth solutions/03-nested-recursion/incorrect/off-by-one-depth
 04 solution solutions/04-bezier-streams
-04 no-bound-check solutions/incorrect/04-bezier-streams/no-bound-check
+04 no-bound-check solutions/04-bezier-streams/incorrect/no-bound-check
 05 solution solutions/05-default-streams
-05 still-legacy solutions/incorrect/05-default-streams/still-legacy
+05 still-legacy solutions/05-default-streams/incorrect/still-legacy
 06 solution solutions/06-parallel-allocator
-06 racy-counter solutions/incorrect/06-parallel-allocator/racy-counter
+06 racy-counter solutions/06-parallel-allocator/incorrect/racy-counter
 07 solution solutions/07-mandelbrot
-07 corners-only solutions/incorrect/07-mandelbrot/corners-only
+07 corners-only solutions/07-mandelbrot/incorrect/corners-only
 08 solution solutions/08-device-graphs
-08 no-assign-default solutions/incorrect/08-device-graphs/no-assign-default
+08 no-assign-default solutions/08-device-graphs/incorrect/no-assign-default
 PAGES
 if command -v chromium > /dev/null || command -v google-chrome > /dev/null; then
     python3 tools/browser_check.py "$LOGS"/feedback/*.html > "$LOGS/feedback/browser-check.txt" 2>&1 || feedback_status=1
@@ -228,7 +228,7 @@ walk() {  # NAME EXPECTED_STATUS COMMAND...: run it in the student kit, keep its
 }
 walk doctor 0 make doctor
 walk grade-01-starter 2 make grade LAB=01
-cp "$solved/../incorrect/01-divergent-counter/unchecked-launch/"*.cu "$lab01/"
+cp "$solved/incorrect/unchecked-launch/"*.cu "$lab01/"
 walk grade-01-unchecked-launch 2 make grade LAB=01
 cp "$kit/build/feedback/01-"*.html "$LOGS/walk/feedback-01-unchecked-launch.html" 2>/dev/null
 cp "$solved/"*.cu "$lab01/"

@@ -100,7 +100,7 @@ def lab02():
     rows = []
     for case, size, key in (("race-left-in", {"n": 1}, "race"),
                             ("no-barrier", {"n": 4097, "threads": 256}, "data")):
-        program = build_submission(lab, os.path.join(paths.INCORRECT_DIR, lab, case), case)
+        program = build_submission(lab, os.path.join(paths.incorrect_dir(lab), case), case)
         runs = []
         for _ in range(RACE_RUNS):
             doc = run_case(lab, program, dict(size, blocks=16, trials=2))
@@ -119,9 +119,9 @@ def lab04():
     stream per block), LAB04_RUNS runs each, on each candidate workload; the ratios the grader thresholds."""
     lab = "04-bezier-streams"
     sides = {"solution": os.path.join(paths.SOLUTIONS_DIR, lab),
-             "fire-and-forget": os.path.join(paths.ALTERNATIVE_DIR, lab, "fire-and-forget"),
-             "null-stream": os.path.join(paths.INCORRECT_DIR, lab, "null-stream"),
-             "one-stream-per-block": os.path.join(paths.INCORRECT_DIR, lab, "one-stream-per-block")}
+             "fire-and-forget": os.path.join(paths.alternative_dir(lab), "fire-and-forget"),
+             "null-stream": os.path.join(paths.incorrect_dir(lab), "null-stream"),
+             "one-stream-per-block": os.path.join(paths.incorrect_dir(lab), "one-stream-per-block")}
     rows = []
     for side, source in sides.items():
         program = build_submission(lab, source, side)
@@ -195,10 +195,10 @@ def lab05():
     from rubrics import lab05 as rules
     lab = "05-default-streams"
     sides = {"solution": os.path.join(paths.SOLUTIONS_DIR, lab),
-             "still-legacy": os.path.join(paths.INCORRECT_DIR, lab, "still-legacy"),
-             "wait-for-everything": os.path.join(paths.INCORRECT_DIR, lab, "wait-for-everything"),
-             "streams-in-pairs": os.path.join(paths.INCORRECT_DIR, lab, "streams-in-pairs"),
-             "threads-in-pairs": os.path.join(paths.INCORRECT_DIR, lab, "threads-in-pairs")}
+             "still-legacy": os.path.join(paths.incorrect_dir(lab), "still-legacy"),
+             "wait-for-everything": os.path.join(paths.incorrect_dir(lab), "wait-for-everything"),
+             "streams-in-pairs": os.path.join(paths.incorrect_dir(lab), "streams-in-pairs"),
+             "threads-in-pairs": os.path.join(paths.incorrect_dir(lab), "threads-in-pairs")}
     cases = [dict(rules.make_cases(random.Random(1))[0]),
              {"streams": 16, "threads": 12, "spin_us": 500, "thread_spin_us": 500, "repeats": rules.REPEATS},
              {"streams": rules.MAX_STREAMS, "threads": 8, "spin_us": 1000, "thread_spin_us": 500,
@@ -246,8 +246,8 @@ def lab06():
     timing_case = dict(rules.CASE_DEFAULTS, repeats=rules.TIMING_REPEATS, **rules.TIMING_CASE)
     unique_case = dict(rules.CASE_DEFAULTS, capacity=1 << 20, requests=4 << 20)
     sides = [("solution", os.path.join(paths.SOLUTIONS_DIR, lab), timing_case),
-             ("one-atomic-per-thread", os.path.join(paths.INCORRECT_DIR, lab, "one-atomic-per-thread"), timing_case),
-             ("racy-counter", os.path.join(paths.INCORRECT_DIR, lab, "racy-counter"), unique_case)]
+             ("one-atomic-per-thread", os.path.join(paths.incorrect_dir(lab), "one-atomic-per-thread"), timing_case),
+             ("racy-counter", os.path.join(paths.incorrect_dir(lab), "racy-counter"), unique_case)]
     rows = []
     for side, source, case in sides:
         program = build_submission(lab, source, side)
@@ -284,9 +284,9 @@ def lab07():
     from rubrics import lab07 as rules
     lab = registry.resolve("07-mandelbrot")
     sides = [("solution", os.path.join(paths.SOLUTIONS_DIR, lab.name)),
-             ("launch-per-thread", os.path.join(paths.ALTERNATIVE_DIR, lab.name, "launch-per-thread")),
-             ("created-streams", os.path.join(paths.ALTERNATIVE_DIR, lab.name, "created-streams")),
-             ("fill-computes", os.path.join(paths.INCORRECT_DIR, lab.name, "fill-computes"))]
+             ("launch-per-thread", os.path.join(paths.alternative_dir(lab.name), "launch-per-thread")),
+             ("created-streams", os.path.join(paths.alternative_dir(lab.name), "created-streams")),
+             ("fill-computes", os.path.join(paths.incorrect_dir(lab.name), "fill-computes"))]
     timing = {}
     for side, source in sides:
         program = build_submission(lab.name, source, side)
@@ -331,8 +331,8 @@ def lab08():
     from rubrics import lab08 as rules
     lab = registry.resolve("08-device-graphs")
     sides = [("solution", os.path.join(paths.SOLUTIONS_DIR, lab.name)),
-             ("search-per-vertex", os.path.join(paths.ALTERNATIVE_DIR, lab.name, "search-per-vertex")),
-             ("block-per-line", os.path.join(paths.INCORRECT_DIR, lab.name, "block-per-line"))]
+             ("search-per-vertex", os.path.join(paths.alternative_dir(lab.name), "search-per-vertex")),
+             ("block-per-line", os.path.join(paths.incorrect_dir(lab.name), "block-per-line"))]
     case = dict(rules.TIMING_CASE, repeats=rules.TIMING_REPEATS)
     timing, total = {}, None
     for side, source in sides:

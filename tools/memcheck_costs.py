@@ -87,8 +87,8 @@ def measure(lab, sanitizer, repeats, build_root):
 
 def memcheck_submissions(lab):
     """[(name, folder)]: the solution, and the known-wrong submissions whose note names the memcheck check."""
-    cases = [("solution", selftest.solution_dir(lab))]
-    incorrect = os.path.join(paths.INCORRECT_DIR, lab.name)
+    cases = [("solution", paths.solution_dir(lab.name))]
+    incorrect = paths.incorrect_dir(lab.name)
     for case in sorted(os.listdir(incorrect)):
         if selftest.read_note(os.path.join(incorrect, case))[0] == standard_checks.MEMCHECK:
             cases.append((case, os.path.join(incorrect, case)))

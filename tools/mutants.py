@@ -9,7 +9,7 @@ every mutant in parallel, grades each with the real grader (runtime checks one m
 batch grading does), and classifies it:
   killed      some check took points (the report names which)
   survived    full marks: the grader missed the mistake
-  equivalent  full marks, and listed in solutions/equivalent-mutants/NN-name.txt with the reason no
+  equivalent  full marks, and listed in solutions/NN-name/equivalent-mutants.txt with the reason no
               correct grader could reject it (it behaves the same for every input the contract allows)
   stillborn   it does not compile
 The unmutated solution and the lab's alternative solutions are graded with --baseline-seeds seeds
@@ -49,7 +49,6 @@ from gradelib import registry  # noqa: E402
 from gradelib.grading import grade_lab  # noqa: E402
 from gradelib.registry import times_something  # noqa: E402
 
-EQUIVALENT_DIR = os.path.join(paths.SOLUTIONS_DIR, "equivalent-mutants")
 MUTANT_TIMEOUT = 30
 
 KILLED, SURVIVED, EQUIVALENT, STILLBORN, NOT_RUN = "killed", "survived", "equivalent", "stillborn", "not run"
@@ -503,8 +502,8 @@ def generate(lab):
 
 
 def read_equivalent(lab):
-    """{mutant id: reason} from solutions/equivalent-mutants/NN-name.txt ("ID: reason" lines, # comments)."""
-    path = os.path.join(EQUIVALENT_DIR, lab.name + ".txt")
+    """{mutant id: reason} from solutions/NN-name/equivalent-mutants.txt ("ID: reason" lines, # comments)."""
+    path = paths.equivalent_mutants_path(lab.name)
     found = {}
     if not os.path.isfile(path):
         return found
@@ -585,7 +584,7 @@ def grade_mutant(lab, mutant, seed, timeout, gpu, scratch):
 def baseline_folders(lab):
     """[(what, folder)]: the reference solution, then each alternative solution."""
     folders = [("solution", os.path.join(paths.SOLUTIONS_DIR, lab.name))]
-    alternative = os.path.join(paths.ALTERNATIVE_DIR, lab.name)
+    alternative = paths.alternative_dir(lab.name)
     if os.path.isdir(alternative):
         folders += [("alternative " + c, os.path.join(alternative, c)) for c in sorted(os.listdir(alternative))]
     return folders

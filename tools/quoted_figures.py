@@ -40,7 +40,7 @@ import re
 import statistics
 import sys
 
-from gradelib import registry  # noqa: E402  (grader/ is on sys.path wherever this module is imported)
+from gradelib import paths, registry  # noqa: E402  (grader/ is on sys.path wherever this module is imported)
 from gradelib.figures import cuda_version
 
 KIT_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
@@ -50,7 +50,7 @@ MUTANTS_DIR = os.path.join("grader", "tests", "data", "mutants")
 VERDICTS_DIR = os.path.join("grader", "tests", "data", "verdicts")  # grader/selftest.py caught, KIT_VERDICTS_OUT
 
 # The pages whose figures are checked (kit-relative globs).
-PAGES = ["README.md", "grader/README.md", "RESULTS.md", "CONTRIBUTING.md", "handouts/*.md", "solutions/answers/*.md",
+PAGES = ["README.md", "grader/README.md", "RESULTS.md", "CONTRIBUTING.md", "handouts/*.md", "solutions/*/answers.md",
          "labs/*/README.md", "tools/student-README.md"]
 
 MARKER = re.compile(r"<!--\s*(from|cited|given)\b\s*(.*?)\s*-->", re.S)
@@ -693,7 +693,7 @@ def mistake_rows(lab, kit=KIT_ROOT):
     "mistake:" line, in rubric order: the mistake, what happens, the check that catches it and what the
     grader said of that submission when the kit's tests last ran it (grader/tests/data/verdicts/)."""
     order = {c.name: i for i, c in enumerate(lab.checks)}
-    folder = os.path.join(kit, "solutions", "incorrect", lab.name)
+    folder = paths.incorrect_dir(lab.name, kit)
     cases = []
     for case in sorted(os.listdir(folder)):
         check, fields = note_fields(os.path.join(folder, case))

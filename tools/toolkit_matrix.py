@@ -134,10 +134,10 @@ def submissions():
     found = []
     for lab in registry.all_labs().values():
         found.append((lab, "solution", os.path.join("solutions", lab.name), None))
-        for case in sorted(glob.glob(os.path.join(paths.ALTERNATIVE_DIR, lab.name, "*"))):
+        for case in sorted(glob.glob(os.path.join(paths.alternative_dir(lab.name), "*"))):
             found.append((lab, "alternative", os.path.relpath(case, KIT_ROOT), None))
         found.append((lab, "starter", os.path.join("labs", lab.name), None))
-        for case in sorted(glob.glob(os.path.join(paths.INCORRECT_DIR, lab.name, "*"))):
+        for case in sorted(glob.glob(os.path.join(paths.incorrect_dir(lab.name), "*"))):
             name, _ = read_note(case)
             check = lab.check_named(name)
             must_fail = name if check is not None and check.kind in STATIC_KINDS else None

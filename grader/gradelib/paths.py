@@ -5,8 +5,7 @@ import os
 KIT_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 LABS_DIR = os.path.join(KIT_ROOT, "labs")
 SOLUTIONS_DIR = os.path.join(KIT_ROOT, "solutions")
-INCORRECT_DIR = os.path.join(SOLUTIONS_DIR, "incorrect")
-ALTERNATIVE_DIR = os.path.join(SOLUTIONS_DIR, "alternative")
+# What every lab's hostile class shares: the attacks and the imports to refuse (solutions/README.md).
 HOSTILE_DIR = os.path.join(SOLUTIONS_DIR, "hostile")
 BUILD_ROOT = os.path.join(KIT_ROOT, "build")
 PROBE_MAKEFILE = os.path.join(KIT_ROOT, "common", "probe", "Makefile")
@@ -22,6 +21,38 @@ def instructor_salt():
         with open(SALT_FILE) as f:
             salt = f.read().strip()
     return salt
+
+
+# A lab's staff material, all in solutions/NN-name/ (solutions/README.md): the reference solution's files,
+# and these.
+def solution_dir(lab_name, kit=KIT_ROOT):
+    """The lab's reference solution, and the folder of all its staff material."""
+    return os.path.join(kit, "solutions", lab_name)
+
+
+def incorrect_dir(lab_name, kit=KIT_ROOT):
+    """The lab's known-wrong submissions, one folder each."""
+    return os.path.join(solution_dir(lab_name, kit), "incorrect")
+
+
+def alternative_dir(lab_name, kit=KIT_ROOT):
+    """The lab's other correct solutions, one folder each."""
+    return os.path.join(solution_dir(lab_name, kit), "alternative")
+
+
+def hostile_dir(lab_name, kit=KIT_ROOT):
+    """The lab's own hostile submissions, one folder each."""
+    return os.path.join(solution_dir(lab_name, kit), "hostile")
+
+
+def answers_path(lab_name, kit=KIT_ROOT):
+    """The answers to the lab's handout questions."""
+    return os.path.join(solution_dir(lab_name, kit), "answers.md")
+
+
+def equivalent_mutants_path(lab_name, kit=KIT_ROOT):
+    """The lab's equivalent mutants (tools/mutants.py)."""
+    return os.path.join(solution_dir(lab_name, kit), "equivalent-mutants.txt")
 
 
 def lab_makefile(lab_name):

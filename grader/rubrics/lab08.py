@@ -26,8 +26,8 @@ CONDITIONAL_NODES_SINCE = (12, 4)
 TIMING_REPEATS = 7
 # Same-run ratios on the heavy timing case, both sides measured 10 times each
 # (tools/measure_thresholds.py, handouts/figures/data/thresholds.json). The correct side is the slowest
-# correct submission, the textbook search per vertex (solutions/alternative/08-device-graphs/), not the
-# solution; the wrong side is block per line (solutions/incorrect/).
+# correct submission, the textbook search per vertex (solutions/08-device-graphs/alternative/), not the
+# solution; the wrong side is block per line (solutions/08-device-graphs/incorrect/).
 # The bound: the student's time at most this many times a copy of the bytes it writes. A copy's time
 # follows the GPU's memory bandwidth and a search per vertex's does not: it took 2.0x the copy on an H100
 # and lost this check once in ten gradings at 3.0x on a busy H200. Block per line is rejected by the

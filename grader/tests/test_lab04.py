@@ -401,7 +401,7 @@ class Lab04Test(unittest.TestCase):
 
     def test_launch_into_a_created_stream_or_fire_and_forget(self):
         self.assertEqual(self.static(lab04.check_launch_and_streams, cdp_ptx()).status, chk.PASSED)
-        # fire-and-forget: no stream to create, none to destroy (solutions/alternative/04-bezier-streams)
+        # fire-and-forget: no stream to create, none to destroy (solutions/04-bezier-streams/alternative)
         self.assertEqual(self.static(lab04.check_launch_and_streams, cdp_ptx(stream="4", create=False)).status,
                          chk.PASSED)
         self.assertEqual(self.static(lab04.check_launch_and_streams, cdp_ptx(stream="4")).status, chk.PASSED)
@@ -452,7 +452,7 @@ class RecordedDocumentsTest(unittest.TestCase):
         "limit-not-raised": set(),   # 300 lines fit the default pool of 2,048
         "pending-limit-past-2048-blocks": set(),  # likewise; the 12,000- and 100,000-line cases catch both
         "heap-without-overhead": set(),  # 300 lines of at most 256 vertices: its heap is enough here
-        "fire-and-forget": set(),    # an alternative solution (solutions/alternative/)
+        "fire-and-forget": set(),    # an alternative solution (solutions/04-bezier-streams/alternative/)
         "check-before-launch": set(),  # caught statically
         "no-bound-check": {"child stays inside its block", "each vertex computed once"},
         "no-free": {"heap freed"},

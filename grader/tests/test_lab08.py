@@ -1228,9 +1228,9 @@ class Lab08RealPtxTest(unittest.TestCase):
         """The solution's and every alternative's relaunch reaches KIT_CHECK_DEVICE in nvcc's PTX; the
         known-wrong unchecked relaunch, and one that checks cudaSuccess after it instead, do not."""
         lab = "08-device-graphs"
-        alternatives = os.path.join(paths.KIT_ROOT, "solutions", "alternative", lab)
+        alternatives = paths.alternative_dir(lab)
         correct = [("solutions", lab, "scheduling.cu")] + [
-            ("solutions", "alternative", lab, name, "scheduling.cu") for name in sorted(os.listdir(alternatives))]
+            ("solutions", lab, "alternative", name, "scheduling.cu") for name in sorted(os.listdir(alternatives))]
         solution = _read(paths.KIT_ROOT, "solutions", lab, "scheduling.cu")
         launch = "KIT_CHECK_DEVICE(cudaGraphLaunch(cudaGetCurrentGraphExec(), cudaStreamGraphTailLaunch));"
         self.assertIn(launch, solution)
@@ -1240,7 +1240,7 @@ class Lab08RealPtxTest(unittest.TestCase):
                 f.write(solution.replace(launch, "cudaGraphLaunch(cudaGetCurrentGraphExec(), "
                                                  "cudaStreamGraphTailLaunch); KIT_CHECK_DEVICE(cudaSuccess);"))
             for source, expected in [(c, 0) for c in correct] + [
-                    (("solutions", "incorrect", lab, "unchecked-relaunch", "scheduling.cu"), 1), ((forged,), 1)]:
+                    (("solutions", lab, "incorrect", "unchecked-relaunch", "scheduling.cu"), 1), ((forged,), 1)]:
                 text = self.ptx(folder, *source)
                 found = sum(ptx.unrecorded_results(body, ptx.DEVICE_GRAPH_LAUNCH, ptx.DEVICE_CALL_RECORDER)
                             for body in ptx.definitions(text).values())

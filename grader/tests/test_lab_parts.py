@@ -47,7 +47,7 @@ class LabPartsTest(unittest.TestCase):
             overview = f.read()
         for lab in registry.all_labs().values():
             for place in (os.path.join("labs", lab.name, "README.md"), os.path.join("handouts", lab.name + ".md"),
-                          os.path.join("solutions", "answers", lab.name + ".md"),
+                          os.path.relpath(paths.answers_path(lab.name), KIT),
                           os.path.join("common", "harness", lab.name, "harness.cu"),
                           os.path.join("solutions", lab.name)):
                 self.assertTrue(os.path.exists(os.path.join(KIT, place)), "%s: no %s" % (lab.name, place))
@@ -57,7 +57,7 @@ class LabPartsTest(unittest.TestCase):
 
     def test_hostile_cases_name_verdicts_the_grader_gives(self):
         for lab in registry.all_labs().values():
-            folder = os.path.join(paths.HOSTILE_DIR, lab.name)
+            folder = paths.hostile_dir(lab.name)
             found = cases(folder)
             self.assertTrue(found, "%s: no hostile case in %s" % (lab.name, folder))
             for case in found:
@@ -66,7 +66,7 @@ class LabPartsTest(unittest.TestCase):
 
     def test_known_wrong_submissions_name_checks_and_cover_cpu_and_memcheck(self):
         for lab in registry.all_labs().values():
-            folder = os.path.join(paths.INCORRECT_DIR, lab.name)
+            folder = paths.incorrect_dir(lab.name)
             named = {}
             for case in cases(folder):
                 name = first_line(os.path.join(folder, case, "note.txt")).split(":", 1)[0]

@@ -1,5 +1,5 @@
 """tools/mutants.py without a GPU: the operators, the mutant ids, and the equivalent lists the
-solutions/equivalent-mutants/ files keep (each entry must name a mutant of today's solution). Each
+solutions/NN-name/equivalent-mutants.txt files keep (each entry must name a mutant of today's solution). Each
 lab's recorded mutation run is read by tests/test_recorded.py (the test NN-recorded), which reports a
 lab with none recorded yet as not run."""
 import importlib.util

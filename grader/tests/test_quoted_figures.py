@@ -160,12 +160,12 @@ class MistakesTableTest(unittest.TestCase):
         from gradelib import registry
         lab = registry.resolve("01")
         with tempfile.TemporaryDirectory() as kit:
-            case = os.path.join(kit, "solutions", "incorrect", lab.name, "a-case")
+            case = os.path.join(paths.incorrect_dir(lab.name, kit), "a-case")
             os.makedirs(case)
             with open(os.path.join(case, "note.txt"), "w") as f:
                 f.write("counter value: wrong\nmistake: the total hard-coded\nhappens: right once\n")
-            os.makedirs(os.path.join(kit, "solutions", "incorrect", lab.name, "no-row"))
-            with open(os.path.join(kit, "solutions", "incorrect", lab.name, "no-row", "note.txt"), "w") as f:
+            os.makedirs(os.path.join(paths.incorrect_dir(lab.name, kit), "no-row"))
+            with open(os.path.join(paths.incorrect_dir(lab.name, kit), "no-row", "note.txt"), "w") as f:
                 f.write("counter value: no mistake line, no row\n")
             rows = qf.mistake_rows(lab, kit)
         self.assertEqual(rows[-1], "| the total hard-coded | right once | counter value (not recorded yet) |")
@@ -174,7 +174,7 @@ class MistakesTableTest(unittest.TestCase):
     def test_every_known_wrong_case_has_its_row(self):
         from gradelib import registry
         for lab in registry.all_labs().values():
-            folder = os.path.join(paths.INCORRECT_DIR, lab.name)
+            folder = paths.incorrect_dir(lab.name)
             for case in sorted(os.listdir(folder)):
                 check, fields = qf.note_fields(os.path.join(folder, case))
                 self.assertEqual(sorted(fields), ["happens", "mistake"], "%s/%s" % (lab.name, case))

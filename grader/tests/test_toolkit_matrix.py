@@ -58,15 +58,15 @@ class SubmissionsTest(unittest.TestCase):
 class CompareTest(unittest.TestCase):
     def test_a_status_that_differs_from_the_reference_is_a_problem(self):
         lab = registry.resolve("01")
-        items = [(lab, "incorrect", "solutions/incorrect/x", None)]
-        reference = {"solutions/incorrect/x": {"compiles": P, "a": F}}
+        items = [(lab, "incorrect", "solutions/01-divergent-counter/incorrect/x", None)]
+        reference = {"solutions/01-divergent-counter/incorrect/x": {"compiles": P, "a": F}}
         original = matrix.grade_row
         try:
-            matrix.grade_row = lambda kit, bin_dir, arch, items, jobs: {"solutions/incorrect/x": {"compiles": P, "a": P}}
+            matrix.grade_row = lambda kit, bin_dir, arch, items, jobs: {"solutions/01-divergent-counter/incorrect/x": {"compiles": P, "a": P}}
             row = matrix.run_row("t", "kit", None, "75", items, 1, reference)
             self.assertEqual(len(row["problems"]), 1)
             self.assertIn("differs from the reference toolkit on ['a']", row["problems"][0])
-            matrix.grade_row = lambda kit, bin_dir, arch, items, jobs: {"solutions/incorrect/x": {"compiles": P, "a": F}}
+            matrix.grade_row = lambda kit, bin_dir, arch, items, jobs: {"solutions/01-divergent-counter/incorrect/x": {"compiles": P, "a": F}}
             self.assertEqual(matrix.run_row("t", "kit", None, "75", items, 1, reference)["problems"], [])
         finally:
             matrix.grade_row = original
