@@ -53,7 +53,7 @@ SOLUTION = "solution"
 def kinds_of(lab):
     """[(kind, folder, check that must fail or None)]: the solution, then each known-wrong submission
     that finishes."""
-    kinds = [(SOLUTION, os.path.join(KIT_ROOT, "solutions", lab.name), None)]
+    kinds = [(SOLUTION, paths.solution_dir(lab.name), None)]
     incorrect = paths.incorrect_dir(lab.name)
     for case in sorted(os.listdir(incorrect)) if os.path.isdir(incorrect) else []:
         check, why = read_note(os.path.join(incorrect, case))
@@ -231,7 +231,7 @@ def latency(labs, out):
         for kind in ("cold", "warm"):
             began = time.monotonic()
             done = subprocess.run([sys.executable, GRADE, "--lab", lab.number, "--submission",
-                                   os.path.join(KIT_ROOT, "solutions", lab.name), "--seed", "1"],
+                                   paths.solution_dir(lab.name), "--seed", "1"],
                                   env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
             row[kind + "_s"] = round(time.monotonic() - began, 2)
             row[kind + "_exit"] = done.returncode

@@ -72,7 +72,7 @@ def untracked_lab_files():
 def lab_of_student_file(path):
     """The lab whose student file path (labs/NN-name/FILE) is, or None."""
     parts = path.split("/")
-    if len(parts) != 3 or parts[0] != "labs" or not os.path.isdir(os.path.join(paths.SOLUTIONS_DIR, parts[1])):
+    if len(parts) != 3 or parts[0] != "labs" or not os.path.isdir(paths.solution_dir(parts[1])):
         return None
     return parts[1] if parts[2] in build.lab_vars(parts[1])["student_files"] else None
 

@@ -79,7 +79,7 @@ def run_case(lab_name, program, params):
 
 def lab01():
     lab = "01-divergent-counter"
-    program = build_submission(lab, os.path.join(paths.SOLUTIONS_DIR, lab), "solution")
+    program = build_submission(lab, paths.solution_dir(lab), "solution")
     rows = []
     for size in LAB01_SIZES:
         flat, cdp = [], []
@@ -118,7 +118,7 @@ def lab04():
     fire-and-forget alternative, and the submissions whose children serialize (the NULL stream, one
     stream per block), LAB04_RUNS runs each, on each candidate workload; the ratios the grader thresholds."""
     lab = "04-bezier-streams"
-    sides = {"solution": os.path.join(paths.SOLUTIONS_DIR, lab),
+    sides = {"solution": paths.solution_dir(lab),
              "fire-and-forget": os.path.join(paths.alternative_dir(lab), "fire-and-forget"),
              "null-stream": os.path.join(paths.incorrect_dir(lab), "null-stream"),
              "one-stream-per-block": os.path.join(paths.incorrect_dir(lab), "one-stream-per-block")}
@@ -194,7 +194,7 @@ def lab05():
     import random
     from rubrics import lab05 as rules
     lab = "05-default-streams"
-    sides = {"solution": os.path.join(paths.SOLUTIONS_DIR, lab),
+    sides = {"solution": paths.solution_dir(lab),
              "still-legacy": os.path.join(paths.incorrect_dir(lab), "still-legacy"),
              "wait-for-everything": os.path.join(paths.incorrect_dir(lab), "wait-for-everything"),
              "streams-in-pairs": os.path.join(paths.incorrect_dir(lab), "streams-in-pairs"),
@@ -245,7 +245,7 @@ def lab06():
     lab = "06-parallel-allocator"
     timing_case = dict(rules.CASE_DEFAULTS, repeats=rules.TIMING_REPEATS, **rules.TIMING_CASE)
     unique_case = dict(rules.CASE_DEFAULTS, capacity=1 << 20, requests=4 << 20)
-    sides = [("solution", os.path.join(paths.SOLUTIONS_DIR, lab), timing_case),
+    sides = [("solution", paths.solution_dir(lab), timing_case),
              ("one-atomic-per-thread", os.path.join(paths.incorrect_dir(lab), "one-atomic-per-thread"), timing_case),
              ("racy-counter", os.path.join(paths.incorrect_dir(lab), "racy-counter"), unique_case)]
     rows = []
@@ -264,7 +264,7 @@ def lab06():
             if u["ran"]:
                 got["duplicates"].append(u["duplicates"])
         rows.append(dict(side=side, **got))
-    program = build_submission(lab, os.path.join(paths.SOLUTIONS_DIR, lab), "solution")
+    program = build_submission(lab, paths.solution_dir(lab), "solution")
     part_a = run_case(lab, program, dict(rules.CASE_DEFAULTS, objects=1000000, repeats=3, seed=1))["timing"]
     rows.append({"side": "part-a", "timing": part_a})
     return rows
@@ -283,7 +283,7 @@ def lab07():
     from gradelib import context
     from rubrics import lab07 as rules
     lab = registry.resolve("07-mandelbrot")
-    sides = [("solution", os.path.join(paths.SOLUTIONS_DIR, lab.name)),
+    sides = [("solution", paths.solution_dir(lab.name)),
              ("launch-per-thread", os.path.join(paths.alternative_dir(lab.name), "launch-per-thread")),
              ("created-streams", os.path.join(paths.alternative_dir(lab.name), "created-streams")),
              ("fill-computes", os.path.join(paths.incorrect_dir(lab.name), "fill-computes"))]
@@ -330,7 +330,7 @@ def lab08():
     goes back to one block per line after the scan, LAB08_RUNS runs each."""
     from rubrics import lab08 as rules
     lab = registry.resolve("08-device-graphs")
-    sides = [("solution", os.path.join(paths.SOLUTIONS_DIR, lab.name)),
+    sides = [("solution", paths.solution_dir(lab.name)),
              ("search-per-vertex", os.path.join(paths.alternative_dir(lab.name), "search-per-vertex")),
              ("block-per-line", os.path.join(paths.incorrect_dir(lab.name), "block-per-line"))]
     case = dict(rules.TIMING_CASE, repeats=rules.TIMING_REPEATS)

@@ -59,7 +59,7 @@ def timed(argv):
 
 
 def measure(lab, sanitizer, repeats, build_root):
-    program, made = harness.build_program(lab, os.path.join(paths.SOLUTIONS_DIR, lab.name),
+    program, made = harness.build_program(lab, paths.solution_dir(lab.name),
                                           os.path.join(build_root, lab.name))
     if program is None:
         return {"error": "the solution did not build:\n" + made.output[-2000:]}

@@ -475,7 +475,7 @@ def solution_sources(lab):
     found = {}
     for name in build.lab_vars(lab.name)["student_files"]:
         if name.endswith(".cu"):
-            with open(os.path.join(paths.SOLUTIONS_DIR, lab.name, name)) as f:
+            with open(os.path.join(paths.solution_dir(lab.name), name)) as f:
                 found[name] = f.read()
     return found
 
@@ -551,7 +551,7 @@ def grade_mutant(lab, mutant, seed, timeout, gpu, scratch):
     folder = tempfile.mkdtemp(prefix=mutant.id.replace("@", "-") + "-", dir=scratch)
     try:
         for name in build.lab_vars(lab.name)["student_files"]:
-            shutil.copyfile(os.path.join(paths.SOLUTIONS_DIR, lab.name, name), os.path.join(folder, name))
+            shutil.copyfile(os.path.join(paths.solution_dir(lab.name), name), os.path.join(folder, name))
         with open(os.path.join(folder, mutant.file), "w") as f:
             f.write(mutant.text)
         result = {"status": None, "killed_by": [], "passes": 0}
@@ -583,7 +583,7 @@ def grade_mutant(lab, mutant, seed, timeout, gpu, scratch):
 
 def baseline_folders(lab):
     """[(what, folder)]: the reference solution, then each alternative solution."""
-    folders = [("solution", os.path.join(paths.SOLUTIONS_DIR, lab.name))]
+    folders = [("solution", paths.solution_dir(lab.name))]
     alternative = paths.alternative_dir(lab.name)
     if os.path.isdir(alternative):
         folders += [("alternative " + c, os.path.join(alternative, c)) for c in sorted(os.listdir(alternative))]

@@ -73,9 +73,9 @@ def pairs():
     """(solution file, starter file) for every student file of every lab with a solution."""
     result = []
     for lab_name in sorted(os.listdir(paths.SOLUTIONS_DIR)):
-        solution_dir = os.path.join(paths.SOLUTIONS_DIR, lab_name)
+        solution_dir = paths.solution_dir(lab_name)
         if not re.match(r"\d\d-", lab_name) or not os.path.isdir(solution_dir):
-            continue  # incorrect/ and alternative/ are not labs
+            continue  # README.md and hostile/ are not labs
         for name in build.lab_vars(lab_name)["student_files"]:
             result.append((os.path.join(solution_dir, name), os.path.join(paths.LABS_DIR, lab_name, name)))
     return result
@@ -91,7 +91,7 @@ def pristine(lab_name):
     """A folder with the lab's starter files as the kit makes them from its solution
     (build/starters/LAB/), so that the kit's own tests never read a student's work in progress in
     labs/; labs/LAB itself where the kit has no solution (the student kit)."""
-    solution_dir = os.path.join(paths.SOLUTIONS_DIR, lab_name)
+    solution_dir = paths.solution_dir(lab_name)
     if not os.path.isdir(solution_dir):
         return os.path.join(paths.LABS_DIR, lab_name)
     folder = os.path.join(paths.BUILD_ROOT, "starters", lab_name)

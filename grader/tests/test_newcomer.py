@@ -84,7 +84,7 @@ class LinkErrors(unittest.TestCase):
                 open(os.path.join(sub, name), "w").close()
             out = run_grade(["--lab", "01", "--submission", sub], timeout=600).stdout
         student_file = build.lab_vars(lab.name)["student_files"][0]
-        with open(os.path.join(paths.KIT_ROOT, "solutions", lab.name, student_file)) as f:
+        with open(os.path.join(paths.solution_dir(lab.name), student_file)) as f:
             called = re.search(r"__global__ void (\w+)\(", f.read()).group(1)  # the kernel the student writes
         self.assertRegex(out, r"the kit's code calls %s\(" % called)
 
@@ -97,7 +97,7 @@ class SubmissionPaths(unittest.TestCase):
 
     def test_a_lab_file_and_an_archive_are_graded(self):
         lab = registry.resolve("01")
-        solution = os.path.join(paths.KIT_ROOT, "solutions", lab.name)
+        solution = paths.solution_dir(lab.name)
         name = build.lab_vars(lab.name)["student_files"][0]
         with tempfile.TemporaryDirectory() as tmp:
             archive = shutil.make_archive(os.path.join(tmp, "alice"), "zip", solution)

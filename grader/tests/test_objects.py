@@ -101,7 +101,7 @@ class KitStateOutOfReach(unittest.TestCase):
             for lab in registry.all_labs().values():
                 names = kit_device_variables(lab)
                 self.assertTrue(names, lab.name)
-                solution = read(os.path.join(paths.SOLUTIONS_DIR, lab.name, first_cu(lab)))
+                solution = read(os.path.join(paths.solution_dir(lab.name), first_cu(lab)))
                 text = solution + "\n" + "".join("extern __device__ char %s[];\n" % n for n in names) + \
                     "__global__ void hostile_writes_kit_state(void)\n{\n" + \
                     "".join("    %s[0] = 1;\n" % n for n in names) + "}\n"
@@ -124,8 +124,8 @@ class CorrectCodePasses(unittest.TestCase):
     def test_solutions_and_starters(self):
         with tempfile.TemporaryDirectory(prefix="clean-") as tmp:
             for lab in registry.all_labs().values():
-                for kind, folder, arch in (("solution", os.path.join(paths.SOLUTIONS_DIR, lab.name), "90"),
-                                           ("solution", os.path.join(paths.SOLUTIONS_DIR, lab.name), "75"),
+                for kind, folder, arch in (("solution", paths.solution_dir(lab.name), "90"),
+                                           ("solution", paths.solution_dir(lab.name), "75"),
                                            ("starter", starters.pristine(lab.name), "75")):
                     src, out, made = build_object(lab, read(os.path.join(folder, first_cu(lab))),
                                                   os.path.join(tmp, lab.name + kind + arch), arch)
