@@ -157,9 +157,9 @@ def record_verdict(lab, case, check, message, document):
         return
     folder = os.path.join(out, lab.name)
     os.makedirs(folder, exist_ok=True)
+    gpu_name = ((document.get("gpu") or {}).get("device") or {}).get("name")
     with open(os.path.join(folder, case + ".json"), "w") as f:
-        json.dump({"check": check, "message": message, "gpu": ((document.get("gpu") or {}).get("device") or {}).get("name")},
-                  f, indent=1, sort_keys=True)
+        json.dump({"check": check, "message": message, "gpu": gpu_name}, f, indent=1, sort_keys=True)
         f.write("\n")
 
 

@@ -190,15 +190,20 @@ TEACHING_LINES_MAX = 350
 GRADING_SECTIONS = ("4", "5")
 
 
+def generated_flags(lines):
+    """For each line, whether it belongs to a generated block (tools/quoted_figures.py), its markers included."""
+    flags, inside = [], False
+    for line in lines:
+        inside = inside or line.startswith("<!-- begin generated:")
+        flags.append(inside)
+        inside = inside and not line.startswith("<!-- end generated:")
+    return flags
+
+
 def teaching_lines(lines):
     """How many of a lab handout's lines teach: outside generated blocks and outside sections 4 and 5."""
-    count, section, generated = 0, "", False
-    for line in lines:
-        if line.startswith("<!-- begin generated:"):
-            generated = True
-        if line.startswith("<!-- end generated:"):
-            generated = False
-            continue
+    count, section = 0, ""
+    for line, generated in zip(lines, generated_flags(lines)):
         m = re.match(r"## (\d+)\.", line)
         if m:
             section = m.group(1)
@@ -329,8 +334,7 @@ def check(path, targets, grade_opts):
     in_code = False
     section = ""
     recent = []  # the lines before a code block, for its legacy context
-    generated = False
-    for number, line in enumerate(lines, 1):
+    for number, (line, generated) in enumerate(zip(lines, generated_flags(lines)), 1):
         where = "%s:%d" % (os.path.relpath(path, KIT_ROOT), number)
         if line.startswith("```"):
             in_code = not in_code
@@ -368,10 +372,6 @@ def check(path, targets, grade_opts):
             for opt in re.findall(r"(?<![\w-])(--[a-z][\w-]*)", line.split("grade.py", 1)[1]):
                 if opt not in grade_opts:
                     problems.append("%s: grade.py has no option %s" % (where, opt))
-        if line.startswith("<!-- begin generated:"):
-            generated = True
-        elif line.startswith("<!-- end generated:"):
-            generated = False
         if "cudaDeviceSynchronize" in line and not generated:  # generated: the grader's words, not a rule
             context = " ".join([section] + recent[-6:] + [line])
             device_side = not re.search(r"\bhost\b", line, re.I)

@@ -42,6 +42,7 @@ import sys
 
 from gradelib import paths, registry  # noqa: E402  (grader/ is on sys.path wherever this module is imported)
 from gradelib.figures import cuda_version
+from selftest import read_note
 
 KIT_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 DATA_DIR = os.path.join("handouts", "figures", "data")
@@ -663,12 +664,12 @@ def _rubric_block(number):
 
 
 def note_fields(case_dir):
-    """A known-wrong case's note.txt: (check, {field: text}) from its first line "check: what it catches"
-    and its lines "mistake: ..." and "happens: ..." (what a handout's Common mistakes table shows)."""
+    """A known-wrong case's note.txt: (check, {field: text}), the check from its first line (read_note)
+    and the fields from its lines "mistake: ..." and "happens: ..." (what a handout's Common mistakes
+    table shows)."""
     with open(os.path.join(case_dir, "note.txt")) as f:
-        lines = [l.strip() for l in f if l.strip()]
-    fields = dict(l.split(":", 1) for l in lines[1:] if re.match(r"(mistake|happens):", l))
-    return lines[0].split(":", 1)[0].strip(), {k: v.strip() for k, v in fields.items()}
+        fields = dict(l.strip().split(":", 1) for l in f if re.match(r"(mistake|happens):", l))
+    return read_note(case_dir)[0], {k: v.strip() for k, v in fields.items()}
 
 
 def grader_words(message, limit=300):

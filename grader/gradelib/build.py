@@ -595,7 +595,7 @@ def compiler_errors(output, limit=30, source_dir=None):
     where nvcc echoes a line of the student's file after macro expansion (KIT_CHECK_LAUNCH() shown as
     the kit's call), the line as the student wrote it instead."""
     lines = [l for l in output.splitlines()  # make's echo of its commands out; nvcc's own "nvcc fatal :" kept
-             if l.strip() and not (l.startswith(("nvcc ", "make", "mkdir ")) and not _NVCC_SAYS.match(l))]
+             if l.strip() and (_NVCC_SAYS.match(l) or not l.startswith(("nvcc ", "make", "mkdir ")))]
     if source_dir:
         lines = _as_written(lines, source_dir)
     mangled = sorted({m for l in lines for m in _MANGLED.findall(l)})
