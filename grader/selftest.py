@@ -4,6 +4,8 @@
   selftest.py manifest                         the test list, for tests/CMakeLists.txt
   selftest.py static-pass LAB                  the solution passes every build and static check
   selftest.py starter LAB                      the starter compiles and fails the static checks it must
+  selftest.py harness-options LAB              every case the kit sends the harness is one its built
+                                               reference accepts, by the program's own --describe
   selftest.py full-marks LAB [--seeds N]       the solution scores full marks, N seeds in a row (GPU)
   selftest.py alternative LAB CASE             an alternative solution scores full marks (GPU)
   (with KIT_SOLUTION_SEEDS=N in the environment, both grade seeds 1..N)
@@ -44,7 +46,7 @@ from gradelib import checks as chk  # noqa: E402
 from gradelib import exits, standard_checks  # noqa: E402
 from gradelib import registry  # noqa: E402
 from gradelib import paths  # noqa: E402
-from gradelib import batch, build, sandbox, sheets, starters  # noqa: E402
+from gradelib import batch, build, context, harness, sandbox, sheets, starters  # noqa: E402
 
 NOT_RUN = exits.NOT_RUN
 # How many seeds the solution and alternative tests grade (full-marks, alternative), when set:
@@ -94,6 +96,29 @@ def starter(lab):
         return fail("the starter does not compile")
     should_fail = [n for n in lab.starter_must_fail if checks[n]["status"] != chk.FAILED]
     return fail("the starter passes checks it must fail: %s" % should_fail) if should_fail else 0
+
+
+OPTION_SEEDS = range(50)  # case draws checked against the harness's description
+
+
+def harness_options(lab):
+    """The cases the grader draws (seeds OPTION_SEEDS, with the salt a class has none of), the recorded
+    case and the memcheck case pass only options the built reference declares, with values it accepts
+    (harness.describe: the C table is the only place the options are written)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        program, made = harness.build_program(lab, paths.solution_dir(lab.name), tmp)
+        if program is None:
+            return fail("the solution does not build:\n" + made.output[-3000:])
+        described = harness.describe(program)
+    cases = [("the recorded case", lab.recorded_case), ("the memcheck case", lab.memcheck_case)]
+    for seed in OPTION_SEEDS:
+        cases += [("seed %d, case %d" % (seed, k), c) for k, c in enumerate(lab.make_cases(context.case_rng(seed, lab.name, salt="")))]
+    problems = ["%s %s: %s" % (where, case, "; ".join(p)) for where, case in cases
+                for p in [lab.harness.case_problems(described, case)] if p]
+    for line in problems[:10]:
+        print(line)
+    print("%d cases checked against %d options: %s" % (len(cases), len(described), ", ".join(sorted(described))))
+    return fail("%d cases the harness would refuse" % len(problems)) if problems else 0
 
 
 def full_marks(lab, seeds, submission=None):
@@ -468,6 +493,7 @@ def manifest():
         n = lab.number
         lines.append("%s-solution-static|cpu|static-pass|%s" % (n, lab.name))
         lines.append("%s-starter-static|cpu|starter|%s" % (n, lab.name))
+        lines.append("%s-harness-options|cpu|harness-options|%s" % (n, lab.name))
         lines.append("%s-solution-full-marks|gpu|full-marks|%s|--seeds|3" % (n, lab.name))
         lines.append("%s-starter-not-full-marks|gpu|not-full-marks|%s" % (n, lab.name))
         alternative = paths.alternative_dir(lab.name)
@@ -513,6 +539,8 @@ def main(argv):
         return static_pass(lab)
     if mode == "starter":
         return starter(lab)
+    if mode == "harness-options":
+        return harness_options(lab)
     if mode == "full-marks":
         seeds = int(rest[2]) if len(rest) > 2 and rest[1] == "--seeds" else 1
         return full_marks(lab, int(os.environ.get(SEEDS_ENV, seeds)))

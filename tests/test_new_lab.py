@@ -7,7 +7,7 @@ It copies the kit's files (tracked, and new ones git does not ignore: tools/dist
 temporary folder, runs `make new-lab NN=90 NAME=skeleton-check` there, and checks in that copy:
 tools/check_handouts.py passes; the lab's starter is the one its solution gives; the grader's unit
 tests that cover every lab pass, the new lab's own included (UNIT_TESTS); grader/selftest.py
-static-pass and starter pass for the new lab, and each of its known-wrong submissions caught by a
+static-pass, starter and harness-options pass for the new lab, and each of its known-wrong submissions caught by a
 static check is caught (no GPU needed); `make new-lab` refuses a lab number or folder that exists, and
 bad arguments, with exit status 2 and nothing written.
 
@@ -112,7 +112,8 @@ def skeleton_problems(copy):
     if status != 0 or not cases:
         problems.append("the new lab has no known-wrong submission caught by a static check (selftest.py manifest)")
     # The builds first, side by side (nvcc is the slow part); the quick checks meanwhile.
-    selftests = [["static-pass", NUMBER], ["starter", NUMBER]] + [["caught", NUMBER, case] for case in cases]
+    selftests = [["static-pass", NUMBER], ["starter", NUMBER], ["harness-options", NUMBER]] + \
+        [["caught", NUMBER, case] for case in cases]
     started = [(start([sys.executable, "grader/selftest.py"] + args, copy), "selftest.py " + " ".join(args))
                for args in selftests]
     for argv, cwd, what in (([sys.executable, "tools/check_handouts.py"], copy, "tools/check_handouts.py"),

@@ -1,6 +1,6 @@
 /* launch_costs.cu - what dynamic parallelism costs on the GPU present (`make costs`).
  *
- *   ./launch_costs [--repeats 7] [--quick 0|1] [--json costs.json]
+ *   ./launch_costs [--name value ...] [--json costs.json]      (options[] below; ./launch_costs --help)
  *   ./launch_costs --slots 1 [--json slot-memory.json]   only what a pending-launch slot costs in memory
  *
  * Last, after the figures below, it measures what the pending-launch pool costs in device memory
@@ -712,16 +712,23 @@ static void print_slot_memory(const slot_memory_t *m)
            m->error == cudaSuccess ? "" : cudaGetErrorName(m->error));
 }
 
+static const kit_option_t options[] = {
+    {"--repeats", "timed runs of each figure after one warm-up (medians)", DEFAULT_REPEATS, 1, MAX_REPEATS, NULL},
+    {"--quick", "1: smaller sizes (see the top of launch_costs.cu)", 0, 0, 1, NULL},
+    {"--slots", "1: only what a pending-launch slot costs in memory", 0, 0, 1, NULL},
+    KIT_OPTIONS_END};
+
 int main(int argc, char **argv)
 {
-    static const char *const options[] = {"--json", "--repeats", "--quick", "--slots", NULL};
-    kit_args_require_known(argc, argv, options);
+    static const char *const json_only[] = {"--json", NULL};
+    kit_options_answer(argc, argv, options);
+    kit_options_check(argc, argv, options, json_only);
     const char *json_path = kit_arg_string(argc, argv, "--json", NULL);
     bench_t b;
     memset(&b, 0, sizeof b);
-    b.repeats = (int)kit_arg_long(argc, argv, "--repeats", DEFAULT_REPEATS, 1, MAX_REPEATS);
-    b.quick = (int)kit_arg_long(argc, argv, "--quick", 0, 0, 1);
-    int slots_only = (int)kit_arg_long(argc, argv, "--slots", 0, 0, 1); /* only what the pool's slots cost */
+    b.repeats = (int)kit_option_long(argc, argv, options, "--repeats");
+    b.quick = (int)kit_option_long(argc, argv, options, "--quick");
+    int slots_only = (int)kit_option_long(argc, argv, options, "--slots");
 
     int count = 0;
     cudaError_t err = cudaGetDeviceCount(&count);

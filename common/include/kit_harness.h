@@ -5,9 +5,10 @@
  *   static int run_case(int argc, char **argv) { ...parse options, run, write the document...; return 0; }
  *   int main(int argc, char **argv) { return kit_harness_main(argc, argv, options, run_case); }
  *
- * run_case reads its options with kit_arg_* from the argv it is given, as a main would, and writes its
- * result document to --json. It may be called many times in one process: it sets up and tears down
- * everything it uses (device memory, the kit's counters and logs), as must the student code it calls.
+ * run_case reads its options with kit_option_* (kit_args.h) from the argv it is given, as a main would,
+ * in the one table main passes (options), and writes its result document to --json. It may be called
+ * many times in one process: it sets up and tears down everything it uses (device memory, the kit's
+ * counters and logs), as must the student code it calls.
  *
  * The grader runs a harness with
  *   --json fd:W --nonce-fd R --cases-fd C
@@ -117,19 +118,6 @@ static inline int kit_split_case_line(char *line, char **args, int first)
     return count;
 }
 
-/* Rejects an option that is neither one of the case's (options) nor one of extra. */
-static inline void kit_require_options(int argc, char **argv, const char *const *options, const char *const *extra)
-{
-    const char *known[KIT_CASE_MAX_ARGS];
-    int n = 0;
-    for (const char *const *p = options; *p != NULL && n < KIT_CASE_MAX_ARGS - 1; p++)
-        known[n++] = *p;
-    for (const char *const *p = extra; *p != NULL && n < KIT_CASE_MAX_ARGS - 1; p++)
-        known[n++] = *p;
-    known[n] = NULL;
-    kit_args_require_known(argc, argv, known);
-}
-
 /* The process's own limits, as the fresh context has them. */
 static inline void kit_read_default_limits(void)
 {
@@ -177,7 +165,7 @@ typedef struct {
 
 /* Every case line on descriptor cases_fd, read to the end before any case runs (a harness with a plan
  * step sees them all first); returns how many. */
-static inline int kit_read_cases(long cases_fd, int argc, char **argv, const char *const *options, kit_case_t *cases)
+static inline int kit_read_cases(long cases_fd, int argc, char **argv, const kit_option_t *options, kit_case_t *cases)
 {
     static const char *const json_only[] = {"--json", NULL};
     const char *json = kit_arg_string(argc, argv, "--json", NULL);
@@ -211,7 +199,7 @@ static inline int kit_read_cases(long cases_fd, int argc, char **argv, const cha
             c->argv[c->argc++] = (char *)json;
         }
         c->argv[c->argc] = NULL;
-        kit_require_options(c->argc, c->argv, options, json_only);
+        kit_options_check(c->argc, c->argv, options, json_only);
     }
     fclose(in);
     return n;
@@ -220,14 +208,16 @@ static inline int kit_read_cases(long cases_fd, int argc, char **argv, const cha
 /* main of a harness whose cases must be seen together before any runs (see the top): plan_case(argc,
  * argv, k) is called for every case k of the process, in order, before the first case runs and before
  * any kernel; it may call the student's host-side preparation and record what it decided. NULL: no
- * plan step. Then each case runs (run_case). options: the case's options, NULL-terminated. */
-static inline int kit_harness_main_planned(int argc, char **argv, const char *const *options,
+ * plan step. Then each case runs (run_case). options: the case's options (kit_args.h); --help and
+ * --describe print them. Every case's options are checked before anything else is done. */
+static inline int kit_harness_main_planned(int argc, char **argv, const kit_option_t *options,
                                            int (*plan_case)(int, char **, int), int (*run_case)(int, char **))
 {
-    static const char *const none[] = {NULL};
+    static const kit_option_t none[] = {KIT_OPTIONS_END};
     static kit_case_t cases[KIT_MAX_CASES];
+    kit_options_answer(argc, argv, options);
     long cases_fd = kit_arg_long(argc, argv, "--cases-fd", -1, 0, 1 << 20);
-    kit_require_options(argc, argv, cases_fd < 0 ? options : none, kit_process_options);
+    kit_options_check(argc, argv, cases_fd < 0 ? options : none, kit_process_options);
     kit_result_take_nonce(argc, argv); /* before any student code runs */
     kit_read_default_limits();
     int n = 1;
@@ -254,7 +244,7 @@ static inline int kit_harness_main_planned(int argc, char **argv, const char *co
 
 /* main of a harness (see the top): the process's options, the CUDA context, then each case: the one on
  * the command line, or the grader's from --cases-fd. */
-static inline int kit_harness_main(int argc, char **argv, const char *const *options, int (*run_case)(int, char **))
+static inline int kit_harness_main(int argc, char **argv, const kit_option_t *options, int (*run_case)(int, char **))
 {
     return kit_harness_main_planned(argc, argv, options, NULL, run_case);
 }

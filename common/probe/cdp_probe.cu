@@ -42,10 +42,14 @@ static void write_result(const char *path, int gpu, int dp_ok, const char *reaso
     kit_json_close(&j);
 }
 
+/* No options of its own: only the process's --json (--help says so). */
+static const kit_option_t options[] = {KIT_OPTIONS_END};
+
 int main(int argc, char **argv)
 {
-    static const char *const options[] = {"--json", NULL};
-    kit_args_require_known(argc, argv, options);
+    static const char *const json_only[] = {"--json", NULL};
+    kit_options_answer(argc, argv, options);
+    kit_options_check(argc, argv, options, json_only);
     const char *json_path = kit_arg_string(argc, argv, "--json", NULL);
     char reason[512];
 

@@ -1,13 +1,16 @@
-"""A lab's harness: its contract, declared once in the lab's rubric module, and the one way the kit
-builds and runs it (the grader, make figures, the threshold measurements and mutation testing).
+"""A lab's harness: its contract, declared in the lab's rubric module, and the one way the kit builds and
+runs it (the grader, make figures, the threshold measurements and mutation testing).
 
-The contract names every option the harness takes (with the range its C code accepts) and every key
-of the result document it writes. tests of the grader check it against the C options table and the
-recorded documents, so a case the grader draws never meets "the harness rejected its parameters".
+A harness's options are declared once, in its C table (kit_option_t, kit_args.h): the built program
+prints them with --describe (describe() below reads them), and refuses anything else before it makes a
+CUDA context. The contract names the keys of the result document the harness writes, and which case
+parameters are for the checks only; every other case parameter is an option, passed as --name-with-dashes.
+The kit's tests check each lab's drawn cases against its built reference's description.
 """
 import json
 import os
 import secrets
+import subprocess
 import time
 
 from . import build, gpushare, process, sandbox
@@ -21,32 +24,41 @@ NOT_RUN = "not_run"
 PROCESS_OPTIONS = ("--json", "--nonce-fd", "--cases-fd")
 
 
-class Option:
-    """One harness option. key: the case parameter it comes from (snake_case); flag: "--" + key with
-    dashes; low..high: the integers the harness accepts, or choices: the words it accepts."""
+def flag(key):
+    """The harness option of a case parameter: "max_dwell" -> "--max-dwell"."""
+    return "--" + key.replace("_", "-")
 
-    def __init__(self, key, low=None, high=None, choices=None):
-        self.key = key
-        self.flag = "--" + key.replace("_", "-")
-        self.low = low
-        self.high = high
-        self.choices = tuple(choices) if choices else None
 
-    def problem(self, value):
-        """Why the harness would refuse value, or None."""
-        if self.choices is not None:
-            return None if value in self.choices else "%s %r is not one of %s" % (self.flag, value, self.choices)
-        if not isinstance(value, int) or isinstance(value, bool):
-            return "%s %r is not an integer" % (self.flag, value)
-        if not self.low <= value <= self.high:
-            return "%s %d is outside %d..%d" % (self.flag, value, self.low, self.high)
-        return None
+def describe(program, timeout=30):
+    """{flag: option} of a built harness, from its --describe (kit_options_describe): each option a dict
+    with "help" and "default", and "low" and "high" (an integer option) or "words". It makes no CUDA
+    context, so it runs without a GPU. Raises RuntimeError when the program does not describe itself."""
+    proc = subprocess.run([program, "--describe"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
+    try:
+        options = json.loads(proc.stdout.decode("utf-8"))["options"]
+        return {o["flag"]: o for o in options}
+    except (ValueError, KeyError, TypeError):
+        raise RuntimeError("%s --describe (exit %d) did not print its options: %s"
+                           % (program, proc.returncode, proc.stderr.decode("utf-8", "replace")[-500:]))
+
+
+def option_problem(described, key, value):
+    """Why a harness described as described would refuse value for the case parameter key, or None."""
+    option = described.get(flag(key))
+    if option is None:
+        return "%s is not an option of the harness (it takes %s)" % (flag(key), ", ".join(sorted(described)))
+    if "words" in option:
+        return None if value in option["words"] else "%s %r is not one of %s" % (flag(key), value, option["words"])
+    if not isinstance(value, int) or isinstance(value, bool):
+        return "%s %r is not an integer" % (flag(key), value)
+    if not option["low"] <= value <= option["high"]:
+        return "%s %d is outside %d..%d" % (flag(key), value, option["low"], option["high"])
+    return None
 
 
 class Contract:
-    """What a lab's harness takes and writes.
+    """What a lab's harness writes, and how a case becomes its arguments.
 
-    options      the Options, in the order they are passed
     result_keys  the top-level keys of every result document
     optional_result_keys  keys a document has only in some runs (e.g. "not_run" where memory is short)
     grading_defaults  option values the grader passes when a case does not set them (e.g. no timed repeats)
@@ -54,35 +66,34 @@ class Contract:
     The grader sends a submission's cases to one process (kit_harness.h).
     """
 
-    def __init__(self, options, result_keys, optional_result_keys=(), grading_defaults=None, case_keys=()):
-        self.options = list(options)
+    def __init__(self, result_keys, optional_result_keys=(), grading_defaults=None, case_keys=()):
         self.result_keys = frozenset(result_keys)
         self.optional_result_keys = frozenset(optional_result_keys)
         self.grading_defaults = dict(grading_defaults or {})
         self.case_keys = frozenset(case_keys)
-        self._by_key = {o.key: o for o in self.options}
 
-    def flags(self):
-        """Every option the harness takes, the kit's process options included."""
-        return {o.flag for o in self.options} | set(PROCESS_OPTIONS)
+    def options(self, params):
+        """{key: value} of the options a case passes: its parameters over grading_defaults, but case_keys."""
+        values = dict(params)
+        for key, value in self.grading_defaults.items():
+            values.setdefault(key, value)
+        return {k: v for k, v in values.items() if k not in self.case_keys}
 
     def argv(self, params):
-        """The harness's arguments for a case: each option the case (or grading_defaults) sets.
-        Raises ValueError for a parameter the contract does not know or a value the harness would refuse:
-        a kit bug, caught by the kit's tests, never a student's."""
-        values = dict(self.grading_defaults)
-        values.update(params)
-        unknown = sorted(k for k in values if k not in self._by_key and k not in self.case_keys)
-        if unknown:
-            raise ValueError("case parameter(s) %s are neither harness options nor case keys" % ", ".join(unknown))
+        """The harness's arguments for a case: --name value for each option it passes. A value that is
+        neither an integer nor a word is a kit bug (ValueError); what the harness accepts is its own
+        table's to say (case_problems)."""
         args = []
-        for option in self.options:
-            if option.key in values:
-                problem = option.problem(values[option.key])
-                if problem:
-                    raise ValueError(problem)
-                args += [option.flag, str(values[option.key])]
+        for key, value in self.options(params).items():
+            if isinstance(value, bool) or not isinstance(value, (int, str)) or not str(value).strip() \
+                    or len(str(value).split()) != 1:
+                raise ValueError("case parameter %s=%r is not one integer or word" % (key, value))
+            args += [flag(key), str(value)]
         return args
+
+    def case_problems(self, described, params):
+        """Why the harness described as described would refuse this case: [problem] (none: [])."""
+        return [p for p in (option_problem(described, k, v) for k, v in self.options(params).items()) if p]
 
     def document_problem(self, doc):
         """How a result document differs from the contract, or None. A document that says its case

@@ -8,7 +8,7 @@ One case injects launch failures (a pending-launch pool far smaller than K, chil
 pending): launches must fail there, every failed launch must be seen by the check right after it,
 and foo must hold exactly the work of the child grids that ran.
 """
-from gradelib.rubric import (COMPILES, FAULT, RUNS_CLEANLY, Contract, Imports, Lab, Option, barrier_reached,
+from gradelib.rubric import (COMPILES, FAULT, RUNS_CLEANLY, Contract, Imports, Lab, barrier_reached,
                              chk, compiles, hint, launched_grids_problem, launches_checked_in_order,
                              memcheck_clean, per_case, ptx, runs_cleanly)
 
@@ -53,8 +53,6 @@ def make_cases(rng):
 
 # The harness's contract (common/harness/01-divergent-counter/harness.cu). Graded runs time nothing.
 HARNESS = Contract(
-    options=[Option("K", 1, MAX_K), Option("M", 1, 32), Option("N", 1, MAX_N), Option("repeats", 0, 1000),
-             Option("pending_limit", 0, 1 << 20), Option("child_spin_us", 0, 100000)],
     result_keys=["lab", "device", "params", "student_foo", "reference_foo", "child_grids", "child_shapes",
                  "child_grids_other_shapes", "pending_launch_limit", "launch_log"],
     # "work": the divergent phase's increments by where they ran (documents recorded before it have none).

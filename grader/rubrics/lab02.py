@@ -10,7 +10,7 @@ block) and check what they read; use_result() knows the grid that called produce
 (%gridid), so a use in that grid, which cannot have seen a child's result, is counted whatever value
 it passes.
 """
-from gradelib.rubric import (COMPILES, RUNS_CLEANLY, Contract, Imports, Lab, Option, barrier_reached, chk,
+from gradelib.rubric import (COMPILES, RUNS_CLEANLY, Contract, Imports, Lab, barrier_reached, chk,
                              compiles, hint, launched_grids_problem, launches_checked_in_order,
                              memcheck_clean, per_case, ptx, runs_cleanly)
 
@@ -43,8 +43,6 @@ def make_cases(rng):
 # The harness's contract (common/harness/02-memory-visibility/harness.cu). Children start at once
 # unless a case says otherwise.
 HARNESS = Contract(
-    options=[Option("blocks", 1, MAX_BLOCKS), Option("trials", 1, 100), Option("n", 1, 1 << 20),
-             Option("threads", 1, 1024), Option("observe_delay_us", 0, 100000)],
     result_keys=["lab", "device", "params", "race", "data", "uses", "used", "child_grids", "timeline",
                  "launch_log"],
     grading_defaults={"observe_delay_us": 0})

@@ -9,7 +9,7 @@ reports in one grid is one grid.
 import collections
 
 from gradelib.diff import multiset_diff
-from gradelib.rubric import (COMPILES, RUNS_CLEANLY, Contract, Imports, Lab, Option, chk, compiles,
+from gradelib.rubric import (COMPILES, RUNS_CLEANLY, Contract, Imports, Lab, chk, compiles,
                              explained, hint, launched_grids_problem, launches_checked_in_order,
                              memcheck_clean, per_case, ptx, runs_cleanly)
 
@@ -83,7 +83,6 @@ def make_cases(rng):
 # and the student's prepare_deep_recursion() sets it for the case's depth (the runtime takes a new
 # pending-launch limit between kernels).
 HARNESS = Contract(
-    options=[Option("blocks", 1, 16), Option("threads", 1, 1024), Option("depth", 1, 100000), Option("print", 0, 1)],
     result_keys=["lab", "device", "params", "hello", "deep", "pending_launch_limit", "launch_log"],
     grading_defaults={"print": 0})
 

@@ -8,7 +8,7 @@ against kit-owned versions: the student's children against the kit's NULL-stream
 children must not serialize), and CDP against flat on a heavy-tailed workload.
 """
 from gradelib.bezier_lines import first_wrong_vertex
-from gradelib.rubric import (COMPILES, RUNS_CLEANLY, Contract, Imports, Lab, Option, chk, compiles, hint,
+from gradelib.rubric import (COMPILES, RUNS_CLEANLY, Contract, Imports, Lab, chk, compiles, hint,
                              launch_log_problem, launched_grids_problem, launches_checked_in_order,
                              memcheck_clean, per_case, ptx, runs_cleanly, side_by_side_stream_problems,
                              timing_run)
@@ -88,9 +88,6 @@ def make_cases(rng):
 # cases run at the largest heap it asked for; a case whose heap has less than the reference's margin
 # runs at exactly that heap, in a process where it is the largest (the harness defers it there).
 HARNESS = Contract(
-    options=[Option("lines", 1, 100000), Option("workload", choices=("chained", "heavy")),
-             Option("factor", 1, 1000000), Option("max", 4, 1 << 22), Option("seed", 0, 2000000000),
-             Option("repeats", 0, 100), Option("bench", 0, 1), Option("figure_lines", 0, 400)],
     result_keys=["lab", "device", "params", "flat_ran", "flat", "cdp", "cdp_log", "launch_log", "heap",
                  "heap_bytes", "heap_need_bytes", "exact_bytes", "worst_case_bytes", "pending_launch_limit",
                  "total_vertices", "max_total_vertices", "flat_point_calls", "cdp_point_calls"],

@@ -22,7 +22,7 @@ import re
 import subprocess
 
 from gradelib import paths
-from gradelib.rubric import (COMPILES, RUNS_CLEANLY, Contract, Imports, Lab, Option, chk, compiles,
+from gradelib.rubric import (COMPILES, RUNS_CLEANLY, Contract, Imports, Lab, chk, compiles,
                              explained, hint, memcheck_clean, per_case, runs_cleanly)
 
 HANDOUT = "handouts/05-default-streams.md"
@@ -116,9 +116,6 @@ def make_cases(rng):
 # The harness's contract (common/harness/05-default-streams/harness.cu). Every case is a timed timeline
 # ("timing", for the checks).
 HARNESS = Contract(
-    options=[Option("streams", 1, MAX_STREAMS), Option("threads", 1, 32), Option("spin_us", 1, 100000),
-             Option("thread_spin_us", 1, 100000), Option("repeats", 1, 51), Option("delay_us", 0, 100000),
-             Option("delay_seed", 0, 2147483647)],
     result_keys=["lab", "device", "params", "max_connections", "part_a", "part_b"],
     case_keys=["timing"])
 

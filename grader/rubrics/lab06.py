@@ -14,7 +14,7 @@ counter.
 import re
 
 from gradelib.bezier_lines import first_wrong_vertex
-from gradelib.rubric import (COMPILES, RUNS_CLEANLY, Contract, Imports, Lab, Option, chk, compiles, hint,
+from gradelib.rubric import (COMPILES, RUNS_CLEANLY, Contract, Imports, Lab, chk, compiles, hint,
                              launch_log_problem, launched_grids_problem, left_out_note, memcheck_clean,
                              per_case, ptx, runs_cleanly)
 
@@ -109,14 +109,6 @@ def make_cases(rng):
 # The harness's contract (common/harness/06-parallel-allocator/harness.cu). "part" and "timing" are for
 # the checks.
 HARNESS = Contract(
-    options=[Option("capacity", 0, 1 << 30), Option("requests", 0, 1 << 28), Option("slot_bytes", 12, 4096),
-             Option("blocks", 0, 1 << 20), Option("block_x", 1, 512), Option("block_y", 1, 512),
-             Option("lanes", choices=("contiguous", "scattered")), Option("many", 0, 4096),
-             Option("wrap_capacity", 1, 1 << 24), Option("wrap_requests", 0, 1 << 34), Option("lines", 0, 100000),
-             Option("workload", choices=("chained", "heavy")), Option("factor", 1, 1000000), Option("max", 4, 1 << 22),
-             Option("fit", 1, 1000), Option("objects", 0, 1 << 24), Option("object_bytes", 4, 4096),
-             Option("heap_mib", 0, 65536), Option("take_rounds", 0, 1024), Option("repeats", 0, 100),
-             Option("seed", 0, 2000000000)],
     result_keys=["lab", "device", "params", "uniqueness", "wrap", "collect", "timing", "heap_bytes",
                  "pending_launch_limit"],  # collect's "grids" and the timing entries' run checks are newer than
                                            # data/recorded/lab06-solution.json; nested keys are not compared

@@ -8,7 +8,7 @@ Two timing cases compare, in the same run, the student's subdivision with the ki
 """
 import re
 
-from gradelib.rubric import (COMPILES, RUNS_CLEANLY, Contract, Imports, Lab, Option, chk, compiles, hint,
+from gradelib.rubric import (COMPILES, RUNS_CLEANLY, Contract, Imports, Lab, chk, compiles, hint,
                              launch_log_problem, launched_grids_problem, launches_checked_in_order,
                              memcheck_clean, per_case, ptx, runs_cleanly, side_by_side_stream_problems,
                              timing_run)
@@ -79,10 +79,6 @@ def make_cases(rng):
 # each, the harness puts the pending-launch limit back to the default, and the student's
 # prepare_mandelbrot() sets it for the case.
 HARNESS = Contract(
-    options=[Option("width", 1, 8192), Option("height", 1, 8192), Option("view", choices=VIEWS),
-             Option("zoom", 0, 40), Option("seed", 0, 2000000000), Option("max_dwell", 1, 65534),
-             Option("max_depth", 1, 8), Option("min_side", 4, 1024), Option("repeats", 0, 100),
-             Option("figure", 0, 256), Option("bench", 0, 1)],
     result_keys=["lab", "device", "params", "pending_launch_limit", "rule", "rects", "grids_ran", "image",
                  "dwell_calls", "cdp_log"],
     optional_result_keys=["timing_ms", "figure"],

@@ -219,6 +219,13 @@ class TopLevelMakeTest(unittest.TestCase):
         self.assertIn("make run LAB=01: not run: no usable GPU here", proc.stdout)
         self.assertIn("Error 77", proc.stdout)
 
+    def test_make_run_help_lists_the_options_without_a_gpu(self):
+        proc = self.make("run", "LAB=07", "ARGS=--help")
+        self.assertEqual(proc.returncode, 0, proc.stdout)
+        self.assertRegex(proc.stdout, r"--max-dwell +the dwell cap")
+        self.assertIn("full|seahorse|elephant|spiral|minibrot|antenna, default full", proc.stdout)
+        self.assertNotIn("not run", proc.stdout)
+
     def test_make_sanitize_says_what_it_lacks(self):
         """No compute-sanitizer: said at once. One on PATH (a stand-in here) but no GPU: the lab is built,
         then the GPU's absence is said. Either way status 77, never a pass."""

@@ -13,7 +13,7 @@ from gradelib import checks as chk
 from gradelib import context, failures, gpushare, grading, harness, process, rubric, sandbox, standard_checks
 from gradelib.runs import SKIPPED_AFTER_HANG
 from gradelib.standard_checks import RUNS_CLEANLY
-from gradelib.harness import Contract, Option
+from gradelib.harness import Contract
 from gradelib.registry import Lab
 from tests.fakes import private_gate
 
@@ -88,7 +88,7 @@ def value_check(ctx):
 
 def fake_lab():
     return Lab("99-fake", "Fake lab", "handouts/none.md",
-               harness=Contract([Option("case", 1, 2)], result_keys=["value", "launch_log"]),
+               harness=Contract(result_keys=["value", "launch_log"]),
                make_cases=lambda rng: [{"case": 1}, {"case": 2}], recorded_case={"case": 1},
                checks=[standard_checks.compiles(1, ""), standard_checks.runs_cleanly(1, ""),
                        chk.Check("value", 1, chk.RUNTIME, value_check, parent=RUNS_CLEANLY)])
@@ -270,7 +270,7 @@ class SharedCasesTest(unittest.TestCase):
     @classmethod
     def grade(cls):
         lab = Lab("99-fake", "Fake lab", "handouts/none.md",
-                  harness=Contract([Option("case", 1, 6)], result_keys=["value", "launch_log"], case_keys=["timing"]),
+                  harness=Contract(result_keys=["value", "launch_log"], case_keys=["timing"]),
                   make_cases=lambda rng: [{"case": 1}, {"case": 2}, {"case": 3}, {"case": 4}, {"case": 5, "timing": 1},
                                           {"case": 6}],
                   recorded_case={"case": 1},

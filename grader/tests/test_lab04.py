@@ -350,9 +350,6 @@ class Lab04Test(unittest.TestCase):
         with open(os.path.join(paths.KIT_ROOT, "common", "include", "bezier_lines.h")) as f:
             self.assertIn("#define MAX_MAX_VERTICES (1 << %d)" % (lab04.HARNESS_MAX_VERTICES.bit_length() - 1),
                           f.read())
-        options = {o.key: o for o in lab04.HARNESS.options}
-        self.assertEqual(options["max"].high, lab04.HARNESS_MAX_VERTICES)
-        self.assertEqual(options["factor"].high, lab04.HARNESS_MAX_FACTOR)
         for seed in range(10):
             one = [c for c in lab04.make_cases(random.Random(seed)) if c["lines"] == 1]
             self.assertEqual([(c["max"], c["factor"]) for c in one],

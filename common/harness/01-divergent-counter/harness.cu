@@ -2,8 +2,7 @@
  * same K, M, N, observes the child grids the student's code launched, and writes the result
  * document the grader reads.
  *
- *   ./divergent_counter --K 2 --M 32 --N 128 [--repeats 5] [--json result.json]
- *                       [--pending-limit L] [--child-spin-us S]
+ *   ./divergent_counter [--name value ...] [--json result.json]   (options[] below; ./divergent_counter --help)
  *
  * --pending-limit L sets the device runtime's pending-launch limit to L before any launch, and
  * --child-spin-us S keeps every grid of entry_kernel busy for S microseconds before its work: with
@@ -191,15 +190,25 @@ static void json_dim3(kit_json_t *j, const char *key, const unsigned int *d)
     kit_json_end_array(j);
 }
 
+static const kit_option_t options[] = {
+    {"--K", "blocks of diverge_cta (diverge_cta<<<K, 32 * M>>>)", 2, 1, MAX_K, NULL},
+    {"--M", "warps per block", 32, 1, 32, NULL},
+    {"--N", "increments each thread's entry_work makes", 128, 1, MAX_N, NULL},
+    {"--repeats", "timed runs of the reference and of yours, each (medians; 0: none)", 5, 0, 1000, NULL},
+    {"--pending-limit", "the pending-launch limit, set before any launch (0: the default)", 0, 0, 1 << 20, NULL},
+    {"--child-spin-us", "microseconds every grid of entry_kernel spins before its work", 0, 0, MAX_CHILD_SPIN_US,
+     NULL},
+    KIT_OPTIONS_END};
+
 /* One case (kit_harness.h): its options, the reference and the student's runs, the document. */
 static int run_case(int argc, char **argv)
 {
-    int k = (int)kit_arg_long(argc, argv, "--K", 2, 1, MAX_K);
-    int m = (int)kit_arg_long(argc, argv, "--M", 32, 1, 32);
-    int n = (int)kit_arg_long(argc, argv, "--N", 128, 1, MAX_N);
-    int repeats = (int)kit_arg_long(argc, argv, "--repeats", 5, 0, 1000);
-    long pending_limit = kit_arg_long(argc, argv, "--pending-limit", 0, 0, 1 << 20);
-    long child_spin_us = kit_arg_long(argc, argv, "--child-spin-us", 0, 0, MAX_CHILD_SPIN_US);
+    int k = (int)kit_option_long(argc, argv, options, "--K");
+    int m = (int)kit_option_long(argc, argv, options, "--M");
+    int n = (int)kit_option_long(argc, argv, options, "--N");
+    int repeats = (int)kit_option_long(argc, argv, options, "--repeats");
+    long pending_limit = kit_option_long(argc, argv, options, "--pending-limit");
+    long child_spin_us = kit_option_long(argc, argv, options, "--child-spin-us");
     const char *json_path = kit_arg_string(argc, argv, "--json", NULL);
 
     /* The case's limit, set before any of its kernels runs (kit_case_limit). */
@@ -315,7 +324,5 @@ static int run_case(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    static const char *const options[] = {"--K", "--M", "--N", "--repeats", "--pending-limit", "--child-spin-us",
-                                          NULL};
     return kit_harness_main(argc, argv, options, run_case);
 }

@@ -1,8 +1,7 @@
 /* Lab 02 harness (kit-owned): runs the student's race_parent (Part A) and consume_parent (Part B),
  * counts what the children saw and what the continuations used, and writes the result document.
  *
- *   ./memory_visibility [--blocks 16] [--trials 2] [--n 1000] [--threads 128] [--observe-delay-us 0]
- *                       [--json result.json]
+ *   ./memory_visibility [--name value ...] [--json result.json]   (options[] below; ./memory_visibility --help)
  *
  * runs one case by hand; the grader sends several cases to one process (kit_harness.h).
  *
@@ -539,14 +538,23 @@ static void reset_kit_state(void)
     KIT_CHECK(cudaMemcpyToSymbol(kit_uses_out_of_range, &zero_u, sizeof zero_u));
 }
 
+static const kit_option_t options[] = {
+    {"--blocks", "Part A's blocks of race_parent, 128 parents each", 16, 1, 128, NULL},
+    {"--trials", "times Part A is run", 2, 1, 100, NULL},
+    {"--n", "Part B's elements of data", 1000, 1, MAX_N, NULL},
+    {"--threads", "Part B's threads per block of consume_parent", 128, 1, 1024, NULL},
+    {"--observe-delay-us", "microseconds every child of Part A waits before it reads its slot", 0, 0,
+     MAX_OBSERVE_DELAY_US, NULL},
+    KIT_OPTIONS_END};
+
 /* One case (kit_harness.h): Parts A and B, the probe, the document. */
 static int run_case(int argc, char **argv)
 {
-    int blocks = (int)kit_arg_long(argc, argv, "--blocks", 16, 1, 128);
-    int trials = (int)kit_arg_long(argc, argv, "--trials", 2, 1, 100);
-    int n = (int)kit_arg_long(argc, argv, "--n", 1000, 1, MAX_N);
-    int threads = (int)kit_arg_long(argc, argv, "--threads", 128, 1, 1024);
-    long observe_delay_us = kit_arg_long(argc, argv, "--observe-delay-us", 0, 0, MAX_OBSERVE_DELAY_US);
+    int blocks = (int)kit_option_long(argc, argv, options, "--blocks");
+    int trials = (int)kit_option_long(argc, argv, options, "--trials");
+    int n = (int)kit_option_long(argc, argv, options, "--n");
+    int threads = (int)kit_option_long(argc, argv, options, "--threads");
+    long observe_delay_us = kit_option_long(argc, argv, options, "--observe-delay-us");
     const char *json_path = kit_arg_string(argc, argv, "--json", NULL);
 
     /* Every parent of Part A makes two launches, every block of Part B two more. The kit sizes the
@@ -691,6 +699,5 @@ static int run_case(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    static const char *const options[] = {"--blocks", "--trials", "--n", "--threads", "--observe-delay-us", NULL};
     return kit_harness_main(argc, argv, options, run_case);
 }

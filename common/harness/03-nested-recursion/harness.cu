@@ -1,7 +1,7 @@
 /* Lab 03 harness (kit-owned): runs the student's nested_hello (Part A) and deep_chain (Part B),
  * records what ran in device logs, and writes the result document.
  *
- *   ./nested_recursion [--blocks 1] [--threads 8] [--depth 5000] [--print 1] [--json result.json]
+ *   ./nested_recursion [--name value ...] [--json result.json]      (options[] below; ./nested_recursion --help)
  *
  * runs one case by hand; the grader sends several cases to one process (kit_harness.h). Grids are
  * counted by their identity (kit_grid_id), each once however often its threads report. The
@@ -149,13 +149,20 @@ static int hello_grid_shapes(shape_count_t *out, int most, unsigned int *other)
 
 #define MAX_SHAPES 64
 
+static const kit_option_t options[] = {
+    {"--blocks", "Part A's blocks of nested_hello", 1, 1, 16, NULL},
+    {"--threads", "Part A's threads per block of nested_hello, and its size argument", 8, 1, 1024, NULL},
+    {"--depth", "Part B's depth: deep_chain runs levels 0 to it", 5000, 1, MAX_DEEP, NULL},
+    {"--print", "1: every report_hello also prints its line", 1, 0, 1, NULL},
+    KIT_OPTIONS_END};
+
 /* One case (kit_harness.h): Parts A and B, the document. */
 static int run_case(int argc, char **argv)
 {
-    int blocks = (int)kit_arg_long(argc, argv, "--blocks", 1, 1, 16);
-    int threads = (int)kit_arg_long(argc, argv, "--threads", 8, 1, 1024);
-    int deep = (int)kit_arg_long(argc, argv, "--depth", 5000, 1, MAX_DEEP);
-    int print = (int)kit_arg_long(argc, argv, "--print", 1, 0, 1);
+    int blocks = (int)kit_option_long(argc, argv, options, "--blocks");
+    int threads = (int)kit_option_long(argc, argv, options, "--threads");
+    int deep = (int)kit_option_long(argc, argv, options, "--depth");
+    int print = (int)kit_option_long(argc, argv, options, "--print");
     const char *json_path = kit_arg_string(argc, argv, "--json", NULL);
 
     /* The student's host-side preparation comes before any launch of the case, and owns the
@@ -286,6 +293,5 @@ static int run_case(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    static const char *const options[] = {"--blocks", "--threads", "--depth", "--print", NULL};
     return kit_harness_main(argc, argv, options, run_case);
 }

@@ -4,8 +4,7 @@
  * many_streams returned compared with the end of the last kernel it launched, and for Part B when
  * each host thread's wait returned compared with the end of its own kernel.
  *
- *   ./default_streams [--streams 8] [--threads 8] [--spin-us 1000] [--thread-spin-us 1000]
- *                     [--repeats 5] [--delay-us 0] [--delay-seed 1] [--json result.json]
+ *   ./default_streams [--name value ...] [--json result.json]      (options[] below; ./default_streams --help)
  *
  * Part A: --streams worker kernels of --spin-us each, one per stream, with a tiny kernel on the
  * default stream after each. Part B: --threads host threads; thread i's kernel spins
@@ -14,7 +13,7 @@
  * The result document holds each side's median round, kernel by kernel ("median_timeline"), from
  * which grader/gradelib/figures.py draws the timeline picture (make run LAB=05 writes it).
  *
- * --delay-us D (default 0: none) turns on the kit's hidden delays, drawn per round from
+ * --delay-us D (0: none) turns on the kit's hidden delays, drawn per round from
  * --delay-seed and the same for both sides: about half the workers of each part (at least one) run
  * D/2 to D us longer than their job says, and in even rounds every tiny kernel runs D us, so the
  * default stream finishes last there and a worker finishes last in odd rounds. The student's code
@@ -854,18 +853,30 @@ static void json_side(kit_json_t *j, const char *key, int part, const timeline_t
 
 /* ---------------- main ---------------- */
 
+static const kit_option_t options[] = {
+    {"--streams", "Part A's worker kernels, one per stream", 8, 1, MAX_STREAMS, NULL},
+    {"--threads", "Part B's host threads, one kernel each", 8, 1, MAX_THREADS, NULL},
+    {"--spin-us", "microseconds each worker kernel of Part A spins", 1000, 1, 100000, NULL},
+    {"--thread-spin-us", "Part B: thread i's kernel spins (i + 1) times this many microseconds", 1000, 1, 100000,
+     NULL},
+    {"--repeats", "rounds of each side after the warm-up (medians)", 5, 1, MAX_REPEATS, NULL},
+    {"--delay-us", "the kit's hidden delays, up to this many microseconds (0: none; needs --repeats 2 or more)", 0,
+     0, MAX_DELAY_US, NULL},
+    {"--delay-seed", "the seed the hidden delays are drawn from", 1, 0, 2147483647L, NULL},
+    KIT_OPTIONS_END};
+
 /* One case (kit_harness.h): the rounds, the summaries, the document. Every round waits for all its
  * kernels (read_round) and joins its threads; the case frees its memory before it returns, so the
  * next case starts on an idle device. */
 static int run_case(int argc, char **argv)
 {
-    int n_streams = (int)kit_arg_long(argc, argv, "--streams", 8, 1, MAX_STREAMS);
-    int n_threads = (int)kit_arg_long(argc, argv, "--threads", 8, 1, MAX_THREADS);
-    long spin_us = kit_arg_long(argc, argv, "--spin-us", 1000, 1, 100000);
-    long thread_spin_us = kit_arg_long(argc, argv, "--thread-spin-us", 1000, 1, 100000);
-    int repeats = (int)kit_arg_long(argc, argv, "--repeats", 5, 1, MAX_REPEATS);
-    long delay_us = kit_arg_long(argc, argv, "--delay-us", 0, 0, MAX_DELAY_US);
-    long delay_seed = kit_arg_long(argc, argv, "--delay-seed", 1, 0, 2147483647L);
+    int n_streams = (int)kit_option_long(argc, argv, options, "--streams");
+    int n_threads = (int)kit_option_long(argc, argv, options, "--threads");
+    long spin_us = kit_option_long(argc, argv, options, "--spin-us");
+    long thread_spin_us = kit_option_long(argc, argv, options, "--thread-spin-us");
+    int repeats = (int)kit_option_long(argc, argv, options, "--repeats");
+    long delay_us = kit_option_long(argc, argv, options, "--delay-us");
+    long delay_seed = kit_option_long(argc, argv, options, "--delay-seed");
     if (delay_us > 0 && repeats < 2) { /* both shapes of Part A's delays need a round each */
         fprintf(stderr, "--delay-us needs --repeats 2 or more\n");
         return KIT_EXIT_USAGE;
@@ -946,8 +957,6 @@ static int run_case(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    static const char *const options[] = {"--streams", "--threads", "--spin-us", "--thread-spin-us", "--repeats",
-                                          "--delay-us", "--delay-seed", NULL};
     setenv("CUDA_DEVICE_MAX_CONNECTIONS", MAX_CONNECTIONS, 0); /* before the CUDA runtime starts */
     return kit_harness_main(argc, argv, options, run_case);
 }

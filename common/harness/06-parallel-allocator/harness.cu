@@ -3,12 +3,7 @@
  * kernels, measures per-object device malloc against one bulk allocation and against the pool,
  * and times the student's counter against the kit's one-atomic-per-thread counter.
  *
- *   ./allocator [--capacity 1048576] [--requests 4194304] [--slot-bytes 12] [--blocks 0]
- *               [--block-x 256] [--block-y 1] [--lanes contiguous|scattered] [--many 0]
- *               [--wrap-capacity 4096] [--wrap-requests 0]
- *               [--lines 1000] [--workload chained|heavy] [--factor 16] [--max 32] [--fit 100]
- *               [--objects 1000000] [--object-bytes 128] [--heap-mib 0] [--take-rounds 32]
- *               [--repeats 3] [--seed 1] [--json result.json]
+ *   ./allocator [--name value ...] [--json result.json]      (options[] below; ./allocator --help)
  *
  * A size of 0 skips that part (--capacity 0: no uniqueness run; --wrap-requests 0: no run past
  * 2^32; --lines 0: no Part C; --objects 0 or --repeats 0: no timing). --blocks 0 fills the GPU.
@@ -54,6 +49,7 @@
 #define GUARD_WORD 0xffffffffu      /* a NaN no vertex computation produces */
 #define LANES_CONTIGUOUS 0          /* --lanes: whole warps ask at once */
 #define LANES_SCATTERED 1           /* --lanes: groups of lanes with gaps ask at once */
+static const char *const lanes_names[] = {"contiguous", "scattered", NULL}; /* --lanes, by LANES_* */
 #define MAX_MANY 4096               /* --many: the most slots one pool_alloc_many request asks for */
 #define MEMORY_MARGIN ((size_t)512 << 20) /* left free on the GPU beside the uniqueness run's arrays */
 /* The uniqueness run's largest block (--block-x times --block-y). Not 1024: kit_request_slots takes 64
@@ -410,11 +406,6 @@ typedef struct {
     long long walked, unowned, first_unowned_slot;
 } uniqueness_t;
 
-static const char *lanes_name(int lanes)
-{
-    return lanes == LANES_SCATTERED ? "scattered" : "contiguous";
-}
-
 static uniqueness_t run_uniqueness(unsigned int capacity, long long requests, unsigned int slot_bytes, int blocks,
                                    request_shape_t shape)
 {
@@ -544,7 +535,7 @@ static void print_uniqueness(uniqueness_t u)
 {
     printf("Part B, uniqueness: %lld requests (%s) from %d blocks of %dx%d, lanes %s, for %u slots of %u bytes\n",
            u.requests, u.shape.many ? "pool_alloc_many" : "pool_alloc", u.blocks, u.shape.block_x, u.shape.block_y,
-           lanes_name(u.shape.lanes), u.capacity, u.slot_bytes);
+           lanes_names[u.shape.lanes], u.capacity, u.slot_bytes);
     if (!u.ran) {
         printf("  not run: %s\n", u.not_run_reason);
         return;
@@ -583,7 +574,7 @@ static void json_uniqueness(kit_json_t *j, uniqueness_t u)
     kit_json_int(j, "threads", (long long)u.shape.block_x * u.shape.block_y);
     kit_json_int(j, "block_x", u.shape.block_x);
     kit_json_int(j, "block_y", u.shape.block_y);
-    kit_json_string(j, "lanes", lanes_name(u.shape.lanes));
+    kit_json_string(j, "lanes", lanes_names[u.shape.lanes]);
     kit_json_uint(j, "many", u.shape.many);
     kit_json_int(j, "successes", u.successes);
     kit_json_int(j, "unique", u.unique);
@@ -1177,46 +1168,76 @@ static void json_timing(kit_json_t *j, timing_t t)
     kit_json_end_object(j);
 }
 
+/* --workload's words: the index is workload_init's heavy. */
+static const char *const workload_names[] = {"chained", "heavy", NULL};
+
+/* --requests: its default here is that of the default --capacity; not given, it is 4 x --capacity. */
+#define DEFAULT_CAPACITY (1 << 20)
+static const kit_option_t options[] = {
+    {"--capacity", "Part B: slots of the uniqueness run's pool (0: no uniqueness run)", DEFAULT_CAPACITY, 0,
+     KIT_MAX_CAPACITY, NULL},
+    {"--requests", "Part B: the uniqueness run's requests (not given: 4 x --capacity; 0: no run)",
+     4 * DEFAULT_CAPACITY, 0, MAX_REQUESTS, NULL},
+    {"--slot-bytes", "Part B: bytes of each slot of the uniqueness run, a multiple of 4", KIT_RECORD_BYTES,
+     KIT_RECORD_BYTES, 4096, NULL},
+    {"--blocks", "blocks of the kit's kernels (0: as many as fill the GPU)", 0, 0, 1 << 20, NULL},
+    {"--block-x", "the uniqueness run's blocks: threads in x (x times y at most 512)", THREADS, 1,
+     MAX_BLOCK_THREADS, NULL},
+    {"--block-y", "the uniqueness run's blocks: threads in y", 1, 1, MAX_BLOCK_THREADS, NULL},
+    {"--lanes", "the uniqueness run: whole warps ask at once, or seeded groups of lanes with gaps",
+     LANES_CONTIGUOUS, 0, 0, lanes_names},
+    {"--many", "the uniqueness run asks pool_alloc_many for 1 .. this many slots (0: pool_alloc, one)", 0, 0,
+     MAX_MANY, NULL},
+    {"--wrap-capacity", "Part B past 2^32: the counter's capacity", 4096, 1, 1 << 24, NULL},
+    {"--wrap-requests", "Part B past 2^32: at least this many requests to counter_take (0: no run)", 0, 0,
+     MAX_WRAP_REQUESTS, NULL},
+    {"--lines", "Part C's lines (0: no Part C)", 1000, 0, MAX_LINES, NULL},
+    {"--workload", "Part C's lines: Lab 04's chain, or one line in 256 at --max and the rest short", 0, 0, 0,
+     workload_names},
+    {"--factor", "a line's vertex count is its curvature times this, clamped", 16, 1, 1000000, NULL},
+    {"--max", "the most vertices a line may have", 32, MIN_VERTICES, MAX_MAX_VERTICES, NULL},
+    {"--fit", "the vertex pool, in percent of the vertices the lines need", 100, 1, 1000, NULL},
+    {"--objects", "objects of the malloc timing (0: none)", 1000000, 0, 1 << 24, NULL},
+    {"--object-bytes", "bytes of each object, a multiple of 4", 128, 4, 4096, NULL},
+    {"--heap-mib", "the device heap in MiB (0: sized for --objects)", 0, 0, 65536, NULL},
+    {"--take-rounds", "requests per thread of the counter timing (0: none)", 32, 0, 1024, NULL},
+    {"--repeats", "timed runs of each version (medians; 0: no timing)", 3, 0, 100, NULL},
+    {"--seed", "draws Part C's lines and the uniqueness run's lane groups and request sizes", 1, 0,
+     2000000000L, NULL},
+    KIT_OPTIONS_END};
+
 /* One case (kit_harness.h): its options, the limits it needs, Parts B, C and A, the document. */
 static int run_case(int argc, char **argv)
 {
-    long long capacity = kit_arg_long(argc, argv, "--capacity", 1 << 20, 0, KIT_MAX_CAPACITY);
-    long long requests = kit_arg_long(argc, argv, "--requests", 4 * capacity, 0, MAX_REQUESTS);
-    unsigned int slot_bytes = (unsigned int)kit_arg_long(argc, argv, "--slot-bytes", KIT_RECORD_BYTES,
-                                                         KIT_RECORD_BYTES, 4096);
-    int blocks = (int)kit_arg_long(argc, argv, "--blocks", 0, 0, 1 << 20);
+    long long capacity = kit_option_long(argc, argv, options, "--capacity");
+    long long requests = kit_option_long(argc, argv, options, "--requests");
+    if (kit_arg_string(argc, argv, "--requests", NULL) == NULL)
+        requests = 4 * capacity;
+    unsigned int slot_bytes = (unsigned int)kit_option_long(argc, argv, options, "--slot-bytes");
+    int blocks = (int)kit_option_long(argc, argv, options, "--blocks");
     request_shape_t shape;
-    shape.block_x = (int)kit_arg_long(argc, argv, "--block-x", THREADS, 1, MAX_BLOCK_THREADS);
-    shape.block_y = (int)kit_arg_long(argc, argv, "--block-y", 1, 1, MAX_BLOCK_THREADS);
-    const char *lanes_arg = kit_arg_string(argc, argv, "--lanes", "contiguous");
-    shape.many = (unsigned int)kit_arg_long(argc, argv, "--many", 0, 0, MAX_MANY);
-    unsigned int wrap_capacity = (unsigned int)kit_arg_long(argc, argv, "--wrap-capacity", 4096, 1, 1 << 24);
-    long long wrap_requests = kit_arg_long(argc, argv, "--wrap-requests", 0, 0, MAX_WRAP_REQUESTS);
-    int n_lines = (int)kit_arg_long(argc, argv, "--lines", 1000, 0, MAX_LINES);
-    const char *workload_name = kit_arg_string(argc, argv, "--workload", "chained");
-    int max_vertices = (int)kit_arg_long(argc, argv, "--max", 32, MIN_VERTICES, MAX_MAX_VERTICES);
-    float factor = (float)kit_arg_long(argc, argv, "--factor", 16, 1, 1000000);
-    int fit_percent = (int)kit_arg_long(argc, argv, "--fit", 100, 1, 1000);
-    unsigned int objects = (unsigned int)kit_arg_long(argc, argv, "--objects", 1000000, 0, 1 << 24);
-    unsigned int object_bytes = (unsigned int)kit_arg_long(argc, argv, "--object-bytes", 128, 4, 4096);
-    long heap_mib = kit_arg_long(argc, argv, "--heap-mib", 0, 0, 65536);
-    unsigned int take_rounds = (unsigned int)kit_arg_long(argc, argv, "--take-rounds", 32, 0, 1024);
-    int repeats = (int)kit_arg_long(argc, argv, "--repeats", 3, 0, 100);
-    unsigned long long seed = (unsigned long long)kit_arg_long(argc, argv, "--seed", 1, 0, 2000000000L);
+    shape.block_x = (int)kit_option_long(argc, argv, options, "--block-x");
+    shape.block_y = (int)kit_option_long(argc, argv, options, "--block-y");
+    shape.lanes = kit_option_word(argc, argv, options, "--lanes");
+    shape.many = (unsigned int)kit_option_long(argc, argv, options, "--many");
+    unsigned int wrap_capacity = (unsigned int)kit_option_long(argc, argv, options, "--wrap-capacity");
+    long long wrap_requests = kit_option_long(argc, argv, options, "--wrap-requests");
+    int n_lines = (int)kit_option_long(argc, argv, options, "--lines");
+    int heavy = kit_option_word(argc, argv, options, "--workload");
+    const char *workload_name = workload_names[heavy];
+    int max_vertices = (int)kit_option_long(argc, argv, options, "--max");
+    float factor = (float)kit_option_long(argc, argv, options, "--factor");
+    int fit_percent = (int)kit_option_long(argc, argv, options, "--fit");
+    unsigned int objects = (unsigned int)kit_option_long(argc, argv, options, "--objects");
+    unsigned int object_bytes = (unsigned int)kit_option_long(argc, argv, options, "--object-bytes");
+    long heap_mib = kit_option_long(argc, argv, options, "--heap-mib");
+    unsigned int take_rounds = (unsigned int)kit_option_long(argc, argv, options, "--take-rounds");
+    int repeats = (int)kit_option_long(argc, argv, options, "--repeats");
+    unsigned long long seed = (unsigned long long)kit_option_long(argc, argv, options, "--seed");
     const char *json_path = kit_arg_string(argc, argv, "--json", NULL);
     shape.seed = seed;
-    if (strcmp(lanes_arg, "contiguous") != 0 && strcmp(lanes_arg, "scattered") != 0) {
-        fprintf(stderr, "--lanes must be contiguous or scattered\n");
-        return KIT_EXIT_USAGE;
-    }
-    shape.lanes = strcmp(lanes_arg, "scattered") == 0 ? LANES_SCATTERED : LANES_CONTIGUOUS;
     if (shape.block_x * shape.block_y > MAX_BLOCK_THREADS) {
         fprintf(stderr, "--block-x times --block-y must be at most %d threads\n", MAX_BLOCK_THREADS);
-        return KIT_EXIT_USAGE;
-    }
-    int heavy = strcmp(workload_name, "heavy") == 0;
-    if (!heavy && strcmp(workload_name, "chained") != 0) {
-        fprintf(stderr, "--workload must be chained or heavy\n");
         return KIT_EXIT_USAGE;
     }
     if (requests > MAX_REQUESTS) {
@@ -1314,7 +1335,7 @@ static int run_case(int argc, char **argv)
         kit_json_int(&j, "blocks", blocks);
         kit_json_int(&j, "block_x", shape.block_x);
         kit_json_int(&j, "block_y", shape.block_y);
-        kit_json_string(&j, "lanes", lanes_name(shape.lanes));
+        kit_json_string(&j, "lanes", lanes_names[shape.lanes]);
         kit_json_uint(&j, "many", shape.many);
         kit_json_uint(&j, "wrap_capacity", wrap_capacity);
         kit_json_int(&j, "wrap_requests", wrap_requests);
@@ -1343,10 +1364,5 @@ static int run_case(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    static const char *const options[] = {"--capacity", "--requests", "--slot-bytes", "--blocks", "--block-x",
-                                          "--block-y", "--lanes", "--many", "--wrap-capacity", "--wrap-requests",
-                                          "--lines", "--workload", "--factor", "--max", "--fit", "--objects",
-                                          "--object-bytes", "--heap-mib", "--take-rounds", "--repeats", "--seed",
-                                          NULL};
     return kit_harness_main(argc, argv, options, run_case);
 }

@@ -3,10 +3,9 @@
  * it on the host (the image the rule gives, the rectangles it visits, its launches per depth), runs
  * the student's mariani_silver on the whole image, compares, times both, and writes the result.
  *
- *   ./mandelbrot [--width 1024] [--height 1024] [--view full] [--zoom 0] [--seed 0] [--max-dwell 512]
- *                [--max-depth 5] [--min-side 16] [--repeats 0] [--figure 256] [--bench 0] [--json result.json]
+ *   ./mandelbrot [--name value ...] [--json result.json]      (options[] below; ./mandelbrot --help)
  *
- * The region: a view from the kit's table (views[] below: a centre and a span of 3.0 at zoom 0), the
+ * The region: a view from the kit's table (view_names[] below: a centre and a span of 3.0 at zoom 0), the
  * span halved --zoom times, the centre moved by up to a tenth of the span by --seed (0: not moved).
  * --repeats N times the kit's exhaustive kernel and the student's subdivision N times each (medians).
  * --figure S (default 256; 0: none) puts the student's image, one pixel in every
@@ -19,6 +18,7 @@
  * The grader sends several cases to one process (kit_harness.h): prepare_mandelbrot may set the
  * pending-launch limit, and each case first puts it back to the default.
  */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,21 +43,31 @@
 #define EXHAUSTIVE_X 32
 #define EXHAUSTIVE_Y 8
 
-typedef struct {
-    const char *name;
-    double cx, cy;
-} view_t;
-
-/* Centres of well-known regions; at zoom 0 each view spans 3.0 across. */
-static const view_t views[] = {
-    {"full", -0.75, 0.0},
-    {"seahorse", -0.743643887037151, 0.131825904205330},
-    {"elephant", 0.2850, 0.0110},
-    {"spiral", -0.7746806106269039, -0.1374168856037867},
-    {"minibrot", -1.7548776662466927, 0.0},
-    {"antenna", -1.9999, 0.0},
+/* Well-known regions (--view) and their centres, in the same order; at zoom 0 each view spans 3.0 across. */
+static const char *const view_names[] = {"full", "seahorse", "elephant", "spiral", "minibrot", "antenna", NULL};
+static const double view_centres[][2] = {
+    {-0.75, 0.0},
+    {-0.743643887037151, 0.131825904205330},
+    {0.2850, 0.0110},
+    {-0.7746806106269039, -0.1374168856037867},
+    {-1.7548776662466927, 0.0},
+    {-1.9999, 0.0},
 };
-#define N_VIEWS ((int)(sizeof views / sizeof views[0]))
+
+static const kit_option_t options[] = {
+    {"--width", "the image's width in pixels", 1024, 1, MAX_SIDE, NULL},
+    {"--height", "the image's height in pixels", 1024, 1, MAX_SIDE, NULL},
+    {"--view", "the region's centre, from the kit's table", 0, 0, 0, view_names},
+    {"--zoom", "the span (3.0 at 0) halved this many times", 0, 0, 40, NULL},
+    {"--seed", "moves the centre by up to a tenth of the span (0: not moved)", 0, 0, 2000000000L, NULL},
+    {"--max-dwell", "the dwell cap: iterations before a point counts as inside the set", 512, 1, MAX_DWELL, NULL},
+    {"--max-depth", "the subdivision's depth cutoff (the rule of mandelbrot.h)", 5, 1, MAX_DEPTH, NULL},
+    {"--min-side", "the subdivision's side cutoff, a power of two", 16, 4, 1024, NULL},
+    {"--repeats", "times the exhaustive kernel and the subdivision this many times each (medians)", 0, 0, 100,
+     NULL},
+    {"--figure", "the picture's side in the document (0: none)", FIGURE_MAX_SIDE, 0, FIGURE_MAX_SIDE, NULL},
+    {"--bench", "1: the timing table of make bench instead", 0, 0, 1, NULL},
+    KIT_OPTIONS_END};
 
 typedef struct {
     int x, y, side, depth;
@@ -131,6 +141,29 @@ __global__ void kit_exhaustive(mandel_job_t job)
         job.image[py * job.width + px] = kit_dwell(job, px, py);
 }
 
+/* Pixel i of the border of the w x h rectangle at (x, y), 0 <= i < kit_border_length(w, h): the first
+ * row, the last row, then the first and the last column without their corners; a rectangle one pixel
+ * wide or tall is all border. The kit's own versions (the worklist, the published design) share it. */
+static __device__ int kit_border_length(int w, int h)
+{
+    return (w == 1 || h == 1) ? w * h : 2 * w + 2 * (h - 2);
+}
+
+static __device__ void kit_border_pixel(int i, int x, int y, int w, int h, int *px, int *py)
+{
+    if (w == 1 || h == 1) {
+        *px = x + (h == 1 ? i : 0);
+        *py = y + (h == 1 ? 0 : i);
+    } else if (i < 2 * w) {
+        *px = x + i % w;
+        *py = i < w ? y : y + h - 1;
+    } else {
+        i -= 2 * w;
+        *px = i < h - 2 ? x : x + w - 1;
+        *py = y + 1 + i % (h - 2);
+    }
+}
+
 /* The host-driven worklist, the way without dynamic parallelism: one host launch per level, one block
  * per rectangle of the level, the rectangles to split appended to the next level's list. The host
  * reads the list's length back between levels. */
@@ -142,20 +175,10 @@ __global__ void kit_worklist_level(mandel_job_t job, const rect_t *level, rect_t
     if (threadIdx.x == 0)
         corner = kit_dwell(job, r.x, r.y);
     __syncthreads();
-    int border = (w == 1 || h == 1) ? w * h : 2 * w + 2 * (h - 2), same = 1;
-    for (int i = threadIdx.x; i < border; i += blockDim.x) {
+    int same = 1;
+    for (int i = threadIdx.x; i < kit_border_length(w, h); i += blockDim.x) {
         int px, py;
-        if (w == 1 || h == 1) {
-            px = r.x + (h == 1 ? i : 0);
-            py = r.y + (h == 1 ? 0 : i);
-        } else if (i < 2 * w) {
-            px = r.x + i % w;
-            py = i < w ? r.y : r.y + h - 1;
-        } else {
-            int k = i - 2 * w;
-            px = k < h - 2 ? r.x : r.x + w - 1;
-            py = r.y + 1 + k % (h - 2);
-        }
+        kit_border_pixel(i, r.x, r.y, w, h, &px, &py);
         same &= kit_dwell(job, px, py) == corner;
     }
     if (__syncthreads_and(same)) {
@@ -172,6 +195,105 @@ __global__ void kit_worklist_level(mandel_job_t job, const rect_t *level, rect_t
     } else {
         for (int k = threadIdx.x; k < w * h; k += blockDim.x)
             job.image[(r.y + k / w) * job.width + r.x + k % w] = kit_dwell(job, r.x + k % w, r.y + k / w);
+    }
+}
+
+/* The published design, for the bench (make bench LAB=07): the Mariani-Silver algorithm as NVIDIA's
+ * introduction to dynamic parallelism builds it, A. Adinets, "Adaptive Parallel Computation with CUDA
+ * Dynamic Parallelism" (NVIDIA developer blog, 2014), code at github.com/canonizer/mandelbrot-dyn (MIT
+ * license). The kit's own code, after that design: the host launches a grid of PUB_INIT_SUBDIV x
+ * PUB_INIT_SUBDIV blocks, each block one rectangle; the block computes its border's common dwell, and
+ * its thread (0, 0) alone makes one child launch: a fill grid if the border is uniform, else a grid of
+ * PUB_SUBDIV x PUB_SUBDIV blocks of the same kernel on the parts while the cutoffs allow, else a grid
+ * with a thread per pixel. Not the kit's contract (mandelbrot.h: a grid of one block per rectangle, a
+ * launch per part), so its rectangles differ from the rule's, and so may a few pixels of its image
+ * (the bench counts them). The same kit_dwell, view and dwell cap. Sizes that are no multiple of the
+ * sides are cut off at the rectangle's and the image's edges. The child goes into
+ * cudaStreamFireAndForget: each block launches once, so the block's NULL stream of the original would
+ * order nothing more. */
+#define PUB_INIT_SUBDIV 32  /* the host's grid: PUB_INIT_SUBDIV x PUB_INIT_SUBDIV blocks over the image */
+#define PUB_SUBDIV 4        /* a rectangle that splits: a grid of PUB_SUBDIV x PUB_SUBDIV blocks */
+#define PUB_MAX_DEPTH 4     /* rectangles of depth PUB_MAX_DEPTH - 1 never split */
+#define PUB_MIN_SIZE 32     /* a rectangle of side d splits only if d / PUB_SUBDIV > PUB_MIN_SIZE */
+#define PUB_BLOCK_X 64      /* every grid's blocks: PUB_BLOCK_X x PUB_BLOCK_Y threads */
+#define PUB_BLOCK_Y 4
+
+/* While kit_counting: the child grids the published design launched, by kind, and the pixels its fill
+ * grids covered. */
+#define PUB_BLOCK_GRIDS 0
+#define PUB_FILL_GRIDS 1
+#define PUB_PIXEL_GRIDS 2
+static __device__ unsigned long long kit_pub_grids[3];
+static __device__ unsigned long long kit_pub_filled;
+
+static __device__ dim3 pub_pixel_grid(int w, int h)
+{
+    return dim3((w + PUB_BLOCK_X - 1) / PUB_BLOCK_X, (h + PUB_BLOCK_Y - 1) / PUB_BLOCK_Y);
+}
+
+/* Every pixel of the w x h rectangle at (x, y) gets dwell: a thread per pixel. */
+__global__ void kit_pub_fill(mandel_job_t job, int x, int y, int w, int h, int dwell)
+{
+    int px = blockIdx.x * blockDim.x + threadIdx.x, py = blockIdx.y * blockDim.y + threadIdx.y;
+    if (px < w && py < h)
+        job.image[(y + py) * job.width + x + px] = dwell;
+}
+
+/* Every pixel of the w x h rectangle at (x, y) gets its own kit_dwell: a thread per pixel. */
+__global__ void kit_pub_pixels(mandel_job_t job, int x, int y, int w, int h)
+{
+    int px = blockIdx.x * blockDim.x + threadIdx.x, py = blockIdx.y * blockDim.y + threadIdx.y;
+    if (px < w && py < h)
+        job.image[(y + py) * job.width + x + px] = kit_dwell(job, x + px, y + py);
+}
+
+/* Block (bx, by) takes the rectangle of side d at (x0 + bx d, y0 + by d), cut off at x_end and y_end
+ * (its parent's rectangle, or the image); the grid holds only blocks whose rectangle starts inside. */
+__global__ void kit_pub_block(mandel_job_t job, int x0, int y0, int d, int x_end, int y_end, int depth)
+{
+    int x = x0 + blockIdx.x * d, y = y0 + blockIdx.y * d;
+    int w = min(d, x_end - x), h = min(d, y_end - y);
+    int t = threadIdx.y * blockDim.x + threadIdx.x, threads = blockDim.x * blockDim.y;
+    __shared__ int lowest, highest; /* the border's dwells: one common dwell when they are equal */
+    if (t == 0) {
+        lowest = INT_MAX;
+        highest = -1;
+    }
+    __syncthreads();
+    int low = INT_MAX, high = -1;
+    for (int i = t; i < kit_border_length(w, h); i += threads) {
+        int px, py;
+        kit_border_pixel(i, x, y, w, h, &px, &py);
+        int dwell = kit_dwell(job, px, py);
+        low = min(low, dwell);
+        high = max(high, dwell);
+    }
+    if (high >= 0) {
+        atomicMin(&lowest, low);
+        atomicMax(&highest, high);
+    }
+    __syncthreads();
+    if (t != 0)
+        return;
+    int kind;
+    dim3 block(PUB_BLOCK_X, PUB_BLOCK_Y);
+    if (lowest == highest) {
+        kind = PUB_FILL_GRIDS;
+        kit_pub_fill<<<pub_pixel_grid(w, h), block, 0, cudaStreamFireAndForget>>>(job, x, y, w, h, lowest);
+    } else if (depth + 1 < PUB_MAX_DEPTH && d / PUB_SUBDIV > PUB_MIN_SIZE) {
+        kind = PUB_BLOCK_GRIDS;
+        int sub = (d + PUB_SUBDIV - 1) / PUB_SUBDIV; /* d / PUB_SUBDIV where it divides */
+        dim3 parts((w + sub - 1) / sub, (h + sub - 1) / sub);
+        kit_pub_block<<<parts, block, 0, cudaStreamFireAndForget>>>(job, x, y, sub, x + w, y + h, depth + 1);
+    } else {
+        kind = PUB_PIXEL_GRIDS;
+        kit_pub_pixels<<<pub_pixel_grid(w, h), block, 0, cudaStreamFireAndForget>>>(job, x, y, w, h);
+    }
+    KIT_CHECK_LAUNCH(); /* the kit's launch log counts a failure */
+    if (kit_counting) {
+        atomicAdd(&kit_pub_grids[kind], 1ull);
+        if (kind == PUB_FILL_GRIDS)
+            atomicAdd(&kit_pub_filled, (unsigned long long)w * h);
     }
 }
 
@@ -284,12 +406,12 @@ static rect_diff_t diff_rects(rect_t *want, long long n_want, rect_t *got, long 
 
 /* ---- views, images, runs ---- */
 
-static mandel_job_t make_job(int width, int height, const view_t *view, int zoom, unsigned int seed, int max_dwell,
+static mandel_job_t make_job(int width, int height, int view, int zoom, unsigned int seed, int max_dwell,
                              int max_depth, int min_side)
 {
     mandel_job_t job;
     memset(&job, 0, sizeof job);
-    double span = ldexp(3.0, -zoom), cx = view->cx, cy = view->cy;
+    double span = ldexp(3.0, -zoom), cx = view_centres[view][0], cy = view_centres[view][1];
     if (seed != 0) { /* a small deterministic shift, so that seeds give different regions */
         srand(seed);
         cx += span * 0.2 * ((double)rand() / RAND_MAX - 0.5);
@@ -483,6 +605,139 @@ static void rule_free(rule_t *rule)
     free(rule->rects);
 }
 
+/* ---- the published design, on the host ---- */
+
+/* The side of the published design's first rectangles: the image in PUB_INIT_SUBDIV parts along its
+ * longer side. */
+static int pub_top_side(const mandel_job_t *job)
+{
+    int longer = job->width > job->height ? job->width : job->height;
+    return (longer + PUB_INIT_SUBDIV - 1) / PUB_INIT_SUBDIV;
+}
+
+static void run_published(mandel_job_t job)
+{
+    int d = pub_top_side(&job);
+    dim3 grid((job.width + d - 1) / d, (job.height + d - 1) / d), block(PUB_BLOCK_X, PUB_BLOCK_Y);
+    kit_pub_block<<<grid, block>>>(job, 0, 0, d, job.width, job.height, 0);
+}
+
+static void published_step(void *p) { run_published(*(mandel_job_t *)p); }
+
+/* The most device launches the published design can make: every block of every grid launches one
+ * child grid, and a block whose rectangle may split launches a grid of blocks that launch in turn; in
+ * the worst case all of them are pending at once. pub_grid_launches counts the blocks of a grid over
+ * a w x h area in squares of side d (cut off at its right and bottom edges), each shape once. */
+static long long pub_rect_launches(int w, int h, int d, int depth);
+
+static long long pub_grid_launches(int w, int h, int d, int depth)
+{
+    long long nx = w / d, ny = h / d;
+    int rx = w % d, ry = h % d;
+    long long n = nx * ny * pub_rect_launches(d, d, d, depth);
+    if (rx)
+        n += ny * pub_rect_launches(rx, d, d, depth);
+    if (ry)
+        n += nx * pub_rect_launches(d, ry, d, depth);
+    if (rx && ry)
+        n += pub_rect_launches(rx, ry, d, depth);
+    return n;
+}
+
+static long long pub_rect_launches(int w, int h, int d, int depth)
+{
+    long long n = 1; /* its thread (0, 0)'s one launch */
+    if (depth + 1 < PUB_MAX_DEPTH && d / PUB_SUBDIV > PUB_MIN_SIZE)
+        n += pub_grid_launches(w, h, (d + PUB_SUBDIV - 1) / PUB_SUBDIV, depth + 1);
+    return n;
+}
+
+/* How many of image[0..pixels) differ from exhaustive[0..pixels). */
+static long long count_unlike(const int *image, const int *exhaustive, long long pixels)
+{
+    long long unlike = 0;
+    for (long long p = 0; p < pixels; p++)
+        unlike += image[p] != exhaustive[p];
+    return unlike;
+}
+
+/* A version's run with the kit's counts on, untimed, then its timed runs. */
+typedef struct {
+    kit_timing_t timing;
+    size_t pending_limit;          /* the pending-launch limit in effect for its runs */
+    long long child_grids;         /* device launches of the counted run that ran */
+    unsigned long long grids[3];   /* the published design's, by kind (PUB_BLOCK_GRIDS, ...) */
+    double filled;                 /* the published design: the fraction of the pixels its fill grids covered */
+    long long unlike_exhaustive;   /* pixels of the counted run's image unlike the exhaustive image */
+    kit_launch_log_t launches;     /* the counted and the timed runs' launch log */
+} version_run_t;
+
+/* The published design: the kit sizes its pending-launch limit for its worst case (never below the
+ * default, 2,048), between kernels, counts one run and times it. The caller puts the student's limit
+ * back before the student's runs. */
+static version_run_t bench_published(mandel_job_t job, const int *exhaustive, int repeats)
+{
+    version_run_t v;
+    memset(&v, 0, sizeof v);
+    long long worst = pub_grid_launches(job.width, job.height, pub_top_side(&job), 0);
+    v.pending_limit = worst > 2048 ? (size_t)worst : 2048;
+    KIT_CHECK(cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, v.pending_limit));
+    unsigned long long zero[3] = {0, 0, 0};
+    KIT_CHECK(cudaMemcpyToSymbol(kit_pub_grids, zero, sizeof zero));
+    KIT_CHECK(cudaMemcpyToSymbol(kit_pub_filled, zero, sizeof zero[0]));
+    long long pixels = (long long)job.width * job.height;
+    KIT_CHECK(cudaMemset(job.image, 0xff, sizeof(int) * (size_t)pixels)); /* -1: a pixel it did not write */
+    kit_launch_log_reset();
+    set_counting(1);
+    run_published(job);
+    KIT_CHECK_KERNEL();
+    set_counting(0);
+    unsigned long long filled = 0;
+    KIT_CHECK(cudaMemcpyFromSymbol(v.grids, kit_pub_grids, sizeof v.grids));
+    KIT_CHECK(cudaMemcpyFromSymbol(&filled, kit_pub_filled, sizeof filled));
+    v.child_grids = (long long)(v.grids[PUB_BLOCK_GRIDS] + v.grids[PUB_FILL_GRIDS] + v.grids[PUB_PIXEL_GRIDS]);
+    v.filled = (double)filled / (double)pixels;
+    int *image = (int *)kit_host_alloc(sizeof(int) * (size_t)pixels);
+    KIT_CHECK(cudaMemcpy(image, job.image, sizeof(int) * (size_t)pixels, cudaMemcpyDeviceToHost));
+    v.unlike_exhaustive = count_unlike(image, exhaustive, pixels);
+    free(image);
+    v.timing = kit_time_kernel(NULL, published_step, &job, 1, repeats);
+    v.launches = kit_launch_log_read();
+    return v;
+}
+
+/* The student's subdivision, after prepare_mandelbrot: one run counted (the grids that reported, but
+ * the host's one), then the timed runs. */
+static version_run_t bench_student(mandel_job_t job, const int *exhaustive, int repeats)
+{
+    version_run_t v;
+    memset(&v, 0, sizeof v);
+    KIT_CHECK(cudaDeviceGetLimit(&v.pending_limit, cudaLimitDevRuntimePendingLaunchCount));
+    unsigned int zero_grids[DEPTH_SLOTS], zero = 0, grids[DEPTH_SLOTS];
+    memset(zero_grids, 0, sizeof zero_grids);
+    KIT_CHECK(cudaMemcpyToSymbol(kit_grids, zero_grids, sizeof zero_grids));
+    KIT_CHECK(cudaMemcpyToSymbol(kit_rect_count, &zero, sizeof zero));
+    KIT_CHECK(cudaMemcpyToSymbol(kit_rect_log_size, &zero, sizeof zero)); /* counted, no rectangle kept */
+    long long pixels = (long long)job.width * job.height;
+    KIT_CHECK(cudaMemset(job.image, 0xff, sizeof(int) * (size_t)pixels));
+    kit_launch_log_reset();
+    set_counting(1);
+    run_student(job);
+    KIT_CHECK_KERNEL();
+    set_counting(0);
+    KIT_CHECK(cudaMemcpyFromSymbol(grids, kit_grids, sizeof grids));
+    for (int d = 0; d < DEPTH_SLOTS; d++)
+        v.child_grids += grids[d];
+    v.child_grids -= v.child_grids > 0; /* the host's grid */
+    int *image = (int *)kit_host_alloc(sizeof(int) * (size_t)pixels);
+    KIT_CHECK(cudaMemcpy(image, job.image, sizeof(int) * (size_t)pixels, cudaMemcpyDeviceToHost));
+    v.unlike_exhaustive = count_unlike(image, exhaustive, pixels);
+    free(image);
+    v.timing = kit_time_kernel(NULL, student_step, &job, 1, repeats);
+    v.launches = kit_launch_log_read(); /* a failed launch would time a smaller tree */
+    return v;
+}
+
 /* ---- the bench table ---- */
 
 static void bench(int repeats, const char *json_path)
@@ -498,18 +753,30 @@ static void bench(int repeats, const char *json_path)
         kit_json_string(&j, "lab", "07-mandelbrot");
         kit_json_device(&j);
         kit_json_int(&j, "repeats", repeats);
+        kit_json_int(&j, "max_depth", BENCH_MAX_DEPTH); /* the cutoffs of the worklist and the student's version */
+        kit_json_int(&j, "min_side", BENCH_MIN_SIDE);
+        kit_json_begin_object(&j, "published"); /* the published design's constants */
+        kit_json_int(&j, "init_subdiv", PUB_INIT_SUBDIV);
+        kit_json_int(&j, "subdiv", PUB_SUBDIV);
+        kit_json_int(&j, "max_depth", PUB_MAX_DEPTH);
+        kit_json_int(&j, "min_size", PUB_MIN_SIZE);
+        kit_json_int(&j, "block_x", PUB_BLOCK_X);
+        kit_json_int(&j, "block_y", PUB_BLOCK_Y);
+        kit_json_end_object(&j);
         kit_json_begin_array(&j, "bench");
     }
-    printf("%-10s %5s %6s %6s | %11s %11s %11s | %8s %8s | %7s\n", "view", "zoom", "dwell", "side", "exhaustive",
-           "worklist", "CDP (yours)", "exh/CDP", "wl/CDP", "filled");
+    printf("published: the design of NVIDIA's introduction to dynamic parallelism (A. Adinets, 2014): a host grid "
+           "of %d x %d blocks, a block per rectangle, one child launch per block (%d x %d-block splits, max depth "
+           "%d, parts larger than %d); its rectangles are not the rule's\n", PUB_INIT_SUBDIV, PUB_INIT_SUBDIV,
+           PUB_SUBDIV, PUB_SUBDIV, PUB_MAX_DEPTH, PUB_MIN_SIZE);
+    printf("%-10s %5s %6s %6s | %11s %11s %11s %11s | %8s %8s %8s | %7s\n", "view", "zoom", "dwell", "side",
+           "exhaustive", "worklist", "published", "CDP (yours)", "exh/CDP", "wl/CDP", "exh/pub", "filled");
     for (size_t r = 0; r < sizeof regions / sizeof regions[0]; r++)
         for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
-            const view_t *view = &views[0];
-            for (int v = 0; v < N_VIEWS; v++)
-                if (strcmp(views[v].name, regions[r].view) == 0)
-                    view = &views[v];
+            int view = 0;
+            while (strcmp(view_names[view], regions[r].view) != 0)
+                view++;
             int side = sizes[s];
-            prepare_mandelbrot(side, side, BENCH_MAX_DEPTH, BENCH_MIN_SIDE); /* the runtime takes it between kernels */
             mandel_job_t job = make_job(side, side, view, regions[r].zoom, 0, regions[r].max_dwell, BENCH_MAX_DEPTH,
                                         BENCH_MIN_SIDE);
             size_t bytes = sizeof(int) * (size_t)side * side;
@@ -519,30 +786,54 @@ static void bench(int repeats, const char *json_path)
             worklist_init(&w, job);
             kit_timing_t exhaustive = kit_time_kernel(NULL, exhaustive_step, &job, 1, repeats);
             kit_timing_t worklist = kit_time_kernel(NULL, worklist_run, &w, 1, repeats);
-            kit_launch_log_reset();
-            kit_timing_t student = kit_time_kernel(NULL, student_step, &job, 1, repeats);
-            kit_launch_log_t launches = kit_launch_log_read(); /* a failed launch would time a smaller tree */
-            if (launches.failed)
+            version_run_t published = bench_published(job, rule.exhaustive, repeats); /* sets its own limit */
+            prepare_mandelbrot(side, side, BENCH_MAX_DEPTH, BENCH_MIN_SIDE); /* the runtime takes it between kernels */
+            version_run_t student = bench_student(job, rule.exhaustive, repeats);
+            if (student.launches.failed)
                 printf("  (%u of your launches failed: this row's CDP time is of an incomplete subdivision)\n",
-                       launches.failed);
-            double filled = (double)rule.filled / ((double)side * side);
-            printf("%-10s %5d %6d %6d | %8.3f ms %8.3f ms %8.3f ms | %7.2fx %7.2fx | %6.1f%%\n", view->name,
-                   regions[r].zoom, regions[r].max_dwell, side, exhaustive.median_ms, worklist.median_ms,
-                   student.median_ms, exhaustive.median_ms / student.median_ms,
-                   worklist.median_ms / student.median_ms, 100.0 * filled);
+                       student.launches.failed);
+            if (published.launches.failed)
+                printf("  (%u of the published design's launches failed: its time is of an incomplete run)\n",
+                       published.launches.failed);
+            double pixels = (double)side * side, filled = (double)rule.filled / pixels;
+            double exh = exhaustive.median_ms, pub = published.timing.median_ms, cdp = student.timing.median_ms;
+            printf("%-10s %5d %6d %6d | %8.3f ms %8.3f ms %8.3f ms %8.3f ms | %7.2fx %7.2fx %7.2fx | %6.1f%%\n",
+                   view_names[view], regions[r].zoom, regions[r].max_dwell, side, exh, worklist.median_ms, pub, cdp,
+                   exh / cdp, worklist.median_ms / cdp, exh / pub, 100.0 * filled);
+            printf("%30s child grids: yours %lld (pending-launch limit %zu), published %lld (limit %zu; %llu split, "
+                   "%llu fill, %llu per pixel; %.1f%% filled); pixels unlike the exhaustive image: yours %.4f%%, "
+                   "published %.4f%%\n", "", student.child_grids, student.pending_limit, published.child_grids,
+                   published.pending_limit, published.grids[PUB_BLOCK_GRIDS], published.grids[PUB_FILL_GRIDS],
+                   published.grids[PUB_PIXEL_GRIDS], 100.0 * published.filled,
+                   100.0 * student.unlike_exhaustive / pixels, 100.0 * published.unlike_exhaustive / pixels);
             fflush(stdout);
             if (json_path != NULL) {
                 kit_json_begin_object(&j, NULL);
-                kit_json_string(&j, "view", view->name);
+                kit_json_string(&j, "view", view_names[view]);
                 kit_json_int(&j, "zoom", regions[r].zoom);
                 kit_json_int(&j, "max_dwell", regions[r].max_dwell);
                 kit_json_int(&j, "side", side);
-                kit_json_double(&j, "exhaustive_ms", exhaustive.median_ms);
+                kit_json_double(&j, "exhaustive_ms", exh);
                 kit_json_double(&j, "worklist_ms", worklist.median_ms);
-                kit_json_double(&j, "cdp_ms", student.median_ms);
+                kit_json_double(&j, "cdp_ms", cdp);
+                kit_json_double(&j, "published_ms", pub);
                 kit_json_double(&j, "filled_fraction", filled);
                 kit_json_int(&j, "rects", rule.n_rects);
-                kit_json_uint(&j, "failed_launches", launches.failed);
+                kit_json_uint(&j, "failed_launches", student.launches.failed);
+                /* each version that launches: the child grids of its counted run, the pending-launch limit
+                 * its runs had (the student's: prepare_mandelbrot's; the published design's: the kit's, for
+                 * its worst case), and the pixels of its image unlike the exhaustive one */
+                kit_json_int(&j, "cdp_child_grids", student.child_grids);
+                kit_json_uint(&j, "cdp_pending_limit", student.pending_limit);
+                kit_json_double(&j, "cdp_unlike_exhaustive_fraction", student.unlike_exhaustive / pixels);
+                kit_json_int(&j, "published_child_grids", published.child_grids);
+                kit_json_uint(&j, "published_split_grids", published.grids[PUB_BLOCK_GRIDS]);
+                kit_json_uint(&j, "published_fill_grids", published.grids[PUB_FILL_GRIDS]);
+                kit_json_uint(&j, "published_pixel_grids", published.grids[PUB_PIXEL_GRIDS]);
+                kit_json_uint(&j, "published_pending_limit", published.pending_limit);
+                kit_json_double(&j, "published_filled_fraction", published.filled);
+                kit_json_double(&j, "published_unlike_exhaustive_fraction", published.unlike_exhaustive / pixels);
+                kit_json_uint(&j, "published_failed_launches", published.launches.failed);
                 kit_json_end_object(&j);
             }
             worklist_free(&w);
@@ -621,33 +912,21 @@ static void json_figure(kit_json_t *j, const mandel_job_t *job, const int *image
     free(row);
 }
 
-static const view_t *find_view(const char *name)
-{
-    for (int v = 0; v < N_VIEWS; v++)
-        if (strcmp(views[v].name, name) == 0)
-            return &views[v];
-    fprintf(stderr, "--view must be one of:");
-    for (int v = 0; v < N_VIEWS; v++)
-        fprintf(stderr, " %s", views[v].name);
-    fprintf(stderr, "\n");
-    exit(KIT_EXIT_USAGE);
-}
-
 /* One case (kit_harness.h): the exhaustive image, the rule, the student's run, the comparisons, the
  * timings, the document. Everything it allocates is freed before it returns. */
 static int run_case(int argc, char **argv)
 {
-    int width = (int)kit_arg_long(argc, argv, "--width", 1024, 1, MAX_SIDE);
-    int height = (int)kit_arg_long(argc, argv, "--height", 1024, 1, MAX_SIDE);
-    const view_t *view = find_view(kit_arg_string(argc, argv, "--view", "full"));
-    int zoom = (int)kit_arg_long(argc, argv, "--zoom", 0, 0, 40);
-    unsigned int seed = (unsigned int)kit_arg_long(argc, argv, "--seed", 0, 0, 2000000000L);
-    int max_dwell = (int)kit_arg_long(argc, argv, "--max-dwell", 512, 1, MAX_DWELL);
-    int max_depth = (int)kit_arg_long(argc, argv, "--max-depth", 5, 1, MAX_DEPTH);
-    int min_side = (int)kit_arg_long(argc, argv, "--min-side", 16, 4, 1024);
-    int repeats = (int)kit_arg_long(argc, argv, "--repeats", 0, 0, 100);
-    int figure_side = (int)kit_arg_long(argc, argv, "--figure", FIGURE_MAX_SIDE, 0, FIGURE_MAX_SIDE);
-    int bench_mode = (int)kit_arg_long(argc, argv, "--bench", 0, 0, 1);
+    int width = (int)kit_option_long(argc, argv, options, "--width");
+    int height = (int)kit_option_long(argc, argv, options, "--height");
+    int view = kit_option_word(argc, argv, options, "--view");
+    int zoom = (int)kit_option_long(argc, argv, options, "--zoom");
+    unsigned int seed = (unsigned int)kit_option_long(argc, argv, options, "--seed");
+    int max_dwell = (int)kit_option_long(argc, argv, options, "--max-dwell");
+    int max_depth = (int)kit_option_long(argc, argv, options, "--max-depth");
+    int min_side = (int)kit_option_long(argc, argv, options, "--min-side");
+    int repeats = (int)kit_option_long(argc, argv, options, "--repeats");
+    int figure_side = (int)kit_option_long(argc, argv, options, "--figure");
+    int bench_mode = (int)kit_option_long(argc, argv, options, "--bench");
     const char *json_path = kit_arg_string(argc, argv, "--json", NULL);
     if (min_side & (min_side - 1)) {
         fprintf(stderr, "--min-side must be a power of two (got %d)\n", min_side);
@@ -671,7 +950,7 @@ static int run_case(int argc, char **argv)
     long long pixels = (long long)width * height;
     size_t bytes = sizeof(int) * (size_t)pixels;
     printf("%d x %d pixels, view %s, zoom %d (span %g), seed %u, max dwell %d; max depth %d, min side %d, "
-           "top side %d\n", width, height, view->name, zoom, ldexp(3.0, -zoom), seed, max_dwell, max_depth, min_side,
+           "top side %d\n", width, height, view_names[view], zoom, ldexp(3.0, -zoom), seed, max_dwell, max_depth, min_side,
            top_side(&job));
     printf("pending-launch limit after prepare_mandelbrot: %zu\n", pending);
 
@@ -796,7 +1075,7 @@ static int run_case(int argc, char **argv)
         kit_json_begin_object(&j, "params");
         kit_json_int(&j, "width", width);
         kit_json_int(&j, "height", height);
-        kit_json_string(&j, "view", view->name);
+        kit_json_string(&j, "view", view_names[view]);
         kit_json_int(&j, "zoom", zoom);
         kit_json_int(&j, "seed", seed);
         kit_json_int(&j, "max_dwell", max_dwell);
@@ -875,7 +1154,5 @@ static int run_case(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    static const char *const options[] = {"--width", "--height", "--view", "--zoom", "--seed", "--max-dwell",
-                                          "--max-depth", "--min-side", "--repeats", "--figure", "--bench", NULL};
     return kit_harness_main(argc, argv, options, run_case);
 }

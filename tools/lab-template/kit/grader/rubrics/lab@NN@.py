@@ -6,7 +6,7 @@ out[i] == 2*i + 1 for every i in [0, n) (the harness reports sums of out, never 
 child grid of the kit's fill_part per block, which together wrote the n elements (the kit counts
 the grids that ran and the elements they wrote); every device launch checked once.
 """
-from gradelib.rubric import (COMPILES, RUNS_CLEANLY, Contract, Imports, Lab, Option, chk, compiles, hint,
+from gradelib.rubric import (COMPILES, RUNS_CLEANLY, Contract, Imports, Lab, chk, compiles, hint,
                              launched_grids_problem, launches_checked_in_order, memcheck_clean, per_case,
                              runs_cleanly)
 
@@ -49,7 +49,6 @@ def make_cases(rng):
 
 # The harness's contract (common/harness/@LAB@/harness.cu).
 HARNESS = Contract(
-    options=[Option("n", 1, MAX_N), Option("threads", MIN_THREADS, MAX_THREADS)],
     result_keys=["lab", "device", "params", "values", "child_grids", "child_writes", "launch_log"])
 
 

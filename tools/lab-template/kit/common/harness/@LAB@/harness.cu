@@ -2,7 +2,7 @@
  * counts the grids of the kit's fill_part that ran and the elements they wrote, and writes the result
  * document the grader reads. It judges nothing: the grader computes what the sums must be.
  *
- *   ./@IDENT@ --n 1000 --threads 128 [--json result.json]
+ *   ./@IDENT@ [--name value ...] [--json result.json]      (options[] below; ./@IDENT@ --help)
  *
  * A placeholder exercise, from the kit's lab template (the lab's contract is in @IDENT@.h).
  */
@@ -61,11 +61,17 @@ static values_t summarize(const int *out, int n, int unwritten_value)
     return v;
 }
 
+/* The case's options: declared once, here (kit_args.h); ./@IDENT@ --help and --describe print them. */
+static const kit_option_t options[] = {
+    {"--n", "elements of the array", 1000, 1, MAX_N, NULL},
+    {"--threads", "threads per block of launch_parts", 128, MIN_THREADS, MAX_THREADS, NULL},
+    KIT_OPTIONS_END};
+
 /* One case (kit_harness.h): its options, the student's run, the document. */
 static int run_case(int argc, char **argv)
 {
-    int n = (int)kit_arg_long(argc, argv, "--n", 1000, 1, MAX_N);
-    int threads = (int)kit_arg_long(argc, argv, "--threads", 128, MIN_THREADS, MAX_THREADS);
+    int n = (int)kit_option_long(argc, argv, options, "--n");
+    int threads = (int)kit_option_long(argc, argv, options, "--threads");
     const char *json_path = kit_arg_string(argc, argv, "--json", NULL);
     int blocks = (n + threads - 1) / threads;
 
@@ -126,6 +132,5 @@ static int run_case(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    static const char *const options[] = {"--n", "--threads", NULL};
     return kit_harness_main(argc, argv, options, run_case);
 }
