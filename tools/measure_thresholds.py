@@ -275,16 +275,17 @@ LAB07_SURVEY_SEEDS = 50
 
 
 def lab07():
-    """Lab 07: both sides of the timing threshold (the solution, the alternatives, and the submission that
-    computes uniform rectangles instead of filling them), LAB07_RUNS runs each of the uniform timing case,
-    and the filaments case for the solution (reported, never thresholded); and the rule's own misses: every
-    case the grader draws for LAB07_SURVEY_SEEDS seeds, run once with the solution, each case's pixels unlike
-    the exhaustive image."""
+    """Lab 07: both sides of the timing threshold (the solution, whose threads 0..15 each launch a square;
+    the alternatives, among them the kit's first solution, whose thread 0 launches all sixteen; and the
+    submission that computes uniform rectangles instead of filling them), LAB07_RUNS runs each of the
+    uniform timing case, and the filaments case for the solution (reported, never thresholded); and the
+    rule's own misses: every case the grader draws for LAB07_SURVEY_SEEDS seeds, run once with the
+    solution, each case's pixels unlike the exhaustive image."""
     from gradelib import context
     from rubrics import lab07 as rules
     lab = registry.resolve("07-mandelbrot")
     sides = [("solution", paths.solution_dir(lab.name)),
-             ("launch-per-thread", os.path.join(paths.alternative_dir(lab.name), "launch-per-thread")),
+             ("one-thread-launches", os.path.join(paths.alternative_dir(lab.name), "one-thread-launches")),
              ("created-streams", os.path.join(paths.alternative_dir(lab.name), "created-streams")),
              ("fill-computes", os.path.join(paths.incorrect_dir(lab.name), "fill-computes"))]
     timing = {}

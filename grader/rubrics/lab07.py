@@ -27,8 +27,11 @@ MAX_UNLIKE_EXHAUSTIVE = 0.0001
 TIMING_REPEATS = 7
 # The same-run ratio the uniform timing case must reach: the kit's exhaustive kernel's median over the
 # student's. Both sides, 10 runs each, in handouts/figures/data/thresholds.json.
-# On an H100 the solution's worst run was 3.42x (the created-streams alternative's too) and the
-# launch-per-thread alternative's 6.35x, more than twice this; the known-wrong fill-computes's best 0.19x.
+# The solution's threads 0..15 each launch one square, side by side, and each thread's share of the
+# border stops at its first pixel unlike the corner: on an H100 its worst run was 6.34x, four times
+# this; the one-thread-launches alternative (thread 0 launches all sixteen, every border pixel computed)
+# and the created-streams alternative reached 3.42x at worst, more than twice this; the known-wrong
+# fill-computes's best 0.19x, eight times below.
 MIN_EXHAUSTIVE_OVER_CDP = 1.5
 TIMING_CASES = {
     # most of the area inside the set's main body: whole rectangles filled, their inside never computed

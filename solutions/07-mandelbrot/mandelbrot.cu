@@ -67,7 +67,8 @@ __global__ void mariani_silver(mandel_job_t job, int x, int y, int side, int dep
         corner = kit_dwell(job, x, y);
     __syncthreads();
     int same = 1;
-    for (int i = threadIdx.x; i < border_length(w, h); i += blockDim.x) {
+    /* each thread stops at its first border pixel unlike the corner: one such pixel decides the verdict */
+    for (int i = threadIdx.x; same && i < border_length(w, h); i += blockDim.x) {
         int px, py;
         border_pixel(i, x, y, w, h, &px, &py);
         same &= kit_dwell(job, px, py) == corner;
@@ -78,16 +79,13 @@ __global__ void mariani_silver(mandel_job_t job, int x, int y, int side, int dep
         return;
     }
     if (depth + 1 < job.max_depth && side > job.min_side) {
-        if (threadIdx.x == 0) {
-            int sub = side / SUBDIV;
-            for (int j = 0; j < SUBDIV; j++)
-                for (int i = 0; i < SUBDIV; i++)
-                    if (x + i * sub < job.width && y + j * sub < job.height) {
-                        /* fire-and-forget: the children run side by side, and the parent need not wait */
-                        mariani_silver<<<1, MS_THREADS, 0, cudaStreamFireAndForget>>>(job, x + i * sub, y + j * sub,
-                                                                                     sub, depth + 1);
-                        KIT_CHECK_LAUNCH();
-                    }
+        if (threadIdx.x < SUBDIV * SUBDIV) { /* thread t launches square t: the sixteen launches side by side */
+            int sub = side / SUBDIV, cx = x + (threadIdx.x % SUBDIV) * sub, cy = y + (threadIdx.x / SUBDIV) * sub;
+            if (cx < job.width && cy < job.height) { /* it starts inside the image */
+                /* fire-and-forget: the children run side by side, and the parent need not wait */
+                mariani_silver<<<1, MS_THREADS, 0, cudaStreamFireAndForget>>>(job, cx, cy, sub, depth + 1);
+                KIT_CHECK_LAUNCH(); /* in the thread that launched */
+            }
         }
         return;
     }
