@@ -206,11 +206,6 @@ BYSTANDER = "bystander-solution"
 LINGER = 6             # seconds to wait after a batch: forges-records-later acts 3 s after its run
 
 
-def case_kinds(folder):
-    """The cases of a folder of hostile cases (attacks/, imports/): its subfolders, sorted."""
-    return sorted(d for d in os.listdir(folder) if os.path.isdir(os.path.join(folder, d)))
-
-
 def attack_source(lab, kind, port):
     """The lab's starter .cu file with the prelude and one attack in front of it; port: where the test
     listens (opens-network connects there)."""
@@ -232,10 +227,10 @@ def hostile_class(lab, class_dir, port, objects_checked=True):
     note says."""
     expected = {}
     lab_cases = paths.hostile_dir(lab.name)
-    for case in sorted(os.listdir(lab_cases)) if os.path.isdir(lab_cases) else []:
+    for case in paths.case_folders(lab_cases):
         shutil.copytree(os.path.join(lab_cases, case), os.path.join(class_dir, case))
         expected[case] = read_hostile_note(os.path.join(lab_cases, case))
-    for kind in case_kinds(ATTACKS_DIR):
+    for kind in paths.case_folders(ATTACKS_DIR):
         folder = os.path.join(class_dir, "attack-" + kind)
         os.makedirs(folder)
         for name in build.lab_vars(lab.name)["student_files"]:
@@ -245,7 +240,7 @@ def hostile_class(lab, class_dir, port, objects_checked=True):
             f.write(text)
         expected["attack-" + kind] = ((["refused code"], "compiles") if objects_checked
                                       else read_hostile_note(os.path.join(ATTACKS_DIR, kind)))
-    for kind in case_kinds(IMPORTS_DIR) if objects_checked else []:
+    for kind in paths.case_folders(IMPORTS_DIR) if objects_checked else []:
         folder = os.path.join(class_dir, "import-" + kind)
         os.makedirs(folder)
         for name in build.lab_vars(lab.name)["student_files"]:
@@ -497,10 +492,10 @@ def manifest():
         lines.append("%s-solution-full-marks|gpu|full-marks|%s|--seeds|3" % (n, lab.name))
         lines.append("%s-starter-not-full-marks|gpu|not-full-marks|%s" % (n, lab.name))
         alternative = paths.alternative_dir(lab.name)
-        for case in sorted(os.listdir(alternative)) if os.path.isdir(alternative) else []:
+        for case in paths.case_folders(alternative):
             lines.append("%s-alternative-%s|gpu|alternative|%s|%s" % (n, case, lab.name, case))
         incorrect = paths.incorrect_dir(lab.name)
-        for case in sorted(os.listdir(incorrect)) if os.path.isdir(incorrect) else []:
+        for case in paths.case_folders(incorrect):
             name, _ = read_note(os.path.join(incorrect, case))
             label = "gpu" if lab.check_named(name).kind == chk.RUNTIME else "cpu"
             lines.append("%s-incorrect-%s|%s|caught|%s|%s" % (n, case, label, lab.name, case))

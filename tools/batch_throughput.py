@@ -55,7 +55,7 @@ def kinds_of(lab):
     that finishes."""
     kinds = [(SOLUTION, paths.solution_dir(lab.name), None)]
     incorrect = paths.incorrect_dir(lab.name)
-    for case in sorted(os.listdir(incorrect)) if os.path.isdir(incorrect) else []:
+    for case in paths.case_folders(incorrect):
         check, why = read_note(os.path.join(incorrect, case))
         if "time limit" not in why:
             kinds.append((case, os.path.join(incorrect, case), check))

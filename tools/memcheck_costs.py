@@ -89,7 +89,7 @@ def memcheck_submissions(lab):
     """[(name, folder)]: the solution, and the known-wrong submissions whose note names the memcheck check."""
     cases = [("solution", paths.solution_dir(lab.name))]
     incorrect = paths.incorrect_dir(lab.name)
-    for case in sorted(os.listdir(incorrect)):
+    for case in paths.case_folders(incorrect):
         if selftest.read_note(os.path.join(incorrect, case))[0] == standard_checks.MEMCHECK:
             cases.append((case, os.path.join(incorrect, case)))
     return cases

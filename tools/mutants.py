@@ -585,8 +585,7 @@ def baseline_folders(lab):
     """[(what, folder)]: the reference solution, then each alternative solution."""
     folders = [("solution", paths.solution_dir(lab.name))]
     alternative = paths.alternative_dir(lab.name)
-    if os.path.isdir(alternative):
-        folders += [("alternative " + c, os.path.join(alternative, c)) for c in sorted(os.listdir(alternative))]
+    folders += [("alternative " + c, os.path.join(alternative, c)) for c in paths.case_folders(alternative)]
     return folders
 
 

@@ -55,6 +55,16 @@ def equivalent_mutants_path(lab_name, kit=KIT_ROOT):
     return os.path.join(solution_dir(lab_name, kit), "equivalent-mutants.txt")
 
 
+def case_folders(folder):
+    """The cases of a folder of submissions (incorrect/, alternative/, hostile/, the attacks): its
+    subfolders that hold a file, sorted ([] where folder is not there). An empty one, which git cannot
+    hold, is left over from a case that was removed."""
+    if not os.path.isdir(folder):
+        return []
+    return sorted(d for d in os.listdir(folder)
+                  if os.path.isdir(os.path.join(folder, d)) and any(os.scandir(os.path.join(folder, d))))
+
+
 def lab_makefile(lab_name):
     return os.path.join(LABS_DIR, lab_name, "Makefile")
 

@@ -9,7 +9,7 @@ import tempfile
 import unittest
 
 from gradelib import build, elf, objects, paths, registry, starters
-from selftest import ATTACKS_DIR, IMPORTS_DIR, case_kinds
+from selftest import ATTACKS_DIR, IMPORTS_DIR
 
 NVCC = shutil.which("nvcc")
 
@@ -63,11 +63,11 @@ class RefusedEverywhere(unittest.TestCase):
         starter = read(os.path.join(starters.pristine(cls.lab.name), first_cu(cls.lab)))
         prelude = read(os.path.join(ATTACKS_DIR, "prelude.h"))
         cls.cases = {}
-        for case in case_kinds(IMPORTS_DIR):
+        for case in paths.case_folders(IMPORTS_DIR):
             text = read(os.path.join(IMPORTS_DIR, case, "code.c")) + "\n" + starter
             cls.cases[case] = (note_finding(os.path.join(IMPORTS_DIR, case)),
                                build_object(cls.lab, text, os.path.join(cls.tmp, case)))
-        for kind in case_kinds(ATTACKS_DIR):
+        for kind in paths.case_folders(ATTACKS_DIR):
             text = "#define HOSTILE_PORT 9\n" + prelude + read(os.path.join(ATTACKS_DIR, kind, "attack.c")) + starter
             cls.cases["attack-" + kind] = ("before main", build_object(cls.lab, text, os.path.join(cls.tmp, kind)))
 

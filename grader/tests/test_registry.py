@@ -14,6 +14,19 @@ import draw_figures  # noqa: E402
 RECORDED = os.path.join(os.path.dirname(__file__), "data", "recorded")
 
 
+class CaseFoldersTest(unittest.TestCase):
+    def test_a_case_is_a_subfolder_that_holds_a_file(self):
+        import tempfile
+        with tempfile.TemporaryDirectory() as tmp:
+            for name in ("b-case", "a-case", "left-over"):
+                os.mkdir(os.path.join(tmp, name))
+            for name in ("b-case", "a-case"):
+                open(os.path.join(tmp, name, "note.txt"), "w").close()
+            open(os.path.join(tmp, "README.md"), "w").close()
+            self.assertEqual(paths.case_folders(tmp), ["a-case", "b-case"])  # an empty folder is no case
+            self.assertEqual(paths.case_folders(os.path.join(tmp, "missing")), [])
+
+
 class ResolveTest(unittest.TestCase):
     def test_number_forms(self):
         for spec in ("1", "01", "01-divergent-counter", "labs/01-divergent-counter/"):
