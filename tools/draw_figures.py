@@ -34,6 +34,10 @@ Draws, where the documents are there:
                          document's "figure": the harness's --figure S), with the leaf rectangles
                          of its subdivision outlined and a dwell legend: the picture of one run that
                          `make run` draws, a PNG (the standard library's zlib) held in an SVG;
+  07-where-cdp-wins.svg  Lab 07: the fastest of the exhaustive kernel, the host worklist, NVIDIA's
+                         published design and the reference solution's CDP, region by image size,
+                         from `make bench LAB=07`'s data in handouts/figures/data/ (bench-07.json and
+                         bench-07-one-thread-launches.json), not from the result documents;
   08-graph-loops.svg     Lab 08, Parts B and C: the loop of rounds kept on the GPU, as a WHILE node
                          and as a device graph that tail-launches itself (a diagram: no document).
 
@@ -58,7 +62,7 @@ KIT_ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__
 sys.path.insert(0, os.path.join(KIT_ROOT, "grader"))
 
 from gradelib import paths  # noqa: E402
-from gradelib.figures import (BLUE, CHAIN_CAPTION, GREEN, INK, MUTED, RACE_HEADING, RED, TIME_CAPTION,  # noqa: E402
+from gradelib.figures import (AMBER, BLUE, CHAIN_CAPTION, GREEN, INK, MUTED, RACE_HEADING, RED, TIME_CAPTION,  # noqa: E402
                               TIMELINE_WIDTH, FigureError, Svg, chain_row, chain_scale, device_words, draw_curves,
                               draw_grids_run, draw_mandelbrot_run, draw_timelines, has_timeline, params_words,
                               plural, race_counts, race_outcome_panel, race_time_panel, race_time_rows,
@@ -357,6 +361,108 @@ def draw_mandelbrot_figure(docs, out_path):
     return facts
 
 
+# ---------------------------------------------------------------- Lab 07: where each version wins
+
+# This figure is drawn from the bench's data, not from a result document: `make bench LAB=07` writes
+# handouts/figures/data/bench-07.json (the reference solution as "CDP (yours)"), and the same bench of
+# the one-thread-launches alternative wrote bench-07-one-thread-launches.json.
+BENCH_DATA_DIR = os.path.join(KIT_ROOT, "handouts", "figures", "data")
+BENCH_07_FILES = ("bench-07.json", "bench-07-one-thread-launches.json")
+# The four versions timed in one run: (key of its time, name, cell fill, cell stroke).
+BENCH_07_VERSIONS = (("exhaustive_ms", "exhaustive", "#e6e6e6", MUTED), ("worklist_ms", "worklist", "#d6e4f5", BLUE),
+                     ("published_ms", "published", "#f8e3bd", AMBER), ("cdp_ms", "CDP", "#d5ecd9", GREEN))
+BENCH_07_LEGEND = ("the exhaustive kernel", "the host worklist", "the published design",
+                   "the reference solution, the lab's contract")
+
+
+def bench_07_data(data_dir=BENCH_DATA_DIR):
+    """(the reference solution's bench document, {(view, zoom, max_dwell, side): the alternative's row})."""
+    loaded = []
+    for name in BENCH_07_FILES:
+        path = os.path.join(data_dir, name)
+        if not os.path.exists(path):
+            raise FigureError("no %s: the picture is drawn from make bench LAB=07's data" % shown_path(path))
+        with open(path) as f:
+            loaded.append(json.load(f))
+    doc, other = loaded
+    alternative = {(r["view"], r["zoom"], r["max_dwell"], r["side"]): r for r in other["bench"]}
+    for r in doc["bench"]:
+        if (r["view"], r["zoom"], r["max_dwell"], r["side"]) not in alternative:
+            raise FigureError("%s has no row for %s, zoom %d, max dwell %d, %d x %d" % (
+                BENCH_07_FILES[1], r["view"], r["zoom"], r["max_dwell"], r["side"], r["side"]))
+    return doc, alternative
+
+
+def bench_07_winner(row):
+    """(index in BENCH_07_VERSIONS of the fastest version, its margin: the second-fastest time over its own)."""
+    times = sorted((row[key], i) for i, (key, _, _, _) in enumerate(BENCH_07_VERSIONS))
+    return times[0][1], times[1][0] / times[0][0], times[1][1]
+
+
+def draw_where_cdp_wins(docs, out_path, data_dir=BENCH_DATA_DIR):
+    """Lab 07: a cell per region (rows) and image size (columns), coloured by the fastest of the four
+    versions of one bench run, with its margin over the next, the reference CDP's exhaustive / CDP and
+    the one-thread-launches alternative's (from its own run). docs is not read: see BENCH_DATA_DIR."""
+    doc, alternative = bench_07_data(data_dir)
+    rows = doc["bench"]
+    regions, sizes = [], sorted({r["side"] for r in rows})
+    for r in rows:
+        if (r["view"], r["zoom"], r["max_dwell"]) not in regions:
+            regions.append((r["view"], r["zoom"], r["max_dwell"]))
+    cell = {(r["view"], r["zoom"], r["max_dwell"], r["side"]): r for r in rows}
+    left, cell_w, cell_h, gap, top = 190, 206, 64, 6, 104
+    width = left + len(sizes) * (cell_w + gap) + 14
+    height = top + len(regions) * (cell_h + gap) + 116
+    svg = Svg(width, height, "Lab 07: the fastest version, region by image size, from make bench LAB=07")
+    svg.text("heading", 20, 26, "Lab 07: which version was fastest, by region and image size", 15, weight="bold")
+    svg.text("caption", 20, 45, "%s; make bench LAB=07, medians of %d runs, max_depth %d, min_side %d"
+             % (device_words(doc), doc["repeats"], doc["max_depth"], doc["min_side"]), 11, fill=MUTED)
+    svg.text("caption", 20, 60, "From handouts/figures/data/%s and %s (not from result documents)." % BENCH_07_FILES,
+             11, fill=MUTED)
+    for c, side in enumerate(sizes):
+        svg.text("column", left + c * (cell_w + gap) + cell_w / 2, top - 10, "{:,} x {:,}".format(side, side), 12,
+                 anchor="middle", weight="bold")
+    wins = [0] * len(BENCH_07_VERSIONS)
+    for k, (view, zoom, max_dwell) in enumerate(regions):
+        y = top + k * (cell_h + gap)
+        svg.text("region", 20, y + 26, "%s, zoom %d" % (view, zoom), 12, weight="bold")
+        svg.text("region", 20, y + 42, "max dwell {:,}".format(max_dwell), 11, fill=MUTED)
+        for c, side in enumerate(sizes):
+            x = left + c * (cell_w + gap)
+            r = cell.get((view, zoom, max_dwell, side))
+            if r is None:
+                svg.rect("missing", x, y, cell_w, cell_h, "white", stroke=MUTED, dash="3,3")
+                continue
+            best, margin, second = bench_07_winner(r)
+            wins[best] += 1
+            key, name, fill, stroke = BENCH_07_VERSIONS[best]
+            alt = alternative[(view, zoom, max_dwell, side)]
+            ratio, alt_ratio = r["exhaustive_ms"] / r["cdp_ms"], alt["exhaustive_ms"] / alt["cdp_ms"]
+            svg.rect("win-" + name.lower(), x, y, cell_w, cell_h, fill, stroke=stroke, rx=3,
+                     tip="%s: %.3f ms; %s" % (name, r[key], ", ".join(
+                         "%s %.3f ms" % (n, r[k]) for k, n, _, _ in BENCH_07_VERSIONS if k != key)))
+            svg.text("winner", x + 8, y + 16, name, 12, weight="bold")
+            svg.text("margin", x + 8, y + 31, "%.2fx faster than %s" % (margin, BENCH_07_VERSIONS[second][1]), 11)
+            svg.text("ratio", x + 8, y + 46, "exhaustive / CDP: %.2fx" % ratio, 11,
+                     weight="bold" if ratio > 1 else "normal")
+            svg.text("ratio-alternative", x + 8, y + 59, "one thread launching, own run: %.2fx" % alt_ratio, 10,
+                     fill=MUTED)
+    y = top + len(regions) * (cell_h + gap) + 14
+    for i, (_, name, fill, stroke) in enumerate(BENCH_07_VERSIONS):
+        x, y_i = 20 + (i % 2) * 400, y + (i // 2) * 20
+        svg.rect("legend", x, y_i, 14, 14, fill, stroke=stroke, rx=2)
+        svg.text("legend", x + 20, y_i + 11, "%s: %s, fastest in %d of %d" % (name, BENCH_07_LEGEND[i], wins[i],
+                                                                           len(rows)), 11)
+    y += 20
+    svg.text("note", 20, y + 36, "Each cell: the fastest of the four, timed in one run, and how much faster it was than "
+             "the next; exhaustive / CDP: the exhaustive", 11, fill=MUTED)
+    svg.text("note", 20, y + 51, "kernel's time over the reference solution's (bold where CDP beat it); last, that "
+             "ratio for the one-thread-launches alternative, in its own run.", 11, fill=MUTED)
+    svg.write(out_path)
+    return {"cells": sum(wins), "wins": " ".join("%s=%d" % (n, w)
+                                                 for (_, n, _, _), w in zip(BENCH_07_VERSIONS, wins))}
+
+
 # ---------------------------------------------------------------- Lab 08: a loop of rounds on the GPU
 
 LOOP_FILL = "#eef3f9"   # a graph, or a WHILE node's body
@@ -417,8 +523,10 @@ def draw_graph_loops(docs, out_path):
 FIGURES = [("01-divergent-counter-grids.svg", draw_grids), ("02-race-timeline.svg", draw_race),
            ("03-recursion-tree.svg", draw_recursion), ("04-bezier-curves.svg", draw_curves_figure),
            ("05-stream-timelines.svg", draw_timelines_figure), ("06-allocator-costs.svg", draw_allocator),
-           ("07-mandelbrot.svg", draw_mandelbrot_figure), ("08-graph-loops.svg", draw_graph_loops)]
+           ("07-mandelbrot.svg", draw_mandelbrot_figure), ("07-where-cdp-wins.svg", draw_where_cdp_wins),
+           ("08-graph-loops.svg", draw_graph_loops)]
 DIAGRAMS = ("08-graph-loops.svg",)  # figures that draw no document: drawn wherever the tool runs
+FROM_DATA = ("07-where-cdp-wins.svg",)  # drawn from handouts/figures/data/, not from documents: wherever it runs
 
 
 def draw_all(docs, out_dir):
@@ -445,9 +553,8 @@ def submissions(lab):
     """(case, folder, known wrong) of the solution and every known-wrong and alternative submission of a lab."""
     found = [("solution", paths.solution_dir(lab), False)]
     for kind, kind_dir in (("incorrect", paths.incorrect_dir(lab)), ("alternative", paths.alternative_dir(lab))):
-        for folder in sorted(glob.glob(os.path.join(kind_dir, "*", ""))):
-            found.append((os.path.basename(os.path.dirname(folder)), folder, kind == "incorrect"))
-    return [(case, folder, wrong) for case, folder, wrong in found if os.path.isdir(folder)]
+        found += [(case, os.path.join(kind_dir, case), kind == "incorrect") for case in paths.case_folders(kind_dir)]
+    return found
 
 
 def record_documents(docs_dir, work, labs=None):

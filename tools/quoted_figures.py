@@ -13,8 +13,8 @@ after it (an HTML comment: Markdown viewers and pandoc show nothing):
 "from SOURCE: EXPR" is checked: EXPR is evaluated on SOURCE and must round to the number as written
 (as many decimals as written; an integer's trailing zeros mean it was rounded to that many tens).
 SOURCE is a recorded document the kit's own runs wrote:
-    NAME            handouts/figures/data/NAME.json (costs, bench-04, bench-07, bench-08, thresholds, suite,
-                    toolkits)
+    NAME            handouts/figures/data/NAME.json (costs, bench-04, bench-07, bench-07-one-thread-launches,
+                    bench-08, thresholds, suite, toolkits)
     recorded/NAME   grader/tests/data/recorded/NAME.json (a lab's result document, make figures)
     mutants/NAME    grader/tests/data/mutants/NAME.json (a mutation run, make mutants)
     rubric/labNN    the constants of grader/rubrics/labNN.py (thresholds, points)
@@ -542,16 +542,62 @@ def _thresholds_lab07(load):
     return rows
 
 
+def _percent_of_pixels(fraction):
+    """A small fraction of an image's pixels as a percent, two significant digits, never in e-notation."""
+    if not fraction:
+        return "0"
+    percent, digits = 100 * fraction, 0
+    while percent * 10 ** digits < 10:
+        digits += 1
+    return "{:.{}f}%".format(percent, digits)
+
+
 def _bench_07_table(load):
+    """make bench LAB=07: the exhaustive kernel, the host worklist, NVIDIA's published design and the
+    reference solution's CDP in one run (bench-07), and the one-thread-launches alternative's CDP from
+    its own run (bench-07-one-thread-launches, its ratio over that run's exhaustive time); then the
+    launches of the two launching designs, and their images against the exhaustive one."""
     doc = load("bench-07")
-    rows = ["| view | zoom | max dwell | image | filled by the rule | exhaustive (ms) | host worklist (ms) | CDP (ms) "
-            "| exhaustive / CDP | worklist / CDP |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    other = {(r["view"], r["zoom"], r["max_dwell"], r["side"]): r
+             for r in load("bench-07-one-thread-launches")["bench"]}
+
+    def case(r):
+        return "| %s | %d | %s | %s x %s |" % (r["view"], r["zoom"], _number(r["max_dwell"], 0),
+                                               _number(r["side"], 0), _number(r["side"], 0))
+
+    def timed(ms, exhaustive_ms, fastest=False):
+        cell = _number(ms, 3)
+        return "%s (%sx)" % ("**%s**" % cell if fastest else cell, _number(exhaustive_ms / ms, 2))
+
+    rows = ["| view | zoom | max dwell | image | filled by the rule | exhaustive (ms) | host worklist (ms) "
+            "| published (ms) | CDP, the reference (ms) | CDP, thread 0 makes all 16 launches (ms, its own run) |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in doc["bench"]:
-        rows.append("| %s | %d | %s | %s x %s | %s%% | %s | %s | %s | %s | %s |" % (
-            r["view"], r["zoom"], _number(r["max_dwell"], 0), _number(r["side"], 0), _number(r["side"], 0),
-            _number(100 * r["filled_fraction"], 1), _number(r["exhaustive_ms"], 3), _number(r["worklist_ms"], 3),
-            _number(r["cdp_ms"], 3), _number(r["exhaustive_ms"] / r["cdp_ms"], 2),
-            _number(r["worklist_ms"] / r["cdp_ms"], 2)))
+        alt = other[(r["view"], r["zoom"], r["max_dwell"], r["side"])]
+        fastest = min(r["exhaustive_ms"], r["worklist_ms"], r["published_ms"], r["cdp_ms"])
+        ex = r["exhaustive_ms"]
+        rows.append("%s %s%% | %s | %s | %s | %s | %s |" % (
+            case(r), _number(100 * r["filled_fraction"], 1),
+            "**%s**" % _number(ex, 3) if ex == fastest else _number(ex, 3),
+            timed(r["worklist_ms"], ex, r["worklist_ms"] == fastest),
+            timed(r["published_ms"], ex, r["published_ms"] == fastest),
+            timed(r["cdp_ms"], ex, r["cdp_ms"] == fastest), timed(alt["cdp_ms"], alt["exhaustive_ms"])))
+    rows += ["", "In parentheses: the exhaustive kernel's time over that version's, in the same run (the last "
+             "column: over its own run's exhaustive time). In bold: the fastest of the first four, which "
+             "ran in one process, one after another on each case.", "",
+             "| view | zoom | max dwell | image | child grids, the reference | child grids, published (split / "
+             "fill / per pixel) | pending-launch limit, the reference / published | filled, the rule / published "
+             "| pixels unlike the exhaustive image, the reference / published |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for r in doc["bench"]:
+        rows.append("%s %s | %s (%s / %s / %s) | %s / %s | %s%% / %s%% | %s / %s |" % (
+            case(r), _number(r["cdp_child_grids"], 0), _number(r["published_child_grids"], 0),
+            _number(r["published_split_grids"], 0), _number(r["published_fill_grids"], 0),
+            _number(r["published_pixel_grids"], 0), _number(r["cdp_pending_limit"], 0),
+            _number(r["published_pending_limit"], 0), _number(100 * r["filled_fraction"], 1),
+            _number(100 * r["published_filled_fraction"], 1),
+            _percent_of_pixels(r["cdp_unlike_exhaustive_fraction"]),
+            _percent_of_pixels(r["published_unlike_exhaustive_fraction"])))
     return rows
 
 

@@ -299,8 +299,9 @@ class FiguresFromRecordedRunsTest(unittest.TestCase):
     def test_a_figure_without_the_runs_it_needs_is_not_drawn(self):
         with tempfile.TemporaryDirectory() as docs:
             problems = self.draw(docs)
-            self.assertEqual(len(problems), len(draw_figures.FIGURES) - len(draw_figures.DIAGRAMS))
-            self.assertFalse(any(p.startswith(draw_figures.DIAGRAMS) for p in problems), problems)
+            drawn_anyway = draw_figures.DIAGRAMS + draw_figures.FROM_DATA  # they read no document
+            self.assertEqual(len(problems), len(draw_figures.FIGURES) - len(drawn_anyway))
+            self.assertFalse(any(p.startswith(drawn_anyway) for p in problems), problems)
             doc = recorded("lab03-solution.json")
             doc["hello"]["count"] += 5  # records lost: the tree would be incomplete
             with open(os.path.join(docs, "lab03-solution.json"), "w") as f:
@@ -330,6 +331,47 @@ class FiguresFromRecordedRunsTest(unittest.TestCase):
             return read_png(path)
         with open(path) as f:
             return f.read()
+
+    # ---- Lab 07: where each version wins, from make bench LAB=07's data (handouts/figures/data/)
+
+    def test_where_cdp_wins_has_a_cell_per_bench_row_coloured_by_the_fastest(self):
+        self.draw_recorded()
+        with open(os.path.join(draw_figures.BENCH_DATA_DIR, "bench-07.json")) as f:
+            bench = json.load(f)
+        wins = {}
+        for r in bench["bench"]:
+            times = {"exhaustive": r["exhaustive_ms"], "worklist": r["worklist_ms"], "published": r["published_ms"],
+                     "cdp": r["cdp_ms"]}
+            fastest = min(times, key=times.get)
+            wins[fastest] = wins.get(fastest, 0) + 1
+        path = os.path.join(self.out, "07-where-cdp-wins.svg")
+        found = classes(path)
+        self.assertEqual({k[len("win-"):]: v for k, v in found.items() if k.startswith("win-")}, wins)
+        self.assertEqual((found.get("ratio"), found.get("ratio-alternative")), (len(bench["bench"]),) * 2)
+        self.assertIn(bench["device"]["name"], texts(path))
+
+    def test_where_cdp_wins_is_drawn_from_the_bench_data_only(self):
+        with open(os.path.join(draw_figures.BENCH_DATA_DIR, "bench-07.json")) as f:
+            bench = json.load(f)
+        row = dict(bench["bench"][0], cdp_ms=bench["bench"][0]["exhaustive_ms"] / 2)  # CDP the fastest here
+        doc = dict(bench, bench=[row])
+        with tempfile.TemporaryDirectory() as data:
+            path = os.path.join(self.out, "where.svg")
+            with open(os.path.join(data, "bench-07.json"), "w") as f:
+                json.dump(doc, f)
+            with self.assertRaises(figures.FigureError):  # the alternative's run is missing
+                draw_figures.draw_where_cdp_wins({}, path, data)
+            with open(os.path.join(data, "bench-07-one-thread-launches.json"), "w") as f:
+                json.dump(dict(bench, bench=[dict(row, zoom=row["zoom"] + 1)]), f)
+            with self.assertRaises(figures.FigureError) as caught:  # no row of its own for this case
+                draw_figures.draw_where_cdp_wins({}, path, data)
+            self.assertIn("no row", str(caught.exception))
+            with open(os.path.join(data, "bench-07-one-thread-launches.json"), "w") as f:
+                json.dump(doc, f)
+            summary = draw_figures.draw_where_cdp_wins({}, path, data)
+        self.assertEqual(summary["cells"], 1)
+        self.assertEqual(classes(path).get("win-cdp"), 1)
+        self.assertIn("exhaustive / CDP: 2.00x", texts(path))
 
     # ---- Lab 01: the parent grid and its children, from the recorded solution run
 

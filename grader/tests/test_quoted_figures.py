@@ -124,6 +124,26 @@ class QuotedFiguresTest(unittest.TestCase):
         self.assertIn("no generated block called nothing",
                       self.problems("<!-- begin generated: nothing -->\nx\n<!-- end generated: nothing -->\n")[0])
 
+    def test_bench_07_table_matches_the_alternative_s_own_run(self):
+        row = {"view": "full", "zoom": 2, "max_dwell": 4096, "side": 8192, "exhaustive_ms": 100.0, "worklist_ms": 30.0,
+               "published_ms": 8.0, "cdp_ms": 16.0, "filled_fraction": 0.79, "cdp_child_grids": 5604,
+               "cdp_pending_limit": 17476, "cdp_unlike_exhaustive_fraction": 1.49011612e-08,
+               "published_child_grids": 6080, "published_split_grids": 316, "published_fill_grids": 2350,
+               "published_pixel_grids": 3414, "published_pending_limit": 17408, "published_filled_fraction": 0.79,
+               "published_unlike_exhaustive_fraction": 0}
+        other = dict(row, exhaustive_ms=90.0, cdp_ms=30.0)  # its own run: its own exhaustive time
+        for name, doc in (("bench-07", {"bench": [row]}), ("bench-07-one-thread-launches", {"bench": [other]})):
+            with open(os.path.join(self.kit, qf.DATA_DIR, name + ".json"), "w") as f:
+                json.dump(doc, f)
+        block = qf.render("bench-07", self.kit)
+        self.assertIn("| 100.000 | 30.000 (3.33x) | **8.000** (12.50x) | 16.000 (6.25x) | 30.000 (3.00x) |", block)
+        self.assertIn("| 5,604 | 6,080 (316 / 2,350 / 3,414) | 17,476 / 17,408 | 79.0% / 79.0% | 0.0000015% / 0 |",
+                      block)
+        with open(os.path.join(self.kit, qf.DATA_DIR, "bench-07-one-thread-launches.json"), "w") as f:
+            json.dump({"bench": [dict(other, side=4096)]}, f)  # no row for this case: the block cannot be drawn
+        with self.assertRaises(qf.SourceError):
+            qf.render("bench-07", self.kit)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -141,29 +141,6 @@ __global__ void kit_exhaustive(mandel_job_t job)
         job.image[py * job.width + px] = kit_dwell(job, px, py);
 }
 
-/* Pixel i of the border of the w x h rectangle at (x, y), 0 <= i < kit_border_length(w, h): the first
- * row, the last row, then the first and the last column without their corners; a rectangle one pixel
- * wide or tall is all border. The kit's own versions (the worklist, the published design) share it. */
-static __device__ int kit_border_length(int w, int h)
-{
-    return (w == 1 || h == 1) ? w * h : 2 * w + 2 * (h - 2);
-}
-
-static __device__ void kit_border_pixel(int i, int x, int y, int w, int h, int *px, int *py)
-{
-    if (w == 1 || h == 1) {
-        *px = x + (h == 1 ? i : 0);
-        *py = y + (h == 1 ? 0 : i);
-    } else if (i < 2 * w) {
-        *px = x + i % w;
-        *py = i < w ? y : y + h - 1;
-    } else {
-        i -= 2 * w;
-        *px = i < h - 2 ? x : x + w - 1;
-        *py = y + 1 + i % (h - 2);
-    }
-}
-
 /* The host-driven worklist, the way without dynamic parallelism: one host launch per level, one block
  * per rectangle of the level, the rectangles to split appended to the next level's list. The host
  * reads the list's length back between levels. */
@@ -175,10 +152,20 @@ __global__ void kit_worklist_level(mandel_job_t job, const rect_t *level, rect_t
     if (threadIdx.x == 0)
         corner = kit_dwell(job, r.x, r.y);
     __syncthreads();
-    int same = 1;
-    for (int i = threadIdx.x; i < kit_border_length(w, h); i += blockDim.x) {
+    int border = (w == 1 || h == 1) ? w * h : 2 * w + 2 * (h - 2), same = 1;
+    for (int i = threadIdx.x; i < border; i += blockDim.x) {
         int px, py;
-        kit_border_pixel(i, r.x, r.y, w, h, &px, &py);
+        if (w == 1 || h == 1) {
+            px = r.x + (h == 1 ? i : 0);
+            py = r.y + (h == 1 ? 0 : i);
+        } else if (i < 2 * w) {
+            px = r.x + i % w;
+            py = i < w ? r.y : r.y + h - 1;
+        } else {
+            int k = i - 2 * w;
+            px = k < h - 2 ? r.x : r.x + w - 1;
+            py = r.y + 1 + k % (h - 2);
+        }
         same &= kit_dwell(job, px, py) == corner;
     }
     if (__syncthreads_and(same)) {
@@ -261,9 +248,22 @@ __global__ void kit_pub_block(mandel_job_t job, int x0, int y0, int d, int x_end
     }
     __syncthreads();
     int low = INT_MAX, high = -1;
-    for (int i = t; i < kit_border_length(w, h); i += threads) {
+    /* the border as the worklist walks it: the first and the last row, then the first and the last
+     * column without their corners; one pixel wide or tall, all of it */
+    int border = (w == 1 || h == 1) ? w * h : 2 * w + 2 * (h - 2);
+    for (int i = t; i < border; i += threads) {
         int px, py;
-        kit_border_pixel(i, x, y, w, h, &px, &py);
+        if (w == 1 || h == 1) {
+            px = x + (h == 1 ? i : 0);
+            py = y + (h == 1 ? 0 : i);
+        } else if (i < 2 * w) {
+            px = x + i % w;
+            py = i < w ? y : y + h - 1;
+        } else {
+            int k = i - 2 * w;
+            px = k < h - 2 ? x : x + w - 1;
+            py = y + 1 + k % (h - 2);
+        }
         int dwell = kit_dwell(job, px, py);
         low = min(low, dwell);
         high = max(high, dwell);
