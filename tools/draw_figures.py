@@ -445,7 +445,7 @@ def draw_where_cdp_wins(docs, out_path, data_dir=BENCH_DATA_DIR):
             svg.text("margin", x + 8, y + 31, "%.2fx faster than %s" % (margin, BENCH_07_VERSIONS[second][1]), 11)
             svg.text("ratio", x + 8, y + 46, "exhaustive / CDP: %.2fx" % ratio, 11,
                      weight="bold" if ratio > 1 else "normal")
-            svg.text("ratio-alternative", x + 8, y + 59, "one thread launching, own run: %.2fx" % alt_ratio, 10,
+            svg.text("ratio-alternative", x + 8, y + 59, "thread 0 launching all: %.2fx" % alt_ratio, 11,
                      fill=MUTED)
     y = top + len(regions) * (cell_h + gap) + 14
     for i, (_, name, fill, stroke) in enumerate(BENCH_07_VERSIONS):
