@@ -13,11 +13,13 @@ the suite's wall time, as CTest wrote it (summed over the files). --command: how
 the pages (default: through tools/gpu-suite.sh tests).
 RUNS.jsonl: the harness runs the tests made (KIT_RUN_LOG, gradelib/harness.py), summed up under "runs":
 how many, the CUDA contexts they made and the wall time those took between them (the driver makes
-them about one at a time), and what the runs that had the GPU alone held it for.
+them about one at a time; the median and the longest, of the runs that got past theirs), the runs
+that hit their time limit, and what the runs that had the GPU alone held it for.
 """
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -100,6 +102,9 @@ def runs_summary(lines):
             "span_s": round(max(e for _, e in span) - min(b for b, _ in span), 1) if span else 0.0,
             "context_sum_s": round(sum(e - b for b, e in contexts), 1),
             "context_union_s": round(_union_s(contexts), 1),
+            "context_median_s": round(statistics.median(e - b for b, e in contexts), 1) if contexts else 0.0,
+            "context_max_s": round(max(e - b for b, e in contexts), 1) if contexts else 0.0,
+            "timeouts": sum(1 for run in runs if run.get("verdict") == process.TIMEOUT),
             "alone_runs": alone["runs"], "alone_s": round(alone["held_s"], 1),
             "alone_timeouts": alone["timeouts"], "alone_timeouts_s": round(alone["timeouts_s"], 1),
             "alone_start_context_exit_s": round(alone["start_context_exit_s"], 1),

@@ -358,6 +358,7 @@ class SuiteRunsSummary(unittest.TestCase):
         self.assertEqual(got["contexts_made"], 3)
         self.assertEqual(got["context_sum_s"], 4.5)
         self.assertEqual(got["context_union_s"], 3.5)  # [11, 13] and [12, 14] overlap, [20.5, 21] apart
+        self.assertEqual((got["context_median_s"], got["context_max_s"]), (2.0, 2.0))  # of 2.0, 2.0, 0.5
         self.assertEqual(got["alone_runs"], 1)
         self.assertEqual(got["alone_s"], 1.2)  # the run's seconds as the log has them (1.25 rounds to 1.2)
         self.assertEqual(got["alone_start_context_exit_s"], 1.2)
@@ -376,6 +377,7 @@ class SuiteRunsSummary(unittest.TestCase):
         self.assertEqual((got["alone_runs"], got["alone_s"]), (2, 7.5))
         self.assertEqual((got["alone_timeouts"], got["alone_timeouts_s"]), (1, 6.0))  # the shared one is no hang
         self.assertEqual(got["alone_start_context_exit_s"], 0.5)  # of the run that did not hang
+        self.assertEqual(got["timeouts"], 2)  # every run that hit its time limit, shared or alone
 
 
     def test_a_run_started_before_its_hold_counts_from_its_cases(self):
