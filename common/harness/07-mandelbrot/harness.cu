@@ -672,6 +672,27 @@ typedef struct {
     kit_launch_log_t launches;     /* the counted and the timed runs' launch log */
 } version_run_t;
 
+/* One run of step with the kit's counts on (the caller zeroes and reads its own counters; counting is
+ * off again for the timed runs, which leave them as they are), its image against the exhaustive one,
+ * then its timed runs; the launch log covers both (a failed launch would time a smaller tree). */
+static void count_then_time(version_run_t *v, mandel_job_t job, const int *exhaustive, int repeats,
+                            void (*step)(void *))
+{
+    long long pixels = (long long)job.width * job.height;
+    KIT_CHECK(cudaMemset(job.image, 0xff, sizeof(int) * (size_t)pixels)); /* -1: a pixel it did not write */
+    kit_launch_log_reset();
+    set_counting(1);
+    step(&job);
+    KIT_CHECK_KERNEL();
+    set_counting(0);
+    int *image = (int *)kit_host_alloc(sizeof(int) * (size_t)pixels);
+    KIT_CHECK(cudaMemcpy(image, job.image, sizeof(int) * (size_t)pixels, cudaMemcpyDeviceToHost));
+    v->unlike_exhaustive = count_unlike(image, exhaustive, pixels);
+    free(image);
+    v->timing = kit_time_kernel(NULL, step, &job, 1, repeats);
+    v->launches = kit_launch_log_read();
+}
+
 /* The published design: the kit sizes its pending-launch limit for its worst case (never below the
  * default, 2,048), between kernels, counts one run and times it. The caller puts the student's limit
  * back before the student's runs. */
@@ -682,27 +703,14 @@ static version_run_t bench_published(mandel_job_t job, const int *exhaustive, in
     long long worst = pub_grid_launches(job.width, job.height, pub_top_side(&job), 0);
     v.pending_limit = worst > 2048 ? (size_t)worst : 2048;
     KIT_CHECK(cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, v.pending_limit));
-    unsigned long long zero[3] = {0, 0, 0};
+    unsigned long long zero[3] = {0, 0, 0}, filled = 0;
     KIT_CHECK(cudaMemcpyToSymbol(kit_pub_grids, zero, sizeof zero));
     KIT_CHECK(cudaMemcpyToSymbol(kit_pub_filled, zero, sizeof zero[0]));
-    long long pixels = (long long)job.width * job.height;
-    KIT_CHECK(cudaMemset(job.image, 0xff, sizeof(int) * (size_t)pixels)); /* -1: a pixel it did not write */
-    kit_launch_log_reset();
-    set_counting(1);
-    run_published(job);
-    KIT_CHECK_KERNEL();
-    set_counting(0);
-    unsigned long long filled = 0;
+    count_then_time(&v, job, exhaustive, repeats, published_step);
     KIT_CHECK(cudaMemcpyFromSymbol(v.grids, kit_pub_grids, sizeof v.grids));
     KIT_CHECK(cudaMemcpyFromSymbol(&filled, kit_pub_filled, sizeof filled));
     v.child_grids = (long long)(v.grids[PUB_BLOCK_GRIDS] + v.grids[PUB_FILL_GRIDS] + v.grids[PUB_PIXEL_GRIDS]);
-    v.filled = (double)filled / (double)pixels;
-    int *image = (int *)kit_host_alloc(sizeof(int) * (size_t)pixels);
-    KIT_CHECK(cudaMemcpy(image, job.image, sizeof(int) * (size_t)pixels, cudaMemcpyDeviceToHost));
-    v.unlike_exhaustive = count_unlike(image, exhaustive, pixels);
-    free(image);
-    v.timing = kit_time_kernel(NULL, published_step, &job, 1, repeats);
-    v.launches = kit_launch_log_read();
+    v.filled = (double)filled / ((double)job.width * job.height);
     return v;
 }
 
@@ -718,23 +726,11 @@ static version_run_t bench_student(mandel_job_t job, const int *exhaustive, int 
     KIT_CHECK(cudaMemcpyToSymbol(kit_grids, zero_grids, sizeof zero_grids));
     KIT_CHECK(cudaMemcpyToSymbol(kit_rect_count, &zero, sizeof zero));
     KIT_CHECK(cudaMemcpyToSymbol(kit_rect_log_size, &zero, sizeof zero)); /* counted, no rectangle kept */
-    long long pixels = (long long)job.width * job.height;
-    KIT_CHECK(cudaMemset(job.image, 0xff, sizeof(int) * (size_t)pixels));
-    kit_launch_log_reset();
-    set_counting(1);
-    run_student(job);
-    KIT_CHECK_KERNEL();
-    set_counting(0);
+    count_then_time(&v, job, exhaustive, repeats, student_step);
     KIT_CHECK(cudaMemcpyFromSymbol(grids, kit_grids, sizeof grids));
     for (int d = 0; d < DEPTH_SLOTS; d++)
         v.child_grids += grids[d];
     v.child_grids -= v.child_grids > 0; /* the host's grid */
-    int *image = (int *)kit_host_alloc(sizeof(int) * (size_t)pixels);
-    KIT_CHECK(cudaMemcpy(image, job.image, sizeof(int) * (size_t)pixels, cudaMemcpyDeviceToHost));
-    v.unlike_exhaustive = count_unlike(image, exhaustive, pixels);
-    free(image);
-    v.timing = kit_time_kernel(NULL, student_step, &job, 1, repeats);
-    v.launches = kit_launch_log_read(); /* a failed launch would time a smaller tree */
     return v;
 }
 
