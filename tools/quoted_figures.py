@@ -742,7 +742,7 @@ def mistake_rows(lab, kit=KIT_ROOT):
     order = {c.name: i for i, c in enumerate(lab.checks)}
     folder = paths.incorrect_dir(lab.name, kit)
     cases = []
-    for case in sorted(os.listdir(folder)):
+    for case in paths.case_folders(folder):
         check, fields = note_fields(os.path.join(folder, case))
         if "mistake" in fields:
             cases.append((order.get(check, len(order)), case, check, fields))

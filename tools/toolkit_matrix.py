@@ -133,15 +133,16 @@ def submissions():
     alternatives, starter and known-wrong submissions."""
     found = []
     for lab in registry.all_labs().values():
+        alternative, incorrect = paths.alternative_dir(lab.name), paths.incorrect_dir(lab.name)
         found.append((lab, "solution", os.path.join("solutions", lab.name), None))
-        for case in sorted(glob.glob(os.path.join(paths.alternative_dir(lab.name), "*"))):
-            found.append((lab, "alternative", os.path.relpath(case, KIT_ROOT), None))
+        for case in paths.case_folders(alternative):
+            found.append((lab, "alternative", os.path.relpath(os.path.join(alternative, case), KIT_ROOT), None))
         found.append((lab, "starter", os.path.join("labs", lab.name), None))
-        for case in sorted(glob.glob(os.path.join(paths.incorrect_dir(lab.name), "*"))):
-            name, _ = read_note(case)
+        for case in paths.case_folders(incorrect):
+            name, _ = read_note(os.path.join(incorrect, case))
             check = lab.check_named(name)
             must_fail = name if check is not None and check.kind in STATIC_KINDS else None
-            found.append((lab, "incorrect", os.path.relpath(case, KIT_ROOT), must_fail))
+            found.append((lab, "incorrect", os.path.relpath(os.path.join(incorrect, case), KIT_ROOT), must_fail))
     return found
 
 

@@ -1219,7 +1219,7 @@ class Lab08RealPtxTest(unittest.TestCase):
         lab = "08-device-graphs"
         alternatives = paths.alternative_dir(lab)
         correct = [("solutions", lab, "scheduling.cu")] + [
-            ("solutions", lab, "alternative", name, "scheduling.cu") for name in sorted(os.listdir(alternatives))]
+            ("solutions", lab, "alternative", name, "scheduling.cu") for name in paths.case_folders(alternatives)]
         solution = _read(paths.KIT_ROOT, "solutions", lab, "scheduling.cu")
         launch = "KIT_CHECK_DEVICE(cudaGraphLaunch(cudaGetCurrentGraphExec(), cudaStreamGraphTailLaunch));"
         self.assertIn(launch, solution)

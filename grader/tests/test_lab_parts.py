@@ -27,11 +27,6 @@ def first_line(path):
         return f.readline().strip()
 
 
-def cases(folder):
-    return sorted(c for c in os.listdir(folder) if os.path.isdir(os.path.join(folder, c))) \
-        if os.path.isdir(folder) else []
-
-
 class LabPartsTest(unittest.TestCase):
     def lacking(self, lab, part, present):
         """present, unless LACKING lists the part: then it must still be missing."""
@@ -58,7 +53,7 @@ class LabPartsTest(unittest.TestCase):
     def test_hostile_cases_name_verdicts_the_grader_gives(self):
         for lab in registry.all_labs().values():
             folder = paths.hostile_dir(lab.name)
-            found = cases(folder)
+            found = paths.case_folders(folder)
             self.assertTrue(found, "%s: no hostile case in %s" % (lab.name, folder))
             for case in found:
                 verdicts = first_line(os.path.join(folder, case, "note.txt")).split(":", 1)[0].split("|")
@@ -68,7 +63,7 @@ class LabPartsTest(unittest.TestCase):
         for lab in registry.all_labs().values():
             folder = paths.incorrect_dir(lab.name)
             named = {}
-            for case in cases(folder):
+            for case in paths.case_folders(folder):
                 name = first_line(os.path.join(folder, case, "note.txt")).split(":", 1)[0]
                 check = lab.check_named(name)
                 self.assertIsNotNone(check, "%s/%s: its note names no check of the lab: %r" % (lab.name, case, name))

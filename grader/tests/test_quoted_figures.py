@@ -195,6 +195,6 @@ class MistakesTableTest(unittest.TestCase):
         from gradelib import registry
         for lab in registry.all_labs().values():
             folder = paths.incorrect_dir(lab.name)
-            for case in sorted(os.listdir(folder)):
+            for case in paths.case_folders(folder):
                 check, fields = qf.note_fields(os.path.join(folder, case))
                 self.assertEqual(sorted(fields), ["happens", "mistake"], "%s/%s" % (lab.name, case))
