@@ -125,12 +125,14 @@ def wrong_verdict(record, kind, check):
 
 
 def submission_costs(record):
-    """{phase: seconds} of one submission (each run's phases summed) and [seconds of each case]."""
+    """{phase: seconds} of one submission (each run's phases summed; "contexts": the harness processes
+    whose CUDA context its cases' runs made, memcheck's aside) and [seconds of each case]."""
     costs = record.get("costs") or {}
     row = {k: costs.get(k, 0.0) for k in ("build_s", "static_s", "runtime_s")}
     runs = costs.get("runs", [])
     for key in ("wait_s", "start_s", "context_s", "case_s", "exit_s", "retried_s"):
         row[key] = round(sum(r.get(key, 0.0) for r in runs), 4)
+    row["contexts"] = sum(1 for r in runs if "context_s" in r)
     return row, [r.get("total_s", 0.0) for r in runs]
 
 
@@ -183,6 +185,7 @@ def report(lab, out, members, seconds, batch_status, records, finished=True):
     for kind, _ in members.values():
         mix[kind] = mix.get(kind, 0) + 1
     phases = {key: spread([row[key] for _, _, _, _, row, _ in rows]) for key in PHASES}
+    contexts = spread([row["contexts"] for _, _, _, _, row, _ in rows])
     most_cases = max((len(c) for *_, c in rows), default=0)
     cases = [spread([c[k] for *_, c in rows if len(c) > k]) for k in range(most_cases)]
     with open(os.path.join(out, "costs-%s.tsv" % lab.number), "w") as f:
@@ -199,7 +202,7 @@ def report(lab, out, members, seconds, batch_status, records, finished=True):
               "finished": finished, "graded": graded,
               "per_submission_s": round(seconds / max(1, graded), 3), "exit_status": batch_status,
               "verdicts_as_expected": graded - len(wrong), "wrong_verdicts": wrong,
-              "phases": phases, "cases": cases}
+              "phases": phases, "contexts": contexts, "cases": cases}
     with open(os.path.join(out, "throughput-%s.json" % lab.number), "w") as f:
         json.dump(result, f, indent=2)
     print("%s: %d submissions (%s), %d jobs, GPU shared by up to %d runs: %.1f s wall, %.2f s per submission"
@@ -215,6 +218,7 @@ def report(lab, out, members, seconds, batch_status, records, finished=True):
         print("  %-10s %8s / %s" % (key[:-2], phases[key]["median"], phases[key]["p90"]))
     for k, c in enumerate(cases):
         print("  case %-5d %8s / %s" % (k, c["median"], c["p90"]))
+    print("CUDA contexts a submission's runs made (memcheck's aside): %s / %s" % (contexts["median"], contexts["p90"]))
     return 0 if finished and batch_status == 0 and not wrong else 1
 
 

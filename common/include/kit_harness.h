@@ -12,8 +12,11 @@
  *
  * The grader runs a harness with
  *   --json fd:W --nonce-fd R --cases-fd C
- * C is a pipe holding one line per case: the case's options ("--K 2 --M 32"), all read, until it is
- * closed, before the first case runs.
+ * C is a pipe holding one line per case: the case's options ("--K 2 --M 32"), all read before the first
+ * case runs, until the pipe is closed or a line "kit-end" comes. A line "kit-hold" between two cases
+ * makes the run wait there: it writes "kit-hold K" on the channel (K: the cases done) and runs on once
+ * the grader writes "kit-go" on C. So one process, one CUDA context, runs a submission's cases that
+ * share the GPU and then, once the grader holds the GPU alone, the cases that time something.
  * The channel W then holds
  *   kit-nonce NONCE                    (written once the CUDA context is made, before any case runs; a
  *                                       grader may hold the cases back until it comes: see kit_result.h)
@@ -154,17 +157,22 @@ static inline void kit_run_one_case(int argc, char **argv, int (*run_case)(int, 
     kit_case_number++;
 }
 
-/* A process's cases: each one's argv (the process's --json appended) and its line as the grader sent it. */
+/* A process's cases: each one's argv (the process's --json appended), its line as the grader sent it,
+ * and whether the run waits for the grader's go before it (a kit-hold line came before it). */
 typedef struct {
     int argc;
     char **argv;
     char *line;
+    int hold;
 } kit_case_t;
+
+/* The grader's cases pipe, kept open after a kit-end line for its kit-go lines (else NULL). */
+static FILE *kit_cases_in;
 
 #define KIT_MAX_CASES 1024
 
-/* Every case line on descriptor cases_fd, read to the end before any case runs (a harness with a plan
- * step sees them all first); returns how many. */
+/* Every case line on descriptor cases_fd, read to its end or to a kit-end line before any case runs (a
+ * harness with a plan step sees them all first); returns how many. */
 static inline int kit_read_cases(long cases_fd, int argc, char **argv, const kit_option_t *options, kit_case_t *cases)
 {
     static const char *const json_only[] = {"--json", NULL};
@@ -175,8 +183,16 @@ static inline int kit_read_cases(long cases_fd, int argc, char **argv, const kit
         exit(KIT_EXIT_USAGE);
     }
     char line[KIT_CASE_LINE_MAX];
-    int n = 0;
+    int n = 0, hold = 0;
     while (fgets(line, sizeof line, in) != NULL) {
+        if (strcmp(line, "kit-end\n") == 0) {
+            kit_cases_in = in; /* the go lines come later */
+            return n;
+        }
+        if (strcmp(line, "kit-hold\n") == 0) {
+            hold = 1;
+            continue;
+        }
         if (strchr(line, '\n') == NULL && !feof(in)) {
             fprintf(stderr, "a case line is longer than %d characters\n", KIT_CASE_LINE_MAX - 1);
             exit(KIT_EXIT_USAGE);
@@ -186,6 +202,8 @@ static inline int kit_read_cases(long cases_fd, int argc, char **argv, const kit
             exit(KIT_EXIT_USAGE);
         }
         kit_case_t *c = &cases[n++];
+        c->hold = hold;
+        hold = 0;
         size_t length = strlen(line);
         c->line = (char *)kit_host_alloc(length + 1);
         memcpy(c->line, line, length + 1);
@@ -203,6 +221,22 @@ static inline int kit_read_cases(long cases_fd, int argc, char **argv, const kit
     }
     fclose(in);
     return n;
+}
+
+/* At a kit-hold line: say so on the channel, then wait for the grader's kit-go (it holds the GPU as the
+ * next cases need). A grader that closes the pipe instead ends the run here. */
+static inline void kit_wait_for_go(void)
+{
+    char line[64];
+    if (kit_channel != NULL) {
+        fprintf(kit_channel, "kit-hold %d\n", kit_case_number);
+        if (fflush(kit_channel) != 0)
+            kit_json_die("cannot write to the grader's channel");
+    }
+    if (kit_cases_in == NULL || fgets(line, sizeof line, kit_cases_in) == NULL || strcmp(line, "kit-go\n") != 0) {
+        fprintf(stderr, "the grader ended the run at a hold\n");
+        exit(KIT_EXIT_USAGE);
+    }
 }
 
 /* main of a harness whose cases must be seen together before any runs (see the top): plan_case(argc,
@@ -234,6 +268,8 @@ static inline int kit_harness_main_planned(int argc, char **argv, const kit_opti
             exit(status);
     }
     for (int k = 0; k < n; k++) {
+        if (cases[k].line != NULL && cases[k].hold)
+            kit_wait_for_go();
         if (cases[k].line != NULL)
             printf("== case %d: %s", kit_case_number, cases[k].line);
         kit_run_one_case(cases[k].argc, cases[k].argv, run_case);

@@ -110,6 +110,7 @@ class Contract:
 
 NONCE_LINE = b"kit-nonce "  # the first line a harness writes on the channel (kit_result.h)
 CASE_LINE = b"kit-case "    # after each case's document: the case is done (kit_harness.h)
+HOLD_LINE = b"kit-hold "    # between cases: the run waits for the grader's go (kit_harness.h)
 CLOCK_LINE = b"kit-clock "  # the last: when main began, the CUDA context was made, the last case ended
 DEFERRED = "kit_deferred"   # the document of a case the harness deferred to a fresh process
 
@@ -162,6 +163,8 @@ def read_channel(data, nonce):
     cases = []
     current = None  # the case being read: its document came, its kit-case line not yet
     for line in lines:
+        if current is None and line.startswith(HOLD_LINE):
+            continue
         if line.startswith(CASE_LINE):
             case = current or ChannelCase(why="it wrote no result on the grader's channel")
             current = None
@@ -208,14 +211,16 @@ def _case_output(output, k):
     return output[begin:] if end < 0 else output[begin:end]
 
 
-def run_costs(cases, clock, spawned_ns, ended_ns, waited_s, count, handed_ns=None):
+def run_costs(cases, clock, spawned_ns, ended_ns, waited_s, count, handed_ns=None, resumed=None):
     """What each of count cases cost, in seconds: [{phase: s}], one per case ({} for a case that did not
     run). The first case carries the run's wait for the GPU (gpushare), its start (process, sandbox,
     loader: until main) and its context (making the CUDA context); each case its own span (case_s,
     from the end of the case before, or from the context); the last case, the exit (tearing down) when
     every case was done, else the case the run ended on, the rest of the run. total_s: a case's phases
     but the wait. handed_ns: when the run was handed its cases (a started run, start_runs; else when it
-    was spawned): the time it waited for them, with its context made, counts as wait. Where the channel's stamps do not fit inside the
+    was spawned): the time it waited for them, with its context made, counts as wait. resumed: {k: (when
+    the grader let the run go on at case k's hold, the seconds it waited for the GPU there)}: case k's
+    span starts at its go, and that wait is its own. Where the channel's stamps do not fit inside the
     run, the first case carries the whole run. Diagnostics only: a run can forge its stamps."""
     costs = [{} for _ in range(count)]
     if not count:
@@ -233,18 +238,23 @@ def run_costs(cases, clock, spawned_ns, ended_ns, waited_s, count, handed_ns=Non
         return round((b - a) / 1e9, 4)
 
     costs[0] = {"start_s": span(spawned_ns, clock[0]), "context_s": span(clock[0], clock[1])}
+    resumed = resumed or {}
     previous = ready + idle_ns
-    for k, end in enumerate(ends):
+    for k in range(min(count, len(ends) + 1)):
+        if k in resumed:
+            previous = max(previous, resumed[k][0])
+        end = ends[k] if k < len(ends) else ended_ns
         costs[k]["case_s"] = span(previous, end)
         previous = end
     if len(ends) == count:
         costs[count - 1]["exit_s"] = span(previous, ended_ns)
-    else:
-        costs[len(ends)]["case_s"] = span(previous, ended_ns)
     for c in costs:
         if c:
             c["total_s"] = round(sum(c.values()), 4)
     costs[0]["wait_s"] = round(waited_s + idle_ns / 1e9, 4)
+    for k, (_, waited) in resumed.items():
+        if k < count and costs[k]:
+            costs[k]["wait_s"] = round(waited, 4)
     return costs
 
 
@@ -266,31 +276,36 @@ def run_policy(program):
 RUN_LOG_ENV = "KIT_RUN_LOG"  # a file: one JSON line per harness run (when, alone or not, what it cost)
 
 
-def _log_run(program, alone, slots, started_before, spawned_ns, held_ns, result, cases, costs):
-    """Append the run to $KIT_RUN_LOG, where set: a timeline of every run of every grader on a machine
-    (the kit's GPU suite reads it to see where the time goes): its cases, what each cost, and how long
-    it held the GPU (held_s: for a run started before its hold (start_runs), from its cases on; else
-    the whole run), and the shared slots it held (slots, for a shared run)."""
+def _log_run(program, alone, slots, started_before, begin_ns, end_ns, held_from_ns, verdict, cases, costs):
+    """Append a run, or a segment of one (run_segments), to $KIT_RUN_LOG, where set: a timeline of every
+    run of every grader on a machine (the kit's GPU suite reads it to see where the time goes): its
+    cases, what each cost, and how long it held the GPU (held_s: from held_from_ns, its cases' start
+    for a run started before its hold (start_runs) or a later segment, else its spawn), and the shared
+    slots it held (slots, for a shared run)."""
     path = os.environ.get(RUN_LOG_ENV)
     if not path:
         return
     line = json.dumps({"pid": os.getpid(), "program": os.path.basename(program), "alone": alone,
-                       "slots": 0 if alone else slots, "started_before": started_before, "spawned_s": spawned_ns / 1e9,
-                       "seconds": round(result.seconds, 4), "held_s": round(min(result.seconds, held_ns / 1e9), 4),
-                       "verdict": result.verdict, "cases": cases, "costs": costs}) + "\n"
+                       "slots": 0 if alone else slots, "started_before": started_before, "spawned_s": begin_ns / 1e9,
+                       "seconds": round((end_ns - begin_ns) / 1e9, 4), "held_s": round((end_ns - held_from_ns) / 1e9, 4),
+                       "verdict": verdict, "cases": cases, "costs": costs}) + "\n"
     with open(path, "a") as f:
         f.write(line)
 
 
 class StartedRun:
-    """A harness process of run_cases: its pipes, its nonce, its cases' lines. Run by run_cases, or
-    first started with its cases held back (start_runs) and handed them later (hand_cases)."""
+    """A harness process of run_segments: its pipes, its nonce, its cases' lines. Run by run_segments,
+    or first started with its cases held back (start_runs) and handed them later (hand_cases). holds:
+    the cases before which the run waits for go() (kit_harness.h's kit-hold)."""
 
-    def __init__(self, lab, program, cases, timeout, cwd, sandboxed, hold_cases):
-        lines = "".join(" ".join(lab.harness_args(params)) + "\n" for params in cases).encode("ascii")
+    def __init__(self, lab, program, cases, timeout, cwd, sandboxed, hold_cases, holds=()):
+        lines = "".join(("kit-hold\n" if k in holds else "") + " ".join(lab.harness_args(params)) + "\n"
+                        for k, params in enumerate(cases))
+        lines = (lines + ("kit-end\n" if holds else "")).encode("ascii")
         if len(lines) > 60000:  # a pipe holds 64 KiB: the lines are written before the harness reads them
             raise ValueError("%d cases are too many for one run" % len(cases))
         self.lines = lines
+        self.holds = set(holds)
         self.nonce = secrets.token_hex(16)
         nonce_read, nonce_write = os.pipe()
         os.write(nonce_write, self.nonce.encode("ascii") + b"\n")
@@ -311,8 +326,29 @@ class StartedRun:
 
     def _write_cases(self):
         os.write(self.cases_write, self.lines)
-        os.close(self.cases_write)
-        self.cases_write = None
+        if not self.holds:
+            self._close_cases()
+
+    def _close_cases(self):
+        if self.cases_write is not None:
+            os.close(self.cases_write)
+            self.cases_write = None
+
+    def at_hold(self, k):
+        """Read the run until it waits at case k's hold: True, or False once it ended or hit a limit."""
+        return self.bounded.until(b"\n" + HOLD_LINE + b"%d\n" % k)
+
+    def go(self, k, timeout):
+        """Let a run waiting at case k's hold go on: its time limit starts again."""
+        self.bounded.timeout = timeout
+        self.bounded.restart_clock()
+        self.holds.discard(k)
+        try:
+            os.write(self.cases_write, b"kit-go\n")
+        except OSError:  # it ended meanwhile: finish() says how
+            pass
+        if not self.holds:
+            self._close_cases()
 
     def hand_cases(self, timeout):
         """A started run's cases, handed over now: its time limit starts again, timeout seconds per
@@ -328,9 +364,7 @@ class StartedRun:
             return self.bounded.stop() if stop else self.bounded.finish()
         finally:
             os.close(self.channel_read)
-            if self.cases_write is not None:
-                os.close(self.cases_write)
-                self.cases_write = None
+            self._close_cases()
 
     def discard(self):
         """A started run not used: stopped, its pipes closed."""
@@ -366,28 +400,57 @@ def start_runs(lab, program, groups, timeout, cwd=None, sandboxed=False):
 
 
 def run_cases(lab, program, cases, timeout, cwd=None, sandboxed=False, alone=True, started=None, slots=1):
-    """Run a lab's built harness on several cases in one process (kit_harness.h): [CaseOutcome], one
-    per case, in order. Each case's options go through the lab's contract.
+    """Run a lab's built harness on several cases in one process: run_segments with one segment, the GPU
+    held alone (alone) or shared, holding slots of it. started: the StartedRun of these cases
+    (start_runs), else a process is started here."""
+    return run_segments(lab, program, [(alone, slots, cases)], timeout, cwd, sandboxed, started)
+
+
+def run_segments(lab, program, segments, timeout, cwd=None, sandboxed=False, started=None):
+    """Run a lab's built harness on several cases in one process (kit_harness.h), so in one CUDA
+    context: [CaseOutcome], one per case, in order. segments: [(alone, slots, cases)], run one after
+    another, each with the GPU held as it says (gpushare: alone, or shared holding slots of it); the
+    process waits at each later segment's first case (a hold) until the grader holds the GPU for it.
+    Each case's options go through the lab's contract.
 
     The documents travel on a pipe the grader creates for this run, never through a file, and count
     only with this run's nonce: printing a pass line or writing a results file does not count. Each
     case has timeout seconds from the end of the case before it (the first, from the process's start,
-    or for a started run, from when it is handed its cases), and its own share of output before it
-    counts as a flood. sandboxed: in gradelib.sandbox, with run_policy (cwd is then the sandbox's /tmp).
-    alone: hold the GPU alone for the run, else share it (gpushare), holding slots of it. started: the
-    StartedRun of these cases (start_runs), else a process is started here."""
-    with gpushare.gate().held(alone, slots) as waited:
-        if started is None:
-            run = StartedRun(lab, program, cases, timeout, cwd, sandboxed, hold_cases=False)
-        else:
-            run = started
-            run.hand_cases(timeout)
-        result = run.finish()
-        ended = time.monotonic_ns()
+    or for a started run, from when it is handed its cases; the first of a segment, from its go), and
+    its own share of output before it counts as a flood. sandboxed: in gradelib.sandbox, with
+    run_policy (cwd is then the sandbox's /tmp). started: the StartedRun of a one-segment run
+    (start_runs), else a process is started here."""
+    segments = [segment for segment in segments if segment[2]]
+    cases = [params for _, _, group in segments for params in group]
+    firsts = [sum(len(group) for _, _, group in segments[:s]) for s in range(len(segments))]
+    run = started
+    waited_first = 0.0
+    resumed = {}  # the first case of each later segment: (its go, the wait for the GPU there)
+    spans = []    # each segment that ran: (when it began, when it ended), monotonic ns
+    for s, (alone, slots, group) in enumerate(segments):
+        with gpushare.gate().held(alone, slots) as waited:
+            if run is None:
+                run = StartedRun(lab, program, cases, timeout, cwd, sandboxed, hold_cases=False, holds=firsts[1:])
+                waited_first = waited
+            elif s:
+                run.go(firsts[s], timeout)
+                resumed[firsts[s]] = (time.monotonic_ns(), waited)
+            else:  # a started run, handed its cases now
+                run.hand_cases(timeout)
+                waited_first = waited
+            begin = resumed[firsts[s]][0] if s else run.spawned_ns
+            if s + 1 < len(segments) and run.at_hold(firsts[s + 1]):
+                spans.append((begin, time.monotonic_ns()))
+                continue
+            result = run.finish()
+            ended = time.monotonic_ns()
+            spans.append((begin, ended))
+            break
     if sandboxed:
         sandbox.check_made(result, "a harness run")
     found, clock, why = read_channel(result.channel, run.nonce)
-    costs = run_costs(found, clock, run.spawned_ns, ended, waited + run.waited_before_s, len(cases), run.handed_ns)
+    costs = run_costs(found, clock, run.spawned_ns, ended, waited_first + run.waited_before_s, len(cases),
+                      run.handed_ns, resumed)
     outcomes = []
     ended_on = None  # the case the process ended on: the first not done, else the last
 
@@ -418,7 +481,11 @@ def run_cases(lab, program, cases, timeout, cwd=None, sandboxed=False, alone=Tru
     for outcome, cost in zip(outcomes, costs):
         if outcome.result is not None:
             outcome.result.costs = cost
-    _log_run(program, alone, slots, started is not None, run.spawned_ns, ended - run.handed_ns, result, len(cases), costs)
+    for s, (begin, end) in enumerate(spans):
+        alone, slots, group = segments[s]
+        last = s == len(spans) - 1
+        _log_run(program, alone, slots, started is not None or s > 0, begin, end, begin if s else run.handed_ns,
+                 result.verdict if last else process.OK, len(group), costs[firsts[s]:firsts[s] + len(group)])
     return outcomes
 
 

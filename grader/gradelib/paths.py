@@ -62,7 +62,7 @@ def case_folders(folder):
     if not os.path.isdir(folder):
         return []
     return sorted(d for d in os.listdir(folder)
-                  if os.path.isdir(os.path.join(folder, d)) and any(os.scandir(os.path.join(folder, d))))
+                  if os.path.isdir(os.path.join(folder, d)) and os.listdir(os.path.join(folder, d)))
 
 
 def lab_makefile(lab_name):

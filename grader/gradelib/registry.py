@@ -32,6 +32,10 @@ class Lab:
                     than all of them has the GPU alone. The cases whose parameters set "timing" always
                     have it alone (times_something); every other case shares the GPU with other runs,
                     which no check that takes no timing can tell.
+    heap_per_process  True where the harness sizes a device memory for every case of its process before any
+                    runs (Lab 04's device heap, which the runtime fixes once a kernel has called malloc):
+                    a process then holds its largest case's memory from its first case, so a case of
+                    more memory than the lightest shared ones runs in a process of its own (runs.run_all)
     imports         what the student's objects may import beyond what every lab may (gradelib.objects.Imports):
                     the kit functions its header declares for the student's device code, the runtime
                     calls its parts need; its README shows the whole list
@@ -45,7 +49,7 @@ class Lab:
     """
 
     def __init__(self, name, title, handout, harness, make_cases, recorded_case, checks, starter_must_fail=(),
-                 gpu_bytes=None, test_time_limit=6, memcheck_case=None, imports=None):
+                 gpu_bytes=None, test_time_limit=6, memcheck_case=None, imports=None, heap_per_process=False):
         self.name = name
         self.title = title
         self.handout = handout
@@ -58,6 +62,7 @@ class Lab:
         self.gpu_bytes = gpu_bytes or (lambda params: None)
         self.test_time_limit = test_time_limit
         self.imports = imports or objects.Imports()
+        self.heap_per_process = heap_per_process
 
     @property
     def number(self):
@@ -82,7 +87,8 @@ class Lab:
         title: those cases as a whole grade with the same seed has them."""
         return Lab(self.name, title, self.handout, self.harness,
                    lambda rng: [c for c in self.make_cases(rng) if keep_case(c)], self.recorded_case, checks,
-                   self.starter_must_fail, self.gpu_bytes, self.test_time_limit, self.memcheck_case, self.imports)
+                   self.starter_must_fail, self.gpu_bytes, self.test_time_limit, self.memcheck_case, self.imports,
+                   self.heap_per_process)
 
     def check_named(self, name):
         for c in self.checks:

@@ -1,7 +1,7 @@
-"""The GPU run scheduler: a submission's cases run in as few harness processes as the GPU gate allows,
-the cases that share the GPU first, then those that need it alone, under one hold; a shared case that
-hit the time limit or found too little free memory runs again alone; each run diagnosed (a CUDA error,
-a crash, a hang, failed device launches, the lab's own problem)."""
+"""The GPU run scheduler: a submission's cases run in one harness process where they can (one CUDA
+context), the cases that share the GPU first, then, once it holds the GPU alone, those that time
+something; a shared case that hit the time limit or found too little free memory runs again alone;
+each run diagnosed (a CUDA error, a crash, a hang, failed device launches, the lab's own problem)."""
 from . import exits, failures, gpushare, harness, process
 from .context import CaseRun
 from .registry import times_something
@@ -79,26 +79,36 @@ def run_in_turn(ctx, ks, lab_problem, alone, runs, hang, started=None, slots=1, 
         process_ready = started.pop() if started else None
         outcomes = harness.run_cases(ctx.lab, ctx.program, [ctx.cases[k] for k in group], ctx.timeout,
                                      ctx.work_dir, ctx.sandboxed, alone, process_ready, slots)
-        again = []
-        shared_hang = False
-        for k, outcome in zip(group, outcomes):
-            timed_out = outcome.state == harness.DONE and outcome.result.verdict == process.TIMEOUT
-            if outcome.state != harness.DONE:
-                again.append(k)
-            elif not alone and (timed_out or harness.NOT_RUN in (outcome.doc or {})):
-                lonely.append(k)
-                shared_hang = shared_hang or timed_out
-                if sent_alone is not None:
-                    sent_alone[k] = outcome
-            else:
-                runs[k] = case_run(ctx.cases[k], outcome, lab_problem, alone)
-                if timed_out:
-                    hang.append(runs[k])
+        again, shared_hang = take_outcomes(ctx, group, outcomes, [alone] * len(group), lab_problem, runs, hang,
+                                           lonely, sent_alone)
         queue = again + queue
         if shared_hang:  # what is left waits for the run alone, which tells a hang from a busy GPU
             lonely += queue
             queue = []
     return lonely
+
+
+def take_outcomes(ctx, ks, outcomes, alone, lab_problem, runs, hang, lonely, sent_alone):
+    """Cases ks's outcomes of one process (alone[i]: whether case ks[i] had the GPU alone) into runs; a
+    shared case that hit the time limit or was left out for want of memory into lonely (and sent_alone,
+    where given); the first case alone that hit the time limit into hang. Returns (the cases to run again
+    in a fresh process: deferred, or not reached; whether a shared case hit the time limit)."""
+    again = []
+    shared_hang = False
+    for k, outcome, was_alone in zip(ks, outcomes, alone):
+        timed_out = outcome.state == harness.DONE and outcome.result.verdict == process.TIMEOUT
+        if outcome.state != harness.DONE:
+            again.append(k)
+        elif not was_alone and (timed_out or harness.NOT_RUN in (outcome.doc or {})):
+            lonely.append(k)
+            shared_hang = shared_hang or timed_out
+            if sent_alone is not None:
+                sent_alone[k] = outcome
+        else:
+            runs[k] = case_run(ctx.cases[k], outcome, lab_problem, was_alone)
+            if timed_out:
+                hang.append(runs[k])
+    return again, shared_hang
 
 
 def case_run(params, outcome, lab_problem, alone):
@@ -109,28 +119,56 @@ def case_run(params, outcome, lab_problem, alone):
     return run
 
 
+def one_process(lab, slots, alone):
+    """The segments of a submission's first process (harness.run_segments): [(alone, slots, [case])],
+    the cases that share the GPU lightest first, then those that have it alone. Where the lab's harness
+    sizes memory for the whole process (heap_per_process), only the lightest shared cases and the cases
+    alone of no more memory go in it."""
+    n = len(slots)
+    weights = sorted(set(slots[k] for k in range(n) if not alone[k]))
+    if lab.heap_per_process and weights:
+        weights = weights[:1]
+    segments = [(False, w, [k for k in range(n) if not alone[k] and slots[k] == w]) for w in weights]
+    lonely = [k for k in range(n) if alone[k] and not (lab.heap_per_process and weights and slots[k] > weights[0])]
+    return segments + ([(True, 1, lonely)] if lonely else [])
+
+
 def run_all(ctx, lab_problem):
-    """Every case's run, in the cases' order: first those that share the GPU, the cases that need more
-    memory than one shared run's share apart, each holding the slots it needs (Lab.gpu_bytes), unless a
-    shared case before them hit the time limit; then,
-    with the GPU held alone once for all of them, those that run alone (timing cases, and a case that
-    needs more than every slot) and those a shared run sent there (run_in_turn), each kind in one
-    process. The processes of the runs alone are started before the hold, and make
-    their CUDA contexts while the GPU is shared (harness.start_runs): the hold is spent on the cases."""
+    """Every case's run, in the cases' order. First one process, one CUDA context, runs what it can
+    (one_process): the cases that share the GPU, each segment holding the slots its memory needs
+    (Lab.gpu_bytes), then, with the GPU held alone, the cases that time something (and a case that
+    needs more than every slot). What that process could not settle runs as before it: a shared case
+    deferred or not reached in a fresh shared process of its weight (run_in_turn), unless a shared case
+    hit the time limit; then, with the GPU held alone once for all of them, the cases alone not yet run
+    and those a shared run sent there, in one process started, and its context made, before the hold
+    (harness.start_runs)."""
     runs = [None] * len(ctx.cases)
     hang = []  # the first run alone that hit the time limit
     slots = [gpushare.slots_for(ctx.lab.gpu_bytes(params)) for params in ctx.cases]
     alone = [times_something(params) or slots[k] > gpushare.gate().count for k, params in enumerate(ctx.cases)]
     lonely = []
     sent_alone = {}  # case: the outcome of its shared run, which sent it to the run alone
+    segments = one_process(ctx.lab, slots, alone)
+    together = [k for _, _, ks in segments for k in ks]
+    outcomes = harness.run_segments(ctx.lab, ctx.program, [(a, w, [ctx.cases[k] for k in ks]) for a, w, ks in segments],
+                                    ctx.timeout, ctx.work_dir, ctx.sandboxed)
+    _, shared_hang = take_outcomes(ctx, together, outcomes, [alone[k] for k in together], lab_problem, runs, hang,
+                                   lonely, sent_alone)
+    if shared_hang:  # what is left waits for the run alone, which tells a hang from a busy GPU
+        lonely += [k for k in range(len(ctx.cases)) if runs[k] is None and k not in lonely and not alone[k]]
     for weight in sorted(set(slots[k] for k in range(len(ctx.cases)) if not alone[k])):
-        ks = [k for k in range(len(ctx.cases)) if not alone[k] and slots[k] == weight]
+        ks = [k for k in range(len(ctx.cases)) if not alone[k] and slots[k] == weight and runs[k] is None
+              and k not in lonely]
+        if not ks:
+            continue
         # after a shared case hit the time limit, the rest waits for the run alone too
         shared_hang = any(o.result.verdict == process.TIMEOUT for o in sent_alone.values())
         lonely += ks if shared_hang else run_in_turn(ctx, ks, lab_problem, False, runs, hang, slots=weight,
                                                        sent_alone=sent_alone)
-    lonely = sorted(lonely + [k for k in range(len(ctx.cases)) if alone[k]])
-    if lonely:
+    lonely = sorted(set(lonely) | {k for k in range(len(ctx.cases)) if alone[k] and runs[k] is None})
+    if lonely and hang:  # one hang is evidence enough: none of them runs
+        run_in_turn(ctx, lonely, lab_problem, True, runs, hang)
+    elif lonely:
         started = harness.start_runs(ctx.lab, ctx.program, [[ctx.cases[k] for k in lonely]], ctx.timeout,
                                      ctx.work_dir, ctx.sandboxed)
         try:

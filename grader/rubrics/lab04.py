@@ -353,6 +353,7 @@ LAB = Lab(
     imports=IMPORTS,
     starter_must_fail=("device launch into a created stream or fire-and-forget", "launch checked after it is made"),
     gpu_bytes=gpu_bytes,
+    heap_per_process=True,
     # The 4 GiB edge case takes the solution about 8 s alone on an H100, and its shared cases took up
     # to 13 s with 16 runs sharing it.
     test_time_limit=20,

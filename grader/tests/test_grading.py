@@ -1,5 +1,6 @@
 """A lab's harness runs, with small fake harnesses: crashes, hangs, floods, CUDA errors and failed
 device launches are each reported as such, and the grader carries on."""
+import contextlib
 import os
 import sys
 import tempfile
@@ -19,8 +20,9 @@ from tests.fakes import private_gate
 
 # A fake harness speaks the kit's channel protocol (kit_result.h, kit_harness.h): the nonce from
 # --nonce-fd; on the descriptor named by --json fd:N, "kit-nonce NONCE" (its "context" made); the
-# cases from --cases-fd, one line each; then each case's document and its kit-case line, then the
-# kit-clock line. BODY runs once per case, with arg() reading the case's options; emit() writes its
+# cases from --cases-fd, one line each, to its end or a kit-end line; then each case's document and its
+# kit-case line, then the kit-clock line; at a kit-hold line among the cases, "kit-hold K" on the
+# channel, and a wait for the grader's kit-go. BODY runs once per case, with arg() reading the case's options; emit() writes its
 # document. FIRST_LINE: the channel's first line, written before the cases are read (None: written
 # with the first document, by emit_raw, as a fake that forges it does).
 NONCE_FIRST = "'kit-nonce ' + nonce"
@@ -35,7 +37,15 @@ opened = {first_line} is not None
 if opened:
     channel.write({first_line} + '\\n')
     channel.flush()
-cases = os.fdopen(int(process_arg('--cases-fd'))).read().splitlines()
+cases_in = os.fdopen(int(process_arg('--cases-fd')))
+cases, holds = [], set()
+for line in iter(cases_in.readline, ''):
+    if line == 'kit-end\\n':
+        break
+    if line == 'kit-hold\\n':
+        holds.add(len(cases))
+    else:
+        cases.append(line.rstrip('\\n'))
 def emit_raw(text, first_line=None):
     global opened
     if not opened:
@@ -48,6 +58,12 @@ def run_case(k, case):
     def arg(name): return case[case.index(name) + 1]
 {body}
 for k, line in enumerate(cases):
+    if k in holds:
+        if opened:
+            channel.write('kit-hold %d\\n' % k)
+            channel.flush()
+        if cases_in.readline() != 'kit-go\\n':
+            sys.exit(2)
     print('== case %d: %s' % (k, line), flush=True)
     begin_ns = time.monotonic_ns()
     run_case(k, line.split())
@@ -298,11 +314,12 @@ class SharedCasesTest(unittest.TestCase):
         self.assertEqual([r.params["case"] for r in ctx.runs], [1, 2, 3, 4, 5, 6])
         spans = self.spans()
         first = spans[1][0][0]
-        self.assertEqual([spans[c][0][0] for c in (1, 2, 3, 4, 6)], [first] * 5, "the shared cases' processes")
+        self.assertEqual([spans[c][0][0] for c in (1, 2, 3, 4, 6, 5)], [first] * 6,
+                         "one process: the shared cases, then, after its hold, the timing case")
         self.assertEqual(len({spans[c][-1][0] for c in (3, 4)} | {first}), 3,
                          "the deferred cases and the rerun alone each had a process of their own")
         self.assertEqual(spans[1][-1][0], spans[3][-1][0], "the deferred cases share their fresh process")
-        self.assertEqual(spans[4][-1][0], spans[5][0][0], "the runs alone share one process, in the cases' order")
+        self.assertGreater(spans[5][0][1], spans[6][0][2], "the timing case runs after the shared cases")
         for alone in (spans[5][0], spans[4][-1]):
             for case, each in spans.items():
                 for span in each:
@@ -334,8 +351,9 @@ class SharedCasesTest(unittest.TestCase):
             self.assertGreaterEqual(run.result.costs["case_s"], 0.2)
             self.assertGreaterEqual(run.result.costs["total_s"], run.result.costs["case_s"])
         self.assertEqual([("wait_s" in r.result.costs, "context_s" in r.result.costs) for r in ctx.runs],
-                         [(True, True), (False, False), (False, False), (True, True), (False, False), (False, False)],
-                         "the first case of each process carries its wait, start and context")
+                         [(True, True), (False, False), (False, False), (True, True), (True, False), (False, False)],
+                         "the first case of each process carries its wait, start and context; the first after a "
+                         "hold, its wait")
         report = grading.LabReport(ctx.lab, self.tmp.name, 1, ctx.cases, [runs])
         report.runs = ctx.runs
         costs = report.costs()
@@ -439,55 +457,114 @@ class StartedRunTest(FakeHarnessBase):
         self.assertEqual(outcomes[1].state, harness.NOT_STARTED)
 
     def test_a_grader_starts_its_runs_alone_before_it_holds_the_gpu(self):
-        """The timing case's process made its context (its first line) before the hold, which the lab's
-        grade spends on the case: its wait_s holds the time it stood ready."""
+        """A shared case sent to the run alone (here: left out for want of memory) runs in a process
+        that made its context (its first line) before the hold, which the lab's grade spends on the case."""
+        marker = os.path.join(self.tmp.name, "left-out-once")
+        body = ("if arg('--case') == '1' and not os.path.exists(%r):\n"
+                "    open(%r, 'w').close()\n"
+                "    emit({'not_run': 'too little free memory'})\n"
+                "else:\n"
+                "    emit({'value': 42, 'launch_log': {'failed': 0}})\n" % (marker, marker))
         self.lab = fake_lab()
         self.lab.harness.case_keys = ["timing"]
         self.lab.make_cases = lambda rng: [{"case": 1}, {"case": 2, "timing": 1}]
         with mock.patch.object(harness, "start_runs", wraps=harness.start_runs) as start_runs:
-            runs, value = self.grade_with(WRITE_CLEAN)
+            runs, value = self.grade_with(body)
         self.assertEqual((runs.status, value.status), (chk.PASSED, chk.PASSED), runs.message)
         self.assertEqual(start_runs.call_count, 1)
-        self.assertEqual(start_runs.call_args[0][2], [[{"case": 2, "timing": 1}]])
+        self.assertEqual(start_runs.call_args[0][2], [[{"case": 1}]])
+
+
+class OneProcessTest(FakeHarnessBase):
+    """A submission's shared cases and its timing case run in one process, so in one CUDA context: the
+    process waits at the timing case's hold, its time limit stopped, until the grader holds the GPU alone."""
+
+    def test_the_timing_case_runs_after_a_hold_in_the_same_process(self):
+        pids = os.path.join(self.tmp.name, "pids")
+        self.lab.harness.case_keys = ["timing"]
+        self.lab.make_cases = lambda rng: [{"case": 1}, {"case": 2, "timing": 1}, {"case": 1}]
+        real = gpushare.gate()
+
+        class SlowToHoldAlone:  # the GPU alone comes 1.5 s after it is asked for, past the 1 s limit
+            count = real.count
+
+            @contextlib.contextmanager
+            def held(self, alone, slots=1):
+                with real.held(alone, slots) as waited:
+                    if alone:
+                        time.sleep(1.5)
+                    yield waited + (1.5 if alone else 0)
+        slow = SlowToHoldAlone()
+        body = "open(%r, 'a').write('%%d\\n' %% os.getpid())\n" % pids + WRITE_CLEAN
+        with mock.patch.object(gpushare, "gate", lambda: slow), \
+                mock.patch.object(harness, "start_runs", wraps=harness.start_runs) as start_runs:
+            runs, value = self.grade_with(body, timeout=1)
+        self.assertEqual((runs.status, value.status), (chk.PASSED, chk.PASSED), runs.message)
+        self.assertEqual(start_runs.call_count, 0)
+        with open(pids) as f:
+            self.assertEqual(len(set(f.read().split())), 1, "one process ran every case")
+        self.assertEqual([r.alone for r in self.ctx.runs], [False, True, False])
+        timing = self.ctx.runs[1].result.costs
+        self.assertGreaterEqual(timing["wait_s"], 1.5, timing)
+        self.assertLess(timing["case_s"], 1, timing)
+        self.assertNotIn("context_s", timing)
+
+    def test_a_hang_before_the_hold_leaves_the_timing_case_to_the_run_alone(self):
+        """A shared case that hit the time limit ends the process before its hold: the cases left, the
+        timing case among them, go to the run alone, where the first hang ends the grade."""
+        self.lab.harness.case_keys = ["timing"]
+        self.lab.make_cases = lambda rng: [{"case": 1}, {"case": 2, "timing": 1}]
+        with mock.patch.object(gpushare, "gate", lambda: gpushare.Gate(4, folder=os.path.join(self.tmp.name, "g"))), \
+                mock.patch.object(harness, "run_segments", wraps=harness.run_segments) as run_segments:
+            runs, _ = self.grade_with(FAKE_HARNESSES["hang"], timeout=1)
+        self.assertEqual(runs.failure, failures.TIMEOUT)
+        held = [[([c["case"] for c in cases], alone) for alone, _, cases in call[0][2]]
+                for call in run_segments.call_args_list]
+        self.assertEqual(held, [[([1], False), ([2], True)], [([1, 2], True)]])
+        self.assertEqual(self.ctx.runs[1].problem, SKIPPED_AFTER_HANG)
 
 
 class MemorySlotsTest(FakeHarnessBase):
     """A case that needs more GPU memory than one shared run's share (Lab.gpu_bytes) shares the GPU in a
-    process apart, holding the slots its memory fills; one that needs more than every slot has it alone."""
+    segment of its own, holding the slots its memory fills (in a process of its own where the lab's
+    harness holds memory for the whole process); one that needs more than every slot has it alone."""
+
+    def held(self, body, timeout=5):
+        """The grade's processes: [[(cases, alone, slots) of each segment]]."""
+        with mock.patch.dict(os.environ, {gpushare.SHARERS_ENV: "4"}), \
+                mock.patch.object(harness, "run_segments", wraps=harness.run_segments) as run_segments:
+            self.graded = self.grade_with(body, timeout)
+        return [[([c["case"] for c in cases], alone, slots) for alone, slots, cases in call[0][2]]
+                for call in run_segments.call_args_list]
 
     def test_each_case_holds_the_slots_its_memory_fills(self):
         share = gpushare.BYTES_PER_SHARER
         self.lab.make_cases = lambda rng: [{"case": 1}, {"case": 2}, {"case": 1}]
         self.lab.gpu_bytes = lambda params: {1: None, 2: 3 * share}[params["case"]]
-        with mock.patch.dict(os.environ, {gpushare.SHARERS_ENV: "4"}), \
-                mock.patch.object(harness, "run_cases", wraps=harness.run_cases) as run_cases:
-            runs, value = self.grade_with(WRITE_CLEAN)
+        held = self.held(WRITE_CLEAN)
+        runs, value = self.graded
         self.assertEqual((runs.status, value.status), (chk.PASSED, chk.PASSED), runs.message)
-        held = [([c["case"] for c in call[0][2]], call[0][6], call[0][8]) for call in run_cases.call_args_list]
-        self.assertEqual(held, [([1, 1], False, 1), ([2], False, 3)])
+        self.assertEqual(held, [[([1, 1], False, 1), ([2], False, 3)]])
+        self.lab.heap_per_process = True
+        self.assertEqual(self.held(WRITE_CLEAN), [[([1, 1], False, 1)], [([2], False, 3)]])
 
     def test_after_a_shared_hang_the_cases_of_more_slots_wait_for_the_run_alone(self):
         """A submission that hung in a shared case does not hang again, holding more slots, in the
         cases of more memory: they go to the run alone, which the first hang there ends."""
         self.lab.make_cases = lambda rng: [{"case": 1}, {"case": 2}]
         self.lab.gpu_bytes = lambda params: {1: None, 2: 3 * gpushare.BYTES_PER_SHARER}[params["case"]]
-        with mock.patch.dict(os.environ, {gpushare.SHARERS_ENV: "4"}), \
-                mock.patch.object(harness, "run_cases", wraps=harness.run_cases) as run_cases:
-            runs, _ = self.grade_with(FAKE_HARNESSES["hang"], timeout=1)
-        self.assertEqual(runs.failure, failures.TIMEOUT)
-        held = [([c["case"] for c in call[0][2]], call[0][6]) for call in run_cases.call_args_list]
-        self.assertEqual(held, [([1], False), ([1, 2], True)])
+        held = self.held(FAKE_HARNESSES["hang"], timeout=1)
+        self.assertEqual(self.graded[0].failure, failures.TIMEOUT)
+        self.assertEqual(held, [[([1], False, 1), ([2], False, 3)], [([1, 2], True, 1)]])
         self.assertEqual(self.ctx.runs[1].problem, SKIPPED_AFTER_HANG)
 
     def test_a_case_that_needs_more_than_every_slot_runs_alone(self):
         self.lab.make_cases = lambda rng: [{"case": 1}, {"case": 2}]
         self.lab.gpu_bytes = lambda params: {1: None, 2: 5 * gpushare.BYTES_PER_SHARER}[params["case"]]
-        with mock.patch.dict(os.environ, {gpushare.SHARERS_ENV: "4"}), \
-                mock.patch.object(harness, "run_cases", wraps=harness.run_cases) as run_cases:
-            runs, value = self.grade_with(WRITE_CLEAN)
+        held = self.held(WRITE_CLEAN)
+        runs, value = self.graded
         self.assertEqual((runs.status, value.status), (chk.PASSED, chk.PASSED), runs.message)
-        held = [([c["case"] for c in call[0][2]], call[0][6]) for call in run_cases.call_args_list]
-        self.assertEqual(held, [([1], False), ([2], True)])
+        self.assertEqual(held, [[([1], False, 1), ([2], True, 1)]])
         self.assertTrue(self.ctx.runs[1].alone)
 
 
