@@ -104,10 +104,11 @@ else
     for p in $pids; do wait "$p" || test_status=$?; done
     cat "$LOGS"/runs-*.jsonl > "$LOGS/runs.jsonl" 2>/dev/null
     cat "$LOGS"/ctest-[0-9]*.log > "$LOGS/ctest.log"
+    side_by_side=--side-by-side
 fi
 # The document RESULTS.md quotes: every test's result and time, and where the harness runs' time went.
 timeout 60 python3 tools/suite_summary.py "$LOGS/data/suite.json" "$LOGS/probe.json" $junits \
-    --runs "$LOGS/runs.jsonl" > "$LOGS/suite-summary.txt" 2>&1
+    --runs "$LOGS/runs.jsonl" ${side_by_side:-} > "$LOGS/suite-summary.txt" 2>&1
 fi
 
 if wants thresholds all; then

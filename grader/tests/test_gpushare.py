@@ -274,6 +274,18 @@ class ChannelTest(unittest.TestCase):
                          [{"wait_s": 0.25, "total_s": 0.5, "start_s": 0.1, "context_s": 0.3, "case_s": 0.1},
                           {"total_s": 0.1, "case_s": 0.05, "exit_s": 0.05}])
 
+    def test_a_hold_splits_the_run_and_its_wait_is_the_next_cases(self):
+        """A run that waited at case 1's hold (kit-hold 1) from 1.5 s until its go at 2.0 s: case 1's span
+        starts at the go, and the 0.4 s the grader waited there for the GPU is case 1's wait."""
+        body = (b'{"value": 1}\nkit-case 0 1400000000 1500000000\nkit-hold 1\n{"value": 2}\n'
+                b"kit-case 1 2000000000 2100000000\nkit-clock 1100000000 1400000000 2100000000\n")
+        cases, clock, _ = self.read(body)
+        self.assertEqual(cases, [({"value": 1}, None, True), ({"value": 2}, None, True)])
+        cases, clock, _ = harness.read_channel(self.channel(body), self.NONCE)
+        got = harness.run_costs(cases, clock, 1000000000, 2200000000, 0.25, 2, resumed={1: (2000000000, 0.4)})
+        self.assertEqual(got, [{"wait_s": 0.25, "total_s": 0.5, "start_s": 0.1, "context_s": 0.3, "case_s": 0.1},
+                               {"wait_s": 0.4, "total_s": 0.2, "case_s": 0.1, "exit_s": 0.1}])
+
     def test_the_case_a_run_ended_on_takes_the_rest(self):
         body = b'{"value": 1}\nkit-case 0 1400000000 1500000000\nkit-clock 1100000000 1400000000 1500000000\n'
         self.assertEqual(self.costs(body, 1000000000, 1600000000, 0, 3)[1:], [{"case_s": 0.1, "total_s": 0.1}, {}])
