@@ -119,25 +119,37 @@ def case_run(params, outcome, lab_problem, alone):
     return run
 
 
-def one_process(lab, slots, alone):
-    """The segments of a submission's first process (harness.run_segments): [(alone, slots, [case])],
-    the cases that share the GPU lightest first, then those that have it alone. Where the lab's harness
-    sizes memory for the whole process (heap_per_process), only the lightest shared cases and the cases
-    alone of no more memory go in it."""
+def first_processes(lab, slots, alone):
+    """The processes a submission's cases run in first (harness.run_segments), each [(alone, slots,
+    [case])]: the cases that share the GPU, lightest first, then those that have it alone, in one
+    process. A submission with no case to share starts in none: its cases alone run in the process
+    run_all starts before its hold, so that making the context is not the hold's. Where the lab's
+    harness sizes a memory for its whole process before any case runs (heap_per_process), a process holds
+    its largest case's memory from its first case: the lightest shared cases and the cases alone of no
+    more memory run in one process, and the rest in a second, each of its shared segments holding the
+    slots of that process's largest case."""
     n = len(slots)
-    weights = sorted(set(slots[k] for k in range(n) if not alone[k]))
-    if lab.heap_per_process and weights:
-        weights = weights[:1]
-    segments = [(False, w, [k for k in range(n) if not alone[k] and slots[k] == w]) for w in weights]
-    lonely = [k for k in range(n) if alone[k] and not (lab.heap_per_process and weights and slots[k] > weights[0])]
-    return segments + ([(True, 1, lonely)] if lonely else [])
+    shared = sorted(set(slots[k] for k in range(n) if not alone[k]))
+    if not shared:
+        return []
+
+    def process_of(weights, lonely):
+        most = max([slots[k] for k in lonely] + list(weights))
+        held = {w: (most if lab.heap_per_process else w) for w in weights}
+        segments = [(False, held[w], [k for k in range(n) if not alone[k] and slots[k] == w]) for w in weights]
+        return segments + ([(True, 1, lonely)] if lonely else [])
+    if not lab.heap_per_process:
+        return [process_of(shared, [k for k in range(n) if alone[k]])]
+    light = [k for k in range(n) if alone[k] and slots[k] <= shared[0]]
+    heavy = [k for k in range(n) if alone[k] and slots[k] > shared[0]]
+    return [process_of(shared[:1], light)] + ([process_of(shared[1:], heavy)] if shared[1:] else [])
 
 
 def run_all(ctx, lab_problem):
     """Every case's run, in the cases' order. First one process, one CUDA context, runs what it can
-    (one_process): the cases that share the GPU, each segment holding the slots its memory needs
-    (Lab.gpu_bytes), then, with the GPU held alone, the cases that time something (and a case that
-    needs more than every slot). What that process could not settle runs as before it: a shared case
+    (first_processes; two for Lab 04): the cases that share the GPU, each segment holding the slots its
+    memory needs (Lab.gpu_bytes), then, with the GPU held alone, the cases that time something (and a
+    case that needs more than every slot). What it could not settle runs as before it: a shared case
     deferred or not reached in a fresh shared process of its weight (run_in_turn), unless a shared case
     hit the time limit; then, with the GPU held alone once for all of them, the cases alone not yet run
     and those a shared run sent there, in one process started, and its context made, before the hold
@@ -148,13 +160,17 @@ def run_all(ctx, lab_problem):
     alone = [times_something(params) or slots[k] > gpushare.gate().count for k, params in enumerate(ctx.cases)]
     lonely = []
     sent_alone = {}  # case: the outcome of its shared run, which sent it to the run alone
-    segments = one_process(ctx.lab, slots, alone)
-    together = [k for _, _, ks in segments for k in ks]
-    outcomes = harness.run_segments(ctx.lab, ctx.program, [(a, w, [ctx.cases[k] for k in ks]) for a, w, ks in segments],
-                                    ctx.timeout, ctx.work_dir, ctx.sandboxed)
-    _, shared_hang = take_outcomes(ctx, together, outcomes, [alone[k] for k in together], lab_problem, runs, hang,
-                                   lonely, sent_alone)
-    if shared_hang:  # what is left waits for the run alone, which tells a hang from a busy GPU
+    for segments in first_processes(ctx.lab, slots, alone):
+        if hang or any(o.result.verdict == process.TIMEOUT for o in sent_alone.values()):
+            break  # after a hang, or a shared case over time, the rest is settled below
+        together = [k for _, _, ks in segments for k in ks]
+        outcomes = harness.run_segments(ctx.lab, ctx.program,
+                                        [(a, w, [ctx.cases[k] for k in ks]) for a, w, ks in segments],
+                                        ctx.timeout, ctx.work_dir, ctx.sandboxed)
+        take_outcomes(ctx, together, outcomes, [alone[k] for k in together], lab_problem, runs, hang, lonely,
+                      sent_alone)
+    if any(o.result.verdict == process.TIMEOUT for o in sent_alone.values()):
+        # what is left waits for the run alone, which tells a hang from a busy GPU
         lonely += [k for k in range(len(ctx.cases)) if runs[k] is None and k not in lonely and not alone[k]]
     for weight in sorted(set(slots[k] for k in range(len(ctx.cases)) if not alone[k])):
         ks = [k for k in range(len(ctx.cases)) if not alone[k] and slots[k] == weight and runs[k] is None

@@ -529,9 +529,9 @@ class MemorySlotsTest(FakeHarnessBase):
     segment of its own, holding the slots its memory fills (in a process of its own where the lab's
     harness holds memory for the whole process); one that needs more than every slot has it alone."""
 
-    def held(self, body, timeout=5):
-        """The grade's processes: [[(cases, alone, slots) of each segment]]."""
-        with mock.patch.dict(os.environ, {gpushare.SHARERS_ENV: "4"}), \
+    def held(self, body, timeout=5, sharers=4):
+        """The grade's processes: [[(cases, alone, slots) of each segment]], the GPU's slots shared by sharers."""
+        with mock.patch.dict(os.environ, {gpushare.SHARERS_ENV: str(sharers)}), \
                 mock.patch.object(harness, "run_segments", wraps=harness.run_segments) as run_segments:
             self.graded = self.grade_with(body, timeout)
         return [[([c["case"] for c in cases], alone, slots) for alone, slots, cases in call[0][2]]
@@ -547,6 +547,30 @@ class MemorySlotsTest(FakeHarnessBase):
         self.assertEqual(held, [[([1, 1], False, 1), ([2], False, 3)]])
         self.lab.heap_per_process = True
         self.assertEqual(self.held(WRITE_CLEAN), [[([1, 1], False, 1)], [([2], False, 3)]])
+
+    def test_a_lab_whose_harness_holds_memory_for_the_process_runs_its_heavy_cases_apart(self):
+        """Lab 04's heap: the light cases, the timing case of no more memory among them, in one process;
+        the heavier cases in a second, whose shared segment holds the slots of its largest case."""
+        share = gpushare.BYTES_PER_SHARER
+        self.lab.harness.case_keys = ["timing"]
+        self.lab.heap_per_process = True
+        self.lab.make_cases = lambda rng: [{"case": 1}, {"case": 2}, {"case": 3, "timing": 1}, {"case": 4, "timing": 1}]
+        self.lab.gpu_bytes = lambda params: {1: None, 2: 3 * share, 3: None, 4: 5 * share}[params["case"]]
+        held = self.held(WRITE_CLEAN, sharers=8)
+        runs, value = self.graded
+        self.assertEqual((runs.status, value.status), (chk.PASSED, chk.PASSED), runs.message)
+        self.assertEqual(held, [[([1], False, 1), ([3], True, 1)], [([2], False, 5), ([4], True, 1)]])
+
+    def test_a_submission_with_no_case_to_share_makes_its_context_before_the_hold(self):
+        """Every case times something (Lab 05): one process, started before the GPU is held alone."""
+        self.lab.harness.case_keys = ["timing"]
+        self.lab.make_cases = lambda rng: [{"case": 1, "timing": 1}, {"case": 2, "timing": 1}]
+        with mock.patch.object(harness, "start_runs", wraps=harness.start_runs) as start_runs:
+            held = self.held(WRITE_CLEAN)
+        runs, value = self.graded
+        self.assertEqual((runs.status, value.status), (chk.PASSED, chk.PASSED), runs.message)
+        self.assertEqual(held, [[([1, 2], True, 1)]])
+        self.assertEqual(start_runs.call_count, 1)
 
     def test_after_a_shared_hang_the_cases_of_more_slots_wait_for_the_run_alone(self):
         """A submission that hung in a shared case does not hang again, holding more slots, in the
