@@ -16,7 +16,8 @@ the pages (default: through tools/gpu-suite.sh tests).
 RUNS.jsonl: the harness runs the tests made (KIT_RUN_LOG, gradelib/harness.py), summed up under "runs":
 how many, the CUDA contexts they made and the wall time those took between them (the driver makes
 them about one at a time; the median and the longest, of the runs that got past theirs), the runs
-that hit their time limit, and what the runs that had the GPU alone held it for.
+that hit their time limit, what the runs that had the GPU alone held it for, and for each lab's
+program the median of the contexts one grader process made (a test's grading of one submission).
 """
 import json
 import os
@@ -80,14 +81,17 @@ def runs_summary(lines):
     start, context and exit while they held it (a run started before its hold made its context first:
     only its exit counts)."""
     runs = [json.loads(line) for line in lines if line.strip()]
-    contexts, per_program = [], {}
+    contexts, per_program, per_grader = [], {}, {}
     alone = {"runs": 0, "held_s": 0.0, "start_context_exit_s": 0.0, "timeouts": 0, "timeouts_s": 0.0}
     for run in runs:
-        per_program[run["program"]] = per_program.get(run["program"], 0) + 1
+        if not run.get("segment"):  # a later segment of a run is the same process
+            per_program[run["program"]] = per_program.get(run["program"], 0) + 1
         first = run["costs"][0] if run["costs"] else {}
+        grader = per_grader.setdefault(run["program"], {}).setdefault(run.get("pid"), 0)
         if "context_s" in first:
             begin = run["spawned_s"] + first["start_s"]
             contexts.append((begin, begin + first["context_s"]))
+            per_grader[run["program"]][run.get("pid")] = grader + 1
         if not run["alone"]:
             continue
         held = run.get("held_s", run["seconds"])
@@ -100,7 +104,7 @@ def runs_summary(lines):
             phases = ("exit_s",) if run.get("started_before") else ("start_s", "context_s", "exit_s")
             alone["start_context_exit_s"] += sum(c.get(k, 0) for c in run["costs"] for k in phases)
     span = [(run["spawned_s"], run["spawned_s"] + run["seconds"]) for run in runs]
-    return {"harness_runs": len(runs), "contexts_made": len(contexts),
+    return {"harness_runs": sum(per_program.values()), "contexts_made": len(contexts),
             "span_s": round(max(e for _, e in span) - min(b for b, _ in span), 1) if span else 0.0,
             "context_sum_s": round(sum(e - b for b, e in contexts), 1),
             "context_union_s": round(_union_s(contexts), 1),
@@ -110,7 +114,8 @@ def runs_summary(lines):
             "alone_runs": alone["runs"], "alone_s": round(alone["held_s"], 1),
             "alone_timeouts": alone["timeouts"], "alone_timeouts_s": round(alone["timeouts_s"], 1),
             "alone_start_context_exit_s": round(alone["start_context_exit_s"], 1),
-            "runs_per_program": per_program}
+            "runs_per_program": per_program,
+            "contexts_per_grader": {program: statistics.median(made.values()) for program, made in per_grader.items()}}
 
 
 def summary(labels, ran, device, command):

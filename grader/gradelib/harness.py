@@ -276,19 +276,19 @@ def run_policy(program):
 RUN_LOG_ENV = "KIT_RUN_LOG"  # a file: one JSON line per harness run (when, alone or not, what it cost)
 
 
-def _log_run(program, alone, slots, started_before, begin_ns, end_ns, held_from_ns, verdict, cases, costs):
+def _log_run(program, alone, slots, started_before, begin_ns, end_ns, held_from_ns, verdict, cases, costs, segment=0):
     """Append a run, or a segment of one (run_segments), to $KIT_RUN_LOG, where set: a timeline of every
     run of every grader on a machine (the kit's GPU suite reads it to see where the time goes): its
     cases, what each cost, and how long it held the GPU (held_s: from held_from_ns, its cases' start
     for a run started before its hold (start_runs) or a later segment, else its spawn), and the shared
-    slots it held (slots, for a shared run)."""
+    slots it held (slots, for a shared run); segment: 0 for a run's first, or only, segment."""
     path = os.environ.get(RUN_LOG_ENV)
     if not path:
         return
     line = json.dumps({"pid": os.getpid(), "program": os.path.basename(program), "alone": alone,
                        "slots": 0 if alone else slots, "started_before": started_before, "spawned_s": begin_ns / 1e9,
                        "seconds": round((end_ns - begin_ns) / 1e9, 4), "held_s": round((end_ns - held_from_ns) / 1e9, 4),
-                       "verdict": verdict, "cases": cases, "costs": costs}) + "\n"
+                       "verdict": verdict, "cases": cases, "costs": costs, "segment": segment}) + "\n"
     with open(path, "a") as f:
         f.write(line)
 
@@ -485,7 +485,7 @@ def run_segments(lab, program, segments, timeout, cwd=None, sandboxed=False, sta
         alone, slots, group = segments[s]
         last = s == len(spans) - 1
         _log_run(program, alone, slots, started is not None or s > 0, begin, end, begin if s else run.handed_ns,
-                 result.verdict if last else process.OK, len(group), costs[firsts[s]:firsts[s] + len(group)])
+                 result.verdict if last else process.OK, len(group), costs[firsts[s]:firsts[s] + len(group)], s)
     return outcomes
 
 

@@ -365,6 +365,19 @@ class SuiteRunsSummary(unittest.TestCase):
         self.assertEqual(got["runs_per_program"], {"a": 2, "b": 2})
         self.assertEqual(got["alone_timeouts"], 0)
         self.assertEqual(got["span_s"], 22.0)  # from the first run's start, 10.0, to the last's end, 32.0
+        self.assertEqual(got["contexts_per_grader"], {"a": 2, "b": 1})  # no pid: one grader
+
+    def test_a_later_segment_is_the_same_process(self):
+        """harness.run_segments logs each segment: the one after a hold made no context of its own."""
+        lines = [json.dumps({"pid": 7, "program": "a", "spawned_s": 1.0, "alone": False, "seconds": 2.0,
+                             "costs": [{"start_s": 0.1, "context_s": 0.2, "case_s": 1.0}], "segment": 0}),
+                 json.dumps({"pid": 7, "program": "a", "spawned_s": 3.0, "alone": True, "started_before": True,
+                             "seconds": 1.0, "held_s": 1.0, "costs": [{"wait_s": 0.5, "case_s": 1.0}], "segment": 1}),
+                 json.dumps({"pid": 8, "program": "a", "spawned_s": 1.0, "alone": False, "seconds": 2.0,
+                             "costs": [{"start_s": 0.1, "context_s": 0.2, "case_s": 1.0}]})]
+        got = suite_summary.runs_summary(lines)
+        self.assertEqual((got["harness_runs"], got["contexts_made"], got["alone_runs"]), (2, 2, 1))
+        self.assertEqual(got["contexts_per_grader"], {"a": 1})
 
     def test_a_run_alone_that_hit_the_time_limit_counts_as_a_hang(self):
         lines = [json.dumps({"program": "a", "spawned_s": 5.0, "alone": True, "seconds": 6.0, "verdict": "timeout",
