@@ -169,15 +169,13 @@ def run_all(ctx, lab_problem):
                                         ctx.timeout, ctx.work_dir, ctx.sandboxed)
         take_outcomes(ctx, together, outcomes, [alone[k] for k in together], lab_problem, runs, hang, lonely,
                       sent_alone)
-    if any(o.result.verdict == process.TIMEOUT for o in sent_alone.values()):
-        # what is left waits for the run alone, which tells a hang from a busy GPU
-        lonely += [k for k in range(len(ctx.cases)) if runs[k] is None and k not in lonely and not alone[k]]
     for weight in sorted(set(slots[k] for k in range(len(ctx.cases)) if not alone[k])):
         ks = [k for k in range(len(ctx.cases)) if not alone[k] and slots[k] == weight and runs[k] is None
               and k not in lonely]
         if not ks:
             continue
-        # after a shared case hit the time limit, the rest waits for the run alone too
+        # after a shared case hit the time limit, the rest waits for the run alone, which tells a hang
+        # from a busy GPU
         shared_hang = any(o.result.verdict == process.TIMEOUT for o in sent_alone.values())
         lonely += ks if shared_hang else run_in_turn(ctx, ks, lab_problem, False, runs, hang, slots=weight,
                                                        sent_alone=sent_alone)
