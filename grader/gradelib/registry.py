@@ -34,8 +34,9 @@ class Lab:
                     which no check that takes no timing can tell.
     heap_per_process  True where the harness sizes a device memory for every case of its process before any
                     runs (Lab 04's device heap, which the runtime fixes once a kernel has called malloc):
-                    a process then holds its largest case's memory from its first case, so a case of
-                    more memory than the lightest shared ones runs in a process of its own (runs.run_all)
+                    a process then holds its largest case's memory from its first case, so the cases
+                    of more memory than the lightest shared ones run in a second process
+                    (runs.first_processes)
     imports         what the student's objects may import beyond what every lab may (gradelib.objects.Imports):
                     the kit functions its header declares for the student's device code, the runtime
                     calls its parts need; its README shows the whole list
