@@ -32,7 +32,7 @@ from gradelib import exits  # noqa: E402
 from gradelib import gpu as gpu_mod  # noqa: E402
 from gradelib import registry  # noqa: E402
 from gradelib import paths, report  # noqa: E402
-from gradelib.grading import DEFAULT_TIMEOUT, grade_lab  # noqa: E402
+from gradelib.grading import grade_lab  # noqa: E402
 
 
 # What closing the output early costs: the status of a command killed by SIGPIPE (128 + 13).
@@ -59,8 +59,9 @@ def parse_args(argv):
     p.add_argument("--seed", type=int, help="seed for the random test cases (default: a fresh one, printed)")
     p.add_argument("--json", metavar="FILE", help="write the full results as JSON")
     p.add_argument("--gradescope", metavar="FILE", help="write Gradescope's results.json")
-    p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SEC",
-                   help="time limit for each harness run (default %(default)s)")
+    p.add_argument("--timeout", type=float, metavar="SEC",
+                   help="time limit in seconds for each test case (default: the lab's own, Lab.time_limit: 6 s for most, "
+                        "more where a case does more work)")
     p.add_argument("--html", metavar="DIR",
                    help="also write each lab's feedback as a page, DIR/<lab>.html, with a picture of your run "
                         "where the lab has one (make grade: build/feedback/)")
@@ -165,7 +166,7 @@ def _grade(args, labs, scratch):
     except (ValueError, archives.BadArchive) as err:
         print("grade.py: %s" % err, file=sys.stderr)
         return exits.USAGE
-    if args.timeout <= 0:
+    if args.timeout is not None and args.timeout <= 0:
         print("grade.py: --timeout must be positive", file=sys.stderr)
         return exits.USAGE
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1, 10 ** 6)

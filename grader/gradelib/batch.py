@@ -55,7 +55,7 @@ from . import checks as chk
 from . import gpu as gpu_mod
 from . import registry
 from .archives import BadArchive, scan_class
-from .grading import DEFAULT_TIMEOUT, grade_lab, sandbox_choice
+from .grading import grade_lab, sandbox_choice
 from .sheets import BAD_ARCHIVE, FULL_MARKS, GRADER_ERROR
 
 INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command stopped by Ctrl-C
@@ -234,8 +234,9 @@ def parse_batch_args(argv):
                    "(default: $KIT_GPUS, else every GPU visible; one that fails the kit's probe is left out)")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="J",
                    help="parallel builds (default: one per core, %(default)s here)")
-    p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SEC",
-                   help="time limit for each harness run (default %(default)s)")
+    p.add_argument("--timeout", type=float, metavar="SEC",
+                   help="time limit in seconds for each test case (default: the lab's own, Lab.time_limit: 6 s for most, "
+                        "more where a case does more work)")
     p.add_argument("--regrade", action="store_true", help="grade again what is already graded")
     p.add_argument("--seed", type=int, help="batch seed (default: the one this --out already used, else fresh)")
     p.add_argument("--partial-imports", action="store_true", help=PARTIAL_IMPORTS_HELP)
@@ -403,7 +404,7 @@ def run_batch(argv):
         lab = registry.resolve(args.lab)
         if not os.path.isdir(args.submissions):
             raise UsageError("no such folder: %s" % args.submissions)
-        if args.jobs < 1 or args.timeout <= 0:
+        if args.jobs < 1 or (args.timeout is not None and args.timeout <= 0):
             raise UsageError("--jobs and --timeout must be positive")
         roster = _read_roster(args.roster)
         out, batch_seed = _open_batch(args, lab)

@@ -13,7 +13,6 @@ from .runs import SKIPPED_AFTER_HANG
 from .standard_checks import RUNS_CLEANLY
 
 
-DEFAULT_TIMEOUT = 60  # seconds per harness run
 
 
 def one_check(lab, name):
@@ -77,7 +76,7 @@ class LabReport:
         }
 
 
-def grade_lab(lab, submission_root, seed, timeout=DEFAULT_TIMEOUT, gpu=None, keep_work=False, sandboxed=True):
+def grade_lab(lab, submission_root, seed, timeout=None, gpu=None, keep_work=False, sandboxed=True):
     """Grade one lab. submission_root holds the lab's files, or a folder named after the lab.
     sandboxed: build and run the submission in gradelib.sandbox (see sandbox_choice). Harness runs
     share the GPU or hold it alone through gradelib.gpushare, with every other grader on the machine."""
@@ -86,7 +85,7 @@ def grade_lab(lab, submission_root, seed, timeout=DEFAULT_TIMEOUT, gpu=None, kee
     os.makedirs(grade_root, exist_ok=True)
     work_dir = tempfile.mkdtemp(prefix=lab.name + "-", dir=grade_root)
     try:
-        ctx = Context(lab, submission_dir, work_dir, seed, timeout, sandboxed)
+        ctx = Context(lab, submission_dir, work_dir, seed, timeout or lab.time_limit, sandboxed)
         no_gpu_reason = None if (gpu is not None and gpu.available) else (
             gpu.reason if gpu is not None else "no GPU check was made")
         with gpushare.on_gpu(gpu):

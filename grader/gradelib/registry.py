@@ -40,17 +40,17 @@ class Lab:
     imports         what the student's objects may import beyond what every lab may (gradelib.objects.Imports):
                     the kit functions its header declares for the student's device code, the runtime
                     calls its parts need; its README shows the whole list
-    test_time_limit seconds per case that the kit's own tests (grader/selftest.py) grade with: ample for
-                    every case of the solution and the alternatives run alone, short because each
-                    deliberate hang in those tests (hostile classes, known-wrong submissions) holds the
-                    GPU alone for that long (a student's or an instructor's grade.py uses --timeout).
+    time_limit      seconds per case that a grading allows unless told otherwise (grade.py --timeout), the
+                    kit's own tests (grader/selftest.py) included: ample for every case of the solution and the
+                    alternatives run alone, short because a hang, or a wrong submission's runaway work, holds
+                    the GPU alone for that long once it runs alone (a shared case over the limit runs again
+                    alone before it counts; the clock stops while a run waits for the GPU).
                     Default 6: on an H100, the slowest case of Labs 01, 02, 05 and 06 took 1.6 s alone
-                    and 3.9 s with 16 runs sharing the GPU (a shared case over the limit runs again
-                    alone before it counts)
+                    and 3.9 s with 16 runs sharing the GPU
     """
 
     def __init__(self, name, title, handout, harness, make_cases, recorded_case, checks, starter_must_fail=(),
-                 gpu_bytes=None, test_time_limit=6, memcheck_case=None, imports=None, heap_per_process=False):
+                 gpu_bytes=None, time_limit=6, memcheck_case=None, imports=None, heap_per_process=False):
         self.name = name
         self.title = title
         self.handout = handout
@@ -61,7 +61,7 @@ class Lab:
         self.checks = list(checks)
         self.starter_must_fail = tuple(starter_must_fail)
         self.gpu_bytes = gpu_bytes or (lambda params: None)
-        self.test_time_limit = test_time_limit
+        self.time_limit = time_limit
         self.imports = imports or objects.Imports()
         self.heap_per_process = heap_per_process
 
@@ -88,7 +88,7 @@ class Lab:
         title: those cases as a whole grade with the same seed has them."""
         return Lab(self.name, title, self.handout, self.harness,
                    lambda rng: [c for c in self.make_cases(rng) if keep_case(c)], self.recorded_case, checks,
-                   self.starter_must_fail, self.gpu_bytes, self.test_time_limit, self.memcheck_case, self.imports,
+                   self.starter_must_fail, self.gpu_bytes, self.time_limit, self.memcheck_case, self.imports,
                    self.heap_per_process)
 
     def check_named(self, name):

@@ -356,7 +356,7 @@ LAB = Lab(
     heap_per_process=True,
     # The 4 GiB edge case takes the solution about 8 s alone on an H100, and its shared cases took up
     # to 13 s with 16 runs sharing it.
-    test_time_limit=20,
+    time_limit=20,
     checks=[
         compiles(1, hint=hint(HANDOUT, "3 (the lab, step by step)"),
                  passes="your file builds with the kit's flags"),

@@ -319,7 +319,7 @@ LAB = Lab(
     memcheck_case=MEMCHECK_CASE,
     # The uniform timing case takes the solution about 3 s alone on an H100, and the known-wrong submission
     # that computes every pixel of a uniform rectangle (fill-computes) about 6 s.
-    test_time_limit=20,
+    time_limit=20,
     imports=IMPORTS,
     starter_must_fail=("recursive launch into fire-and-forget or a created stream",
                        "launches checked right after them"),

@@ -11,7 +11,7 @@ import unittest
 from unittest import mock
 
 from gradelib import checks as chk
-from gradelib import context, failures, gpushare, grading, harness, process, rubric, sandbox, standard_checks
+from gradelib import context, failures, gpushare, grading, harness, paths, process, registry, rubric, sandbox, standard_checks
 from gradelib.runs import SKIPPED_AFTER_HANG
 from gradelib.standard_checks import RUNS_CLEANLY
 from gradelib.harness import Contract
@@ -621,3 +621,25 @@ class LeftOutCasesTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class TimeLimitTest(unittest.TestCase):
+    """A grading allows each case its lab's time limit (Lab.time_limit) unless grade.py --timeout says
+    otherwise: a hang costs seconds, not a minute, of a class's GPU held alone."""
+
+    def test_the_labs_own_limit_unless_told(self):
+        seen = []
+
+        class Stop(Exception):
+            pass
+
+        def made(lab, submission_dir, work_dir, seed, timeout, sandboxed):
+            seen.append(timeout)
+            raise Stop()
+        with mock.patch.object(grading, "Context", side_effect=made):
+            for lab, given in ((registry.resolve("01"), None), (registry.resolve("07"), None),
+                               (registry.resolve("07"), 3.5)):
+                with self.assertRaises(Stop):
+                    grading.grade_lab(lab, paths.solution_dir(lab.name), 1, timeout=given)
+        self.assertEqual(seen, [registry.resolve("01").time_limit, registry.resolve("07").time_limit, 3.5])
+        self.assertNotEqual(seen[0], seen[1])  # each lab its own
