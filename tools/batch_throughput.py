@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """How long a class takes, where the time goes, and whether every verdict holds at that scale.
 
-  python3 tools/batch_throughput.py OUT_DIR [COUNT] [--lab NN] [--limit SEC]   (default: 200 of Lab 01)
+  python3 tools/batch_throughput.py OUT_DIR [COUNT] [--lab NN] [--limit SEC] [--timeout SEC]   (default: 200 of Lab 01)
   python3 tools/batch_throughput.py OUT_DIR COUNT --sandbox-cost ROUNDS
   python3 tools/batch_throughput.py OUT_DIR --latency [--lab NN]   (default: every lab)
+  python3 tools/batch_throughput.py OUT_DIR --gather CLASS_DIR...   (OUT_DIR/class-scale.json)
 
 A class of COUNT submissions: the lab's reference solution and each of its known-wrong submissions in
 turn (solutions/LAB/incorrect/), all but those whose note says they hit the time limit (a hang costs
@@ -17,7 +18,8 @@ Writes OUT_DIR/throughput-LAB.json (wall time, the mix, the verdicts, the median
 of each phase of a submission's cost) and OUT_DIR/costs-LAB.tsv (each submission's cost, broken
 down: build, static checks, waiting for the GPU, process start, CUDA context, each case, exit, and the
 shared runs whose case ran again alone), and
-prints a table. Exit status 0 when the batch graded everything and every verdict is as expected.
+prints a table. Exit status 0 when every verdict is as expected and the batch graded everything, or was
+stopped at --limit.
 
 With --latency, what a student waits for: the lab's reference solution graded as `make grade` grades it
 (grade.py --lab NN, the sandbox on), first with an empty build cache (cold: the kit's own objects already
@@ -40,13 +42,15 @@ import time
 KIT_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, os.path.join(KIT_ROOT, "grader"))
 
-from gradelib import build, gpu, gpushare, paths, registry  # noqa: E402
+from gradelib import build, gpu, gpushare, harness, paths, registry  # noqa: E402
 from gradelib.sheets import FULL_MARKS  # noqa: E402
 from selftest import GRADE, read_note  # noqa: E402
 
 # retried: runs shared whose case ran again alone (it needed more memory than was free, or hit the time
-# limit), their wait included
-PHASES = ("build_s", "static_s", "runtime_s", "wait_s", "start_s", "context_s", "case_s", "exit_s", "retried_s")
+# limit), their wait included; alone: the cases that held the GPU alone (their runs' phases, waits aside):
+# a class on one GPU takes at least its size times this, whatever the jobs
+PHASES = ("build_s", "static_s", "runtime_s", "wait_s", "start_s", "context_s", "case_s", "exit_s", "retried_s",
+          "alone_s")
 SOLUTION = "solution"
 
 
@@ -132,6 +136,7 @@ def submission_costs(record):
     runs = costs.get("runs", [])
     for key in ("wait_s", "start_s", "context_s", "case_s", "exit_s", "retried_s"):
         row[key] = round(sum(r.get(key, 0.0) for r in runs), 4)
+    row["alone_s"] = round(sum(r.get("total_s", 0.0) for r in runs if r.get("alone")), 4)
     row["contexts"] = sum(1 for r in runs if "context_s" in r)
     return row, [r.get("total_s", 0.0) for r in runs]
 
@@ -166,9 +171,9 @@ def sandbox_cost(lab, out, subs, count, rounds):
     return 0
 
 
-def report(lab, out, members, seconds, batch_status, records, finished=True):
+def report(lab, out, members, seconds, batch_status, records, finished=True, time_limit=None):
     """Write throughput-LAB.json and costs-LAB.tsv; print the table; the exit status. A batch stopped at
-    its limit (not finished) is reported on the submissions it graded, and its status is 1."""
+    its limit (not finished) is reported on the submissions it graded."""
     wrong = {}
     rows = []
     for sub_id, (kind, check) in sorted(members.items()):
@@ -195,9 +200,13 @@ def report(lab, out, members, seconds, batch_status, records, finished=True):
             f.write("\t".join([sub_id, kind, verdict, "%.2f" % total] + ["%.3f" % row[k] for k in PHASES] +
                               ["%.3f" % s for s in case_seconds]) + "\n")
     graded = len(members) if finished else len(rows)
-    result = {"lab": lab.name, "device": gpu.detect().name,
-              "gpus": os.environ.get(gpu.GPUS_ENV) or gpu.detect().count,  # the GPUs the batch used
+    result = {"lab": lab.name, "device": gpu.detect().name, "gpus_on_host": gpu.detect().count,
+              "runtime_version": gpu.detect().device.get("runtime_version"),
+              # the GPUs the batch used: how many, and which
+              "gpus": len(os.environ[gpu.GPUS_ENV].split(",")) if os.environ.get(gpu.GPUS_ENV) else gpu.detect().count,
+              "gpu_list": os.environ.get(gpu.GPUS_ENV, "all"),
               "submissions": len(members), "mix": mix, "jobs": os.cpu_count(),
+              "time_limit_s": time_limit or lab.time_limit,  # per case
               "sharers": gpushare.sharers(gpu.detect().device), "wall_s": round(seconds, 1),
               "finished": finished, "graded": graded,
               "per_submission_s": round(seconds / max(1, graded), 3), "exit_status": batch_status,
@@ -219,7 +228,7 @@ def report(lab, out, members, seconds, batch_status, records, finished=True):
     for k, c in enumerate(cases):
         print("  case %-5d %8s / %s" % (k, c["median"], c["p90"]))
     print("CUDA contexts a submission's runs made (memcheck's aside): %s / %s" % (contexts["median"], contexts["p90"]))
-    return 0 if finished and batch_status == 0 and not wrong else 1
+    return 0 if not wrong and (batch_status == 0 or not finished) else 1
 
 
 def latency(labs, out):
@@ -233,18 +242,55 @@ def latency(labs, out):
         env = dict(os.environ, **{build.CACHE_ENV: cache})
         row = {}
         for kind in ("cold", "warm"):
+            run_log = os.path.join(cache, kind + "-runs.jsonl")
             began = time.monotonic()
             done = subprocess.run([sys.executable, GRADE, "--lab", lab.number, "--submission",
                                    paths.solution_dir(lab.name), "--seed", "1"],
-                                  env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+                                  env=dict(env, **{harness.RUN_LOG_ENV: run_log}),
+                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
             row[kind + "_s"] = round(time.monotonic() - began, 2)
             row[kind + "_exit"] = done.returncode
+        # the warm grading's time with the GPU held alone: a class of N on one GPU takes at least N times it
+        with open(run_log) as f:
+            row["alone_s"] = round(sum(r["held_s"] for r in map(json.loads, f) if r["alone"]), 3)
         found["labs"][lab.number] = row
-        print("Lab %s: cold %.1f s (exit %d), warm %.1f s (exit %d)" % (
-            lab.number, row["cold_s"], row["cold_exit"], row["warm_s"], row["warm_exit"]))
+        print("Lab %s: cold %.1f s (exit %d), warm %.1f s (exit %d), of which %.2f s with the GPU alone" % (
+            lab.number, row["cold_s"], row["cold_exit"], row["warm_s"], row["warm_exit"], row["alone_s"]))
     with open(os.path.join(out, "latency.json"), "w") as f:
         json.dump(found, f, indent=1, sort_keys=True)
     return 0 if all(r["cold_exit"] == 0 and r["warm_exit"] == 0 for r in found["labs"].values()) else 1
+
+
+def gather(out, folders):
+    """OUT/class-scale.json from the classes in folders (each throughput-NN.json, one GPU or several) and
+    OUT/latency.json where there is one: the class-scale table of RESULTS.md (tools/quoted_figures.py)."""
+    found = {"classes": [], "latency": None}
+    for folder in folders:
+        for name in sorted(os.listdir(folder)):
+            if name.startswith("throughput-") and name.endswith(".json"):
+                with open(os.path.join(folder, name)) as f:
+                    t = json.load(f)
+                found.update(device=t["device"], gpus_on_host=t.get("gpus_on_host", t["gpus"]), cores=t["jobs"],
+                             runtime_version=t.get("runtime_version"))  # not in the documents of older kits
+                found["classes"].append({
+                    "lab": t["lab"][:2], "gpus": t["gpus"],
+                    "submissions": t["submissions"], "graded": t["graded"], "finished": t["finished"],
+                    "wall_s": t["wall_s"], "verdicts_as_expected": t["verdicts_as_expected"], "jobs": t["jobs"],
+                    "time_limit_s": t.get("time_limit_s"),
+                    "contexts": t["contexts"]["median"],
+                    "phases": {k: t["phases"][k]["median"] for k in PHASES if k in t["phases"]}})
+    latency_doc = os.path.join(out, "latency.json")
+    if os.path.isfile(latency_doc):
+        with open(latency_doc) as f:
+            found["latency"] = json.load(f)
+    found["classes"].sort(key=lambda c: (c["lab"], c["gpus"]))
+    with open(os.path.join(out, "class-scale.json"), "w") as f:
+        json.dump(found, f, indent=1, sort_keys=True)
+    for c in found["classes"]:
+        print("Lab %s on %d GPU(s): %d of %d graded in %.0f s%s, %d as expected, contexts %s, alone %s s" % (
+            c["lab"], c["gpus"], c["graded"], c["submissions"], c["wall_s"], "" if c["finished"] else " (stopped)",
+            c["verdicts_as_expected"], c["contexts"], c["phases"].get("alone_s")))
+    return 0 if found["classes"] else 1
 
 
 def main(argv):
@@ -254,10 +300,16 @@ def main(argv):
     p.add_argument("--lab", metavar="NN")
     p.add_argument("--sandbox-cost", type=int, metavar="ROUNDS")
     p.add_argument("--latency", action="store_true", help="time make grade of each lab's solution, cold and warm")
+    p.add_argument("--gather", nargs="+", metavar="CLASS_DIR",
+                   help="write OUT_DIR/class-scale.json from these folders' throughput-NN.json and OUT_DIR/latency.json")
+    p.add_argument("--timeout", type=float, metavar="SEC",
+                   help="grade.py batch's time limit per case (default: the lab's own)")
     p.add_argument("--limit", type=float, metavar="SEC",
                    help="stop the batch after SEC seconds and report on the submissions graded by then")
     args = p.parse_args(argv)
     out = os.path.abspath(args.out)
+    if args.gather:
+        return gather(out, args.gather)
     if args.latency:
         os.makedirs(out, exist_ok=True)
         return latency([registry.resolve(args.lab)] if args.lab else list(registry.all_labs().values()), out)
@@ -270,7 +322,8 @@ def main(argv):
     if args.sandbox_cost:
         return sandbox_cost(lab, out, subs, args.count, args.sandbox_cost)
     graded = os.path.join(work, "graded")
-    seconds, batch_status, output, finished = grade_class(lab, subs, graded, limit=args.limit)
+    seconds, batch_status, output, finished = grade_class(
+        lab, subs, graded, ("--timeout", str(args.timeout)) if args.timeout else (), limit=args.limit)
     with open(os.path.join(work, "batch.log"), "w") as f:
         f.write(output)
     records = {}
@@ -282,7 +335,7 @@ def main(argv):
         except ValueError:  # one being written when the batch was stopped
             continue
         records[record["id"]] = record
-    status = report(lab, out, members, seconds, batch_status, records, finished)
+    status = report(lab, out, members, seconds, batch_status, records, finished, args.timeout)
     if finished and batch_status != 0:
         print(output[-3000:])
     return status

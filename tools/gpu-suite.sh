@@ -19,7 +19,9 @@
 #                 machine may have none: the pages come back in the logs, and are kept in
 #                 grader/tests/data/feedback/, which the browser test checks)
 #     throughput: batch-grade a class of 200 submissions of each lab (THROUGHPUT_LABS="01 05" for some, CLASS_SIZE=N
-#                 for another size; tools/batch_throughput.py): time, each phase's cost, every verdict as expected
+#                 for another size, CLASS_LIMIT=SEC to stop each batch there; tools/batch_throughput.py) on the
+#                 first GPU, then on every GPU of a host of several: time, each phase's cost, every verdict as
+#                 expected; data/class-scale.json gathers them (with the latency phase's, where it runs)
 #     hostile:    each lab's hostile class in the sandbox (grader/selftest.py hostile; HOSTILE_LABS="01 02"
 #                 for some labs): every verdict right, no breach of grader/README.md's "Trust the result"
 #     sandbox:    the same class of Lab 01 without the sandbox, on a throwaway copy of the kit (it must show
@@ -198,9 +200,17 @@ fi
 
 if wants throughput; then
 throughput_status=0
+# Each class on the first GPU, then, on a host of several, on all of them: data/class-gN/; CLASS_LIMIT=SEC
+# stops each batch there (its table says how many it graded by then). data/class-scale.json gathers them,
+# after the latency phase where it runs too.
+all_gpus=$(seq 0 $(( $(nvidia-smi -L 2>/dev/null | grep -c '^GPU ') - 1 )) | paste -sd,)
 for lab in ${THROUGHPUT_LABS:-$(ls labs | sed -n 's/^\([0-9][0-9]\)-.*/\1/p')}; do
-    timeout 560 python3 tools/batch_throughput.py "$LOGS/data" "${CLASS_SIZE:-200}" --lab "$lab" \
-        > "$LOGS/throughput-$lab.log" 2>&1 || throughput_status=1
+    for use in $(echo 0 "$all_gpus" | tr ' ' '\n' | sort -u); do
+        n=$(echo "$use" | tr , '\n' | wc -l)
+        KIT_GPUS=$use timeout 590 python3 tools/batch_throughput.py "$LOGS/data/class-g$n" "${CLASS_SIZE:-200}" \
+            --lab "$lab" ${CLASS_LIMIT:+--limit "$CLASS_LIMIT"} > "$LOGS/throughput-$lab-g$n.log" 2>&1 ||
+            throughput_status=1
+    done
 done
 fi
 
@@ -213,6 +223,11 @@ fi
 
 if wants latency; then
 timeout 400 python3 tools/batch_throughput.py "$LOGS/data" --latency > "$LOGS/latency.log" 2>&1; latency_status=$?
+fi
+# data/class-scale.json: the classes and the latency above together (RESULTS.md's class-scale table)
+if wants throughput && ! python3 tools/batch_throughput.py "$LOGS/data" --gather "$LOGS"/data/class-g* \
+        > "$LOGS/throughput-gather.log" 2>&1; then
+    throughput_status=1
 fi
 
 if wants walk; then
@@ -319,7 +334,7 @@ for phase in $PHASE; do case $phase in
     memcheck) tail -n 9 "$LOGS/memcheck.log" ;;
     figures) tail -n 12 "$LOGS/draw-figures.log" ;;
     feedback) grep -H -E '^TOTAL' "$LOGS"/feedback/*.txt; cat "$LOGS/feedback/browser-check.txt" ;;
-    throughput) for f in "$LOGS"/throughput-*.log; do head -n 24 "$f"; done ;;
+    throughput) for f in "$LOGS"/throughput-*.log; do head -n 26 "$f"; done ;;
     hostile) for f in "$LOGS"/hostile-*.log; do echo "== $f"; grep -E 'as its note says|^BREACH|^SELFTEST|^[0-9]+ submissions' "$f"; done ;;
     sandbox) grep -E '^(BREACH|SELFTEST)' "$LOGS/breach-01.log" "$LOGS/sandbox-01.log"; tail -n 3 "$LOGS/sandbox-cost.log" ;;
     mutants) for f in "$LOGS"/mutants-*.log; do grep -E '^(  LOST|operator|all \(|PROBLEM|[a-z-]+ +[0-9])' "$f"; done ;;

@@ -429,6 +429,43 @@ def _suite_table(load):
     return rows
 
 
+def _class_scale_table(load, names=None):
+    """Every class-scale document (tools/batch_throughput.py --gather, one per host): each class of a lab on
+    one GPU and on all of the host's, the time per phase of a submission (medians), and what a student waits
+    for. GPU alone is the time a submission held the GPU alone: a class of N on G GPUs takes at least N
+    times it over G, whatever the jobs."""
+    names = names or sorted(f[:-len(".json")] for f in os.listdir(os.path.join(KIT_ROOT, DATA_DIR))
+                            if f.startswith("class-scale") and f.endswith(".json"))
+    rows = []
+    for name in names:
+        doc = load(name)
+        rows += ["On %d x %s, %d cores%s (`%s`):" % (
+            doc["gpus_on_host"], doc["device"], doc["cores"],
+            ", CUDA %s" % cuda_version(doc["runtime_version"]) if doc.get("runtime_version") else "", name), "",
+            "| lab | GPUs | limit per case (s) | graded | wall (s) | contexts | GPU alone (s) | its floor (s) "
+            "| build (s) | waiting (s) | context (s) | cases (s) |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+        for c in doc["classes"]:
+            p = c["phases"]
+            head = "| %s | %d | %s | %d of %d%s | %s |" % (
+                c["lab"], c["gpus"], _number(c["time_limit_s"], 0), c["graded"], c["submissions"],
+                "" if c["finished"] else ", stopped", _number(c["wall_s"], 1))
+            if p.get("alone_s") is None:  # nothing graded by then
+                rows.append(head + " | | | | | | |")
+                continue
+            rows.append(head + " %g | %s | %s | %s | %s | %s | %s |" % (
+                c["contexts"], _number(p["alone_s"], 2), _number(c["submissions"] * p["alone_s"] / c["gpus"], 0),
+                _number(p["build_s"], 2), _number(p["wait_s"], 2), _number(p["context_s"], 2),
+                _number(p["case_s"], 2)))
+        if doc.get("latency"):
+            rows += ["", "| lab | `make grade`, cold (s) | warm (s) | GPU alone (s) |", "| --- | --- | --- | --- |"]
+            for lab, r in sorted(doc["latency"]["labs"].items()):
+                rows.append("| %s | %s | %s | %s |" % (lab, _number(r["cold_s"], 1), _number(r["warm_s"], 1),
+                                                       _number(r["alone_s"], 2) if "alone_s" in r else ""))
+        rows.append("")
+    return rows[:-1] or ["No class-scale document yet: `tools/gpu-suite.sh latency throughput` writes one."]
+
+
 NOT_RECORDED = "not recorded yet"
 
 
@@ -787,6 +824,7 @@ RENDERERS = {
     "toolkits": _toolkits_table,
     "mutants": _mutants_table,
     "stability": _stability_table,
+    "class-scale": _class_scale_table,
 }
 RENDERERS.update(("imports-%s" % lab.number, _imports_block(lab.number)) for lab in registry.all_labs().values())
 RENDERERS.update(("rubric-%s" % lab.number, _rubric_block(lab.number)) for lab in registry.all_labs().values())

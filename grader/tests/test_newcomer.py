@@ -18,6 +18,7 @@ from gradelib import build, checks as chk, exits, failures, feedback, gpu as gpu
 from tests.fakes import run_grade, run_make
 
 sys.path.insert(0, os.path.join(paths.KIT_ROOT, "tools"))
+import batch_throughput  # noqa: E402
 import suite_summary  # noqa: E402
 
 sys.path.insert(0, os.path.join(paths.KIT_ROOT, "grader"))
@@ -337,6 +338,45 @@ class MakeTestLastLine(unittest.TestCase):
 
     def test_nothing_when_every_test_ran(self):
         self.assertIsNone(suite_summary.not_run_line("100% tests passed, 0 tests failed out of 4\n", self.LABELS))
+
+
+class ClassCostsTest(unittest.TestCase):
+    """tools/batch_throughput.py: a submission's costs, and the classes gathered into class-scale.json."""
+
+    def test_the_time_alone_is_the_cases_alone(self):
+        record = {"costs": {"build_s": 2.0, "runs": [
+            {"wait_s": 0.5, "context_s": 0.3, "case_s": 1.0, "total_s": 1.3, "alone": False},
+            {"wait_s": 4.0, "case_s": 2.0, "total_s": 2.0, "alone": True},
+            {"case_s": 1.5, "exit_s": 0.1, "total_s": 1.6, "alone": True}]}}
+        row, cases = batch_throughput.submission_costs(record)
+        self.assertEqual(row["alone_s"], 3.6)  # its waits aside
+        self.assertEqual(row["wait_s"], 4.5)
+        self.assertEqual(row["contexts"], 1)
+        self.assertEqual(cases, [1.3, 2.0, 1.6])
+
+    def test_gather_keeps_each_class_and_the_latency(self):
+        with tempfile.TemporaryDirectory() as out:
+            for folder, gpus, graded in (("class-g1", 1, 40), ("class-g4", 4, 200)):
+                os.makedirs(os.path.join(out, folder))
+                with open(os.path.join(out, folder, "throughput-03.json"), "w") as f:
+                    json.dump({"lab": "03-nested-recursion", "device": "GPU", "gpus_on_host": 4,
+                               "runtime_version": 13000, "gpus": gpus, "submissions": 200, "graded": graded,
+                               "finished": graded == 200, "wall_s": 60.0, "verdicts_as_expected": graded,
+                               "jobs": 16, "contexts": {"median": 1, "p90": 1},
+                               "phases": {k: {"median": 0.5, "p90": 1.0} for k in batch_throughput.PHASES}}, f)
+            with open(os.path.join(out, "latency.json"), "w") as f:
+                json.dump({"device": "GPU", "labs": {"03": {"cold_s": 7.0, "warm_s": 5.0, "alone_s": 0.0}}}, f)
+            with contextlib.redirect_stdout(io.StringIO()):
+                status = batch_throughput.main([out, "--gather", os.path.join(out, "class-g4"),
+                                                os.path.join(out, "class-g1")])
+            with open(os.path.join(out, "class-scale.json")) as f:
+                doc = json.load(f)
+        self.assertEqual(status, 0)
+        self.assertEqual([(c["lab"], c["gpus"], c["graded"], c["finished"]) for c in doc["classes"]],
+                         [("03", 1, 40, False), ("03", 4, 200, True)])
+        self.assertEqual(doc["classes"][0]["phases"]["alone_s"], 0.5)
+        self.assertEqual(doc["latency"]["labs"]["03"]["warm_s"], 5.0)
+        self.assertEqual((doc["device"], doc["gpus_on_host"], doc["cores"]), ("GPU", 4, 16))
 
 
 class SuiteRunsSummary(unittest.TestCase):
