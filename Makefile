@@ -19,7 +19,7 @@
 # 86: make sanitize's memcheck found errors).
 # For course staff and kit maintainers (not in the student kit):
 #   make test           the kit's own tests (CTest, TEST_JOBS at once: twice the cores, at most
-#                       16); its last line counts the tests not run
+#                       16 per GPU); its last line counts the tests not run
 #   make figures        redraw handouts/figures/ from real runs (needs a GPU; exits 77 without one)
 #   make starters       regenerate labs/ starter files from solutions/
 #   make dist           the student kit: build/dist/cdp-labs-student.tar.gz (no solutions, no salt)
@@ -48,8 +48,10 @@ KIT_ONLY = @test -d solutions || { echo "make $@: not part of the student kit (c
 # them there were, so that nobody reads the percentage as a pass of the GPU tests.
 # TEST_JOBS tests at once: twice the cores, since many tests spend part of their time waiting (a
 # deliberate hang's time limit, a child process, the build lock), and a core left idle meanwhile is
-# lost; at most 16, the most the GPU tests have been run with side by side (RESULTS.md).
-TEST_JOBS ?= $(shell n=$$(( 2 * $$(nproc 2>/dev/null || echo 1) )); echo $$(( n > 16 ? 16 : n )))
+# lost; at most 16 for each GPU, the most the GPU tests have been run with side by side on one (RESULTS.md):
+# the graders spread over a host's GPUs, each taking one in its process id's turn (gradelib/gpu.py).
+TEST_JOBS ?= $(shell n=$$(( 2 * $$(nproc 2>/dev/null || echo 1) )); \
+  g=$$(nvidia-smi -L 2>/dev/null | grep -c '^GPU '); most=$$(( 16 * (g > 1 ? g : 1) )); echo $$(( n > most ? most : n )))
 test:
 	$(KIT_ONLY)
 	cmake -S tests -B build/tests
