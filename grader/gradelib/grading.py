@@ -13,8 +13,6 @@ from .runs import SKIPPED_AFTER_HANG
 from .standard_checks import RUNS_CLEANLY
 
 
-
-
 def one_check(lab, name):
     """The lab as grade.py --check grades it: the check named, the checks it depends on (its parents,
     and for a runtime check "runs cleanly", which runs the cases), and only the cases they read: a
