@@ -210,6 +210,7 @@ for lab in ${THROUGHPUT_LABS:-$(ls labs | sed -n 's/^\([0-9][0-9]\)-.*/\1/p')}; 
         KIT_GPUS=$use timeout 590 python3 tools/batch_throughput.py "$LOGS/data/class-g$n" "${CLASS_SIZE:-200}" \
             --lab "$lab" ${CLASS_LIMIT:+--limit "$CLASS_LIMIT"} > "$LOGS/throughput-$lab-g$n.log" 2>&1 ||
             throughput_status=1
+        keep_logs  # a call cut short by its time limit keeps the classes done
     done
 done
 fi
@@ -223,6 +224,7 @@ fi
 
 if wants latency; then
 timeout 400 python3 tools/batch_throughput.py "$LOGS/data" --latency > "$LOGS/latency.log" 2>&1; latency_status=$?
+keep_logs
 fi
 # data/class-scale.json: the classes and the latency above together (RESULTS.md's class-scale table)
 if wants throughput && ! python3 tools/batch_throughput.py "$LOGS/data" --gather "$LOGS"/data/class-g* \
