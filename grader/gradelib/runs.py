@@ -160,9 +160,12 @@ def run_all(ctx, lab_problem):
     alone = [times_something(params) or slots[k] > gpushare.gate().count for k, params in enumerate(ctx.cases)]
     lonely = []
     sent_alone = {}  # case: the outcome of its shared run, which sent it to the run alone
+
+    def shared_over_time():  # then what is left waits for the run alone, which tells a hang from a busy GPU
+        return any(o.result.verdict == process.TIMEOUT for o in sent_alone.values())
     for segments in first_processes(ctx.lab, slots, alone):
-        if hang or any(o.result.verdict == process.TIMEOUT for o in sent_alone.values()):
-            break  # after a hang, or a shared case over time, the rest is settled below
+        if hang or shared_over_time():
+            break  # the rest is settled below
         together = [k for _, _, ks in segments for k in ks]
         outcomes = harness.run_segments(ctx.lab, ctx.program,
                                         [(a, w, [ctx.cases[k] for k in ks]) for a, w, ks in segments],
@@ -174,11 +177,8 @@ def run_all(ctx, lab_problem):
               and k not in lonely]
         if not ks:
             continue
-        # after a shared case hit the time limit, the rest waits for the run alone, which tells a hang
-        # from a busy GPU
-        shared_hang = any(o.result.verdict == process.TIMEOUT for o in sent_alone.values())
-        lonely += ks if shared_hang else run_in_turn(ctx, ks, lab_problem, False, runs, hang, slots=weight,
-                                                       sent_alone=sent_alone)
+        lonely += ks if shared_over_time() else run_in_turn(ctx, ks, lab_problem, False, runs, hang,
+                                                            slots=weight, sent_alone=sent_alone)
     lonely = sorted(set(lonely) | {k for k in range(len(ctx.cases)) if alone[k] and runs[k] is None})
     if lonely and hang:  # one hang is evidence enough: none of them runs
         run_in_turn(ctx, lonely, lab_problem, True, runs, hang)
