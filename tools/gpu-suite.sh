@@ -75,6 +75,8 @@ cost_status=- memcheck_status=- walk_status=- latency_status=-
     > "$LOGS/machine.txt" 2>&1
 timeout 120 make doctor > "$LOGS/doctor.txt" 2>&1
 cp build/probe/sm_*/probe.json "$LOGS/probe.json" 2>/dev/null
+gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
+every_gpu=$(seq 0 $((gpus - 1)) | paste -sd' ')  # their CUDA_VISIBLE_DEVICES entries: "0 1 2 3"
 if wants tests all; then
 timeout 300 make all > "$LOGS/build-all.log" 2>&1; build_status=$?
 
@@ -82,7 +84,6 @@ timeout 300 make all > "$LOGS/build-all.log" 2>&1; build_status=$?
 # GPU and gives a timing run the GPU alone, across every test's grader. On a host with several GPUs, each
 # takes a share of the labs' tests (the first also the tests of no lab), with a gate of its own (its own
 # TMPDIR) and only its GPU visible.
-gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
 if [ -n "${CTEST_FILTER:-}" ] || [ "${gpus:-0}" -le 1 ]; then
     KIT_RUN_LOG="$PWD/$LOGS/runs.jsonl" timeout "${TEST_TIMEOUT:-560}" make test TEST_JOBS="${CTEST_JOBS:-$(nproc)}" \
         CTEST_ARGS="-V --output-junit $PWD/$LOGS/ctest-junit.xml ${CTEST_FILTER:-}" > "$LOGS/ctest.log" 2>&1
@@ -92,7 +93,7 @@ else
     cmake -S tests -B build/tests > "$LOGS/cmake.log" 2>&1
     labs=$(ls labs | cut -c1-2 | sort -u)
     test_status=0 junits= pids=
-    for g in $(seq 0 $((gpus - 1))); do
+    for g in $every_gpu; do
         share=$(echo "$labs" | awk -v g="$g" -v n="$gpus" '(NR - 1) % n == g' | paste -sd'|')
         filter="^(${share})-"
         [ "$g" = 0 ] && filter="^((${share})-|[^0])"
@@ -203,9 +204,10 @@ throughput_status=0
 # Each class on the first GPU, then, on a host of several, on all of them: data/class-gN/; CLASS_LIMIT=SEC
 # stops each batch there (its table says how many it graded by then). data/class-scale.json gathers them,
 # after the latency phase where it runs too.
-all_gpus=$(seq 0 $(( $(nvidia-smi -L 2>/dev/null | grep -c '^GPU ') - 1 )) | paste -sd,)
+uses=0  # KIT_GPUS of each batch: the first GPU, then all of a host's several
+[ "${gpus:-0}" -gt 1 ] && uses="0 $(echo $every_gpu | tr ' ' ,)"
 for lab in ${THROUGHPUT_LABS:-$(ls labs | sed -n 's/^\([0-9][0-9]\)-.*/\1/p')}; do
-    for use in $(echo 0 "$all_gpus" | tr ' ' '\n' | sort -u); do
+    for use in $uses; do
         n=$(echo "$use" | tr , '\n' | wc -l)
         KIT_GPUS=$use timeout 590 python3 tools/batch_throughput.py "$LOGS/data/class-g$n" "${CLASS_SIZE:-200}" \
             --lab "$lab" ${CLASS_LIMIT:+--limit "$CLASS_LIMIT"} > "$LOGS/throughput-$lab-g$n.log" 2>&1 ||
@@ -278,7 +280,7 @@ if wants mutants; then
 # Each GPU (MUTANT_GPUS, default every one) takes a share of the labs, with a gate of its own (its TMPDIR),
 # MUTANT_JOBS gradings at once (16: three runs of 64 at once on a host of 64 cores and four H200s left
 # one lab's run 3 of 35 mutants done in 560 s, the CUDA contexts being made one at a time for the host).
-mutant_gpus=${MUTANT_GPUS:-$(seq 0 $(( $(nvidia-smi -L 2>/dev/null | grep -c '^GPU ') - 1 )) | paste -sd' ')}
+mutant_gpus=${MUTANT_GPUS:-$every_gpu}
 mutant_gpus=${mutant_gpus:-0}
 mutant_labs() {  # GPU LAB...: the labs one after another on that GPU
     local g=$1 lab; shift
