@@ -87,11 +87,12 @@ def runs_summary(lines):
         if not run.get("segment"):  # a later segment of a run is the same process
             per_program[run["program"]] = per_program.get(run["program"], 0) + 1
         first = run["costs"][0] if run["costs"] else {}
-        grader = per_grader.setdefault(run["program"], {}).setdefault(run.get("pid"), 0)
+        made = per_grader.setdefault(run["program"], {})  # contexts, by the grader's process id
+        made.setdefault(run.get("pid"), 0)
         if "context_s" in first:
             begin = run["spawned_s"] + first["start_s"]
             contexts.append((begin, begin + first["context_s"]))
-            per_grader[run["program"]][run.get("pid")] = grader + 1
+            made[run.get("pid")] += 1
         if not run["alone"]:
             continue
         held = run.get("held_s", run["seconds"])
