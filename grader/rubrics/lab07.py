@@ -35,11 +35,11 @@ TIMING_REPEATS = 7
 MIN_EXHAUSTIVE_OVER_CDP = 1.5
 TIMING_CASES = {
     # most of the area inside the set's main body: whole rectangles filled, their inside never computed
-    "uniform": {"width": 8192, "height": 8192, "view": "full", "zoom": 2, "max_dwell": 4096, "max_depth": 5,
+    "uniform": {"width": 4096, "height": 4096, "view": "full", "zoom": 2, "max_dwell": 4096, "max_depth": 4,
                 "min_side": 16},
     # filaments everywhere: little to fill, a launch per rectangle for nothing (reported, never thresholded)
-    "filaments": {"width": 8192, "height": 8192, "view": "seahorse", "zoom": 14, "max_dwell": 4096,
-                  "max_depth": 5, "min_side": 16},
+    "filaments": {"width": 4096, "height": 4096, "view": "seahorse", "zoom": 14, "max_dwell": 4096,
+                  "max_depth": 4, "min_side": 16},
 }
 FEEDBACK_FIGURE_SIDE = 256
 
@@ -379,7 +379,7 @@ LAB = Lab(
                           "kit's exhaustive image, or as many as the rule's own image does there, whichever is more")),
         chk.Check("beats the exhaustive kernel where the area is uniform", 2, chk.RUNTIME, check_beats_exhaustive,
                   parent=RUNS_CLEANLY, hint=hint(HANDOUT, "2.6 (when subdividing pays)"), timing=True,
-                  passes=('uniform timing case (8,192 x 8,192, `full` at zoom 2, max dwell 4,096, `max_depth` 5, '
+                  passes=('uniform timing case (4,096 x 4,096, `full` at zoom 2, max dwell 4,096, `max_depth` 4, '
                           "`min_side` 16): the kit's exhaustive median / yours ≥ {MIN_EXHAUSTIVE_OVER_CDP}, and "
                           "every timed run of yours (the warm-up's too) leaves the rule's image: the image is "
                           'poisoned before each run and compared after it')),
