@@ -64,7 +64,7 @@ def grade(lab, submission, seed=1, no_gpu=False, check=None):
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "grade.json")
         proc = subprocess.run([sys.executable, GRADE, "--lab", lab.name, "--submission", submission,
-                               "--seed", str(seed), "--timeout", str(lab.time_limit), "--json", out]
+                               "--seed", str(seed), "--json", out]
                               + (["--check", check] if check else []) + sandbox.trusted_code_option(),
                               env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
@@ -371,7 +371,7 @@ class Listener:
 
 def run_batch(lab, class_dir, out, salt, no_sandbox, objects_checked=True):
     argv = [sys.executable, GRADE, "batch", class_dir, "--lab", lab.name, "--out", out,
-            "--timeout", str(lab.time_limit), "--seed", "1"] + (["--no-sandbox"] if no_sandbox else [])
+            "--seed", "1"] + (["--no-sandbox"] if no_sandbox else [])
     env = dict(os.environ, KIT_GRADER_SALT=salt)
     if not objects_checked:
         env[standard_checks.OBJECT_CHECK_ENV] = "off"

@@ -206,7 +206,7 @@ def report(lab, out, members, seconds, batch_status, records, finished=True, tim
               "gpus": len(os.environ[gpu.GPUS_ENV].split(",")) if os.environ.get(gpu.GPUS_ENV) else gpu.detect().count,
               "gpu_list": os.environ.get(gpu.GPUS_ENV, "all"),
               "submissions": len(members), "mix": mix, "jobs": os.cpu_count(),
-              "time_limit_s": time_limit or lab.time_limit,  # per case
+              "time_limit_s": time_limit or lab.time_limit,  # the longest a case may run
               "sharers": gpushare.sharers(gpu.detect().device), "wall_s": round(seconds, 1),
               "finished": finished, "graded": graded,
               "per_submission_s": round(seconds / max(1, graded), 3), "exit_status": batch_status,
@@ -303,7 +303,7 @@ def main(argv):
     p.add_argument("--gather", nargs="+", metavar="CLASS_DIR",
                    help="write OUT_DIR/class-scale.json from these folders' throughput-NN.json and OUT_DIR/latency.json")
     p.add_argument("--timeout", type=float, metavar="SEC",
-                   help="grade.py batch's time limit per case (default: the lab's own)")
+                   help="grade.py batch's time limit for every case (default: each case its lab's)")
     p.add_argument("--limit", type=float, metavar="SEC",
                    help="stop the batch after SEC seconds and report on the submissions graded by then")
     args = p.parse_args(argv)

@@ -442,7 +442,7 @@ def _class_scale_table(load, names=None):
         rows += ["On %d x %s, %d cores%s (`%s`):" % (
             doc["gpus_on_host"], doc["device"], doc["cores"],
             ", CUDA %s" % cuda_version(doc["runtime_version"]) if doc.get("runtime_version") else "", name), "",
-            "| lab | GPUs | limit per case (s) | graded | wall (s) | contexts | GPU alone (s) | its floor (s) "
+            "| lab | GPUs | longest limit of a case (s) | graded | wall (s) | contexts | GPU alone (s) | its floor (s) "
             "| build (s) | waiting (s) | context (s) | cases (s) |",
             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
         for c in doc["classes"]:

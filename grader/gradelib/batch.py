@@ -235,8 +235,8 @@ def parse_batch_args(argv):
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="J",
                    help="parallel builds (default: one per core, %(default)s here)")
     p.add_argument("--timeout", type=float, metavar="SEC",
-                   help="time limit in seconds for each test case (default: the lab's own, Lab.time_limit: 6 s for most, "
-                        "more where a case does more work)")
+                   help="time limit in seconds for each test case (default: 6 s, and the lab's own time_limit "
+                        "for its timing cases and those that need much GPU memory)")
     p.add_argument("--regrade", action="store_true", help="grade again what is already graded")
     p.add_argument("--seed", type=int, help="batch seed (default: the one this --out already used, else fresh)")
     p.add_argument("--partial-imports", action="store_true", help=PARTIAL_IMPORTS_HELP)

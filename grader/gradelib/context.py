@@ -39,11 +39,15 @@ class Context:
         self.work_dir = work_dir
         self.build_dir = os.path.join(work_dir, "build")
         self.seed = seed
-        self.timeout = timeout
+        self.timeout = timeout  # --timeout, or None: each case its lab's limit (time_limit)
         self.cases = lab.make_cases(case_rng(seed, lab.name))
         self.ptx = {}
         self.program = None  # the built harness, set by the "compiles" check
         self.runs = []
+
+    def time_limit(self, params):
+        """Seconds a case may run: the grading's --timeout where given, else its lab's for that case."""
+        return self.timeout or self.lab.case_time_limit(params)
 
     def ptx_calls(self):
         """Functions called anywhere in the PTX of the student's .cu files."""

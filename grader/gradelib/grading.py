@@ -83,7 +83,7 @@ def grade_lab(lab, submission_root, seed, timeout=None, gpu=None, keep_work=Fals
     os.makedirs(grade_root, exist_ok=True)
     work_dir = tempfile.mkdtemp(prefix=lab.name + "-", dir=grade_root)
     try:
-        ctx = Context(lab, submission_dir, work_dir, seed, timeout or lab.time_limit, sandboxed)
+        ctx = Context(lab, submission_dir, work_dir, seed, timeout, sandboxed)
         no_gpu_reason = None if (gpu is not None and gpu.available) else (
             gpu.reason if gpu is not None else "no GPU check was made")
         with gpushare.on_gpu(gpu):

@@ -298,7 +298,7 @@ class StartedRun:
     or first started with its cases held back (start_runs) and handed them later (hand_cases). holds:
     the cases before which the run waits for go() (kit_harness.h's kit-hold)."""
 
-    def __init__(self, lab, program, cases, timeout, cwd, sandboxed, hold_cases, holds=()):
+    def __init__(self, lab, program, cases, limits, cwd, sandboxed, hold_cases, holds=()):
         lines = "".join(("kit-hold\n" if k in holds else "") + " ".join(lab.harness_args(params)) + "\n"
                         for k, params in enumerate(cases))
         lines = (lines + ("kit-end\n" if holds else "")).encode("ascii")
@@ -320,7 +320,7 @@ class StartedRun:
             argv = sandbox.wrap(run_policy(program), argv)
         self.spawned_ns = self.handed_ns = time.monotonic_ns()
         self.waited_before_s = 0.0  # start_runs's wait for the GPU shared, carried by one of its runs
-        self.bounded = process.BoundedRun(argv, timeout, cwd=cwd, env=None if sandboxed else gpushare.run_env(),
+        self.bounded = process.BoundedRun(argv, limits, cwd=cwd, env=None if sandboxed else gpushare.run_env(),
                                           pass_fds=(channel_write, nonce_read, cases_read),
                                           channel_fd=self.channel_read, restart_marker=b"\n" + CASE_LINE)
 
@@ -338,9 +338,8 @@ class StartedRun:
         """Read the run until it waits at case k's hold: True, or False once it ended or hit a limit."""
         return self.bounded.until(b"\n" + HOLD_LINE + b"%d\n" % k)
 
-    def go(self, k, timeout):
+    def go(self, k):
         """Let a run waiting at case k's hold go on: its time limit starts again."""
-        self.bounded.timeout = timeout
         self.bounded.restart_clock()
         self.holds.discard(k)
         try:
@@ -350,11 +349,11 @@ class StartedRun:
         if not self.holds:
             self._close_cases()
 
-    def hand_cases(self, timeout):
-        """A started run's cases, handed over now: its time limit starts again, timeout seconds per
-        case (stamped before the lines go: the harness may start at once)."""
+    def hand_cases(self, limits):
+        """A started run's cases, handed over now: its time limit starts again, limits[k] seconds for
+        case k (stamped before the lines go: the harness may start at once)."""
         self.handed_ns = time.monotonic_ns()
-        self.bounded.timeout = timeout
+        self.bounded.limits = list(limits)
         self.bounded.restart_clock()
         self._write_cases()
 
@@ -376,18 +375,23 @@ class StartedRun:
 START_LIMIT = 30
 
 
+def case_limits(timeout, cases):
+    """Each case's time limit, in seconds: timeout, or timeout(params) where it is a function."""
+    return [timeout(params) if callable(timeout) else timeout for params in cases]
+
+
 def start_runs(lab, program, groups, timeout, cwd=None, sandboxed=False):
     """Start a harness process for each group of cases, with its cases held back: [StartedRun or None].
     Each makes its CUDA context with the GPU shared (its first line on the channel says it is made) and
     then waits, doing nothing on the GPU, for run_cases to hand it its cases, so that a grader that
     holds the GPU alone does not spend the hold on process start and context. None for a process that
-    did not get that far within START_LIMIT or timeout, the longer (it ended, hung or flooded):
-    run_cases starts it afresh."""
+    did not get that far within START_LIMIT or its cases' longest limit (timeout: run_segments), the
+    longer (it ended, hung or flooded): run_cases starts it afresh."""
     started = []
     with gpushare.gate().held(False) as waited:
         for cases in groups:
-            started.append(StartedRun(lab, program, cases, max(timeout, START_LIMIT), cwd, sandboxed,
-                                      hold_cases=True))
+            started.append(StartedRun(lab, program, cases, max(case_limits(timeout, cases) + [START_LIMIT]), cwd,
+                                      sandboxed, hold_cases=True))
         for k, run in enumerate(started):
             if not run.bounded.until(b"\n"):
                 run.discard()
@@ -415,13 +419,14 @@ def run_segments(lab, program, segments, timeout, cwd=None, sandboxed=False, sta
 
     The documents travel on a pipe the grader creates for this run, never through a file, and count
     only with this run's nonce: printing a pass line or writing a results file does not count. Each
-    case has timeout seconds from the end of the case before it (the first, from the process's start,
-    or for a started run, from when it is handed its cases; the first of a segment, from its go), and
-    its own share of output before it counts as a flood. sandboxed: in gradelib.sandbox, with
+    case has its time limit (timeout: seconds, or params -> seconds) from the end of the case before it
+    (the first, from the process's start, or for a started run, from when it is handed its cases; the
+    first of a segment, from its go), and its own share of output before it counts as a flood. sandboxed: in gradelib.sandbox, with
     run_policy (cwd is then the sandbox's /tmp). started: the StartedRun of a one-segment run
     (start_runs), else a process is started here."""
     segments = [segment for segment in segments if segment[2]]
     cases = [params for _, _, group in segments for params in group]
+    limits = case_limits(timeout, cases)
     firsts = [sum(len(group) for _, _, group in segments[:s]) for s in range(len(segments))]
     run = started
     waited_first = 0.0
@@ -430,13 +435,13 @@ def run_segments(lab, program, segments, timeout, cwd=None, sandboxed=False, sta
     for s, (alone, slots, group) in enumerate(segments):
         with gpushare.gate().held(alone, slots) as waited:
             if run is None:
-                run = StartedRun(lab, program, cases, timeout, cwd, sandboxed, hold_cases=False, holds=firsts[1:])
+                run = StartedRun(lab, program, cases, limits, cwd, sandboxed, hold_cases=False, holds=firsts[1:])
                 waited_first = waited
             elif s:
-                run.go(firsts[s], timeout)
+                run.go(firsts[s])
                 resumed[firsts[s]] = (time.monotonic_ns(), waited)
             else:  # a started run, handed its cases now
-                run.hand_cases(timeout)
+                run.hand_cases(limits)
                 waited_first = waited
             begin = resumed[firsts[s]][0] if s else run.spawned_ns
             if s + 1 < len(segments) and run.at_hold(firsts[s + 1]):

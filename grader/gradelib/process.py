@@ -96,11 +96,14 @@ class BoundedRun:
     into RunResult.channel, so a large result document never blocks the command.
     restart_marker: bytes that mark, on the channel, the end of one piece of work of several (a case
     of a harness run): each time one comes, the time limit and the flood limit start again.
+    timeout: seconds, or a list of seconds: the limit of each piece of work in turn (the last one's for
+    any after it).
     """
 
     def __init__(self, argv, timeout, cwd=None, env=None, flood_limit=FLOOD_LIMIT, pass_fds=(), channel_fd=None,
                  restart_marker=None):
-        self.timeout = timeout
+        self.limits = list(timeout) if isinstance(timeout, (list, tuple)) else [timeout]
+        self.pieces = 0  # pieces of work done: restart markers seen
         self.flood_limit = flood_limit
         self.channel_fd = channel_fd
         self.restart_marker = restart_marker
@@ -109,7 +112,7 @@ class BoundedRun:
         self.channel = bytearray()
         self.channel_dropped = False
         self.verdict = None
-        self.deadline = self.start + timeout
+        self.deadline = self.start + self.timeout
         self.output_before = 0  # the output the pieces of work before this one printed (restart_marker)
         self.ended = False  # the output and the channel are read to their end, or the run was stopped
         self.proc = None
@@ -128,6 +131,11 @@ class BoundedRun:
         self.selector.register(self.proc.stdout.fileno(), selectors.EVENT_READ)
         if channel_fd is not None:
             self.selector.register(channel_fd, selectors.EVENT_READ)
+
+    @property
+    def timeout(self):
+        """The time limit of the piece of work under way."""
+        return self.limits[min(self.pieces, len(self.limits) - 1)]
 
     def restart_clock(self):
         """The time limit starts again from now (the command was kept waiting, by the grader, not by
@@ -169,7 +177,9 @@ class BoundedRun:
                     seen = len(self.channel)
                     self.channel += chunk
                     marked = self.restart_marker
-                    if marked and marked in self.channel[max(0, seen - len(marked) + 1):]:
+                    ended = self.channel[max(0, seen - len(marked) + 1):].count(marked) if marked else 0
+                    if ended:
+                        self.pieces += ended
                         self.restart_clock()
                         self.output_before = self.keeper.total
                 else:

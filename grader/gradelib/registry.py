@@ -6,7 +6,11 @@ import os
 import pkgutil
 import re
 
-from . import objects, paths
+from . import gpushare, objects, paths
+
+# Seconds a case of ordinary size may run (Lab.case_time_limit): on an H100, the slowest case of Labs 01,
+# 02, 05 and 06 took 1.6 s alone and 3.9 s with 16 runs sharing the GPU.
+CASE_TIME_LIMIT = 6
 
 
 class Lab:
@@ -40,17 +44,17 @@ class Lab:
     imports         what the student's objects may import beyond what every lab may (gradelib.objects.Imports):
                     the kit functions its header declares for the student's device code, the runtime
                     calls its parts need; its README shows the whole list
-    time_limit      seconds per case that a grading allows unless told otherwise (grade.py --timeout), the
-                    kit's own tests (grader/selftest.py) included: ample for every case of the solution and the
-                    alternatives run alone, short because a hang, or a wrong submission's runaway work, holds
-                    the GPU alone for that long once it runs alone (a shared case over the limit runs again
-                    alone before it counts; the clock stops while a run waits for the GPU).
-                    Default 6: on an H100, the slowest case of Labs 01, 02, 05 and 06 took 1.6 s alone
-                    and 3.9 s with 16 runs sharing the GPU
+    time_limit      seconds that a case which times something, or needs more GPU memory than one shared run's
+                    share (gpu_bytes), may run unless a grading is told otherwise (grade.py --timeout); every
+                    other case gets CASE_TIME_LIMIT, or time_limit where that is less (case_time_limit).
+                    The kit's own tests (grader/selftest.py) grade with them too. Ample for every case of the
+                    solution and the alternatives run alone, short because a hang, or a wrong submission's
+                    runaway work, holds the GPU alone for that long once it runs alone (a shared case over
+                    its limit runs again alone before it counts; the clock stops while a run waits for the GPU)
     """
 
     def __init__(self, name, title, handout, harness, make_cases, recorded_case, checks, starter_must_fail=(),
-                 gpu_bytes=None, time_limit=6, memcheck_case=None, imports=None, heap_per_process=False):
+                 gpu_bytes=None, time_limit=CASE_TIME_LIMIT, memcheck_case=None, imports=None, heap_per_process=False):
         self.name = name
         self.title = title
         self.handout = handout
@@ -78,6 +82,13 @@ class Lab:
     @property
     def max_score(self):
         return sum(c.points for c in self.checks)
+
+    def case_time_limit(self, params):
+        """Seconds a case may run: time_limit for a case that times something or holds more than one
+        shared slot of the GPU (its memory), at most CASE_TIME_LIMIT for any other, so that a hang in a
+        case of ordinary size costs no more than that."""
+        heavy = times_something(params) or gpushare.slots_for(self.gpu_bytes(params)) > 1
+        return self.time_limit if heavy else min(self.time_limit, CASE_TIME_LIMIT)
 
     def harness_args(self, params):
         """The harness's arguments for one case (through the contract)."""

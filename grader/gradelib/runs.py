@@ -77,7 +77,7 @@ def run_in_turn(ctx, ks, lab_problem, alone, runs, hang, started=None, slots=1, 
             break
         group, queue = queue, []
         process_ready = started.pop() if started else None
-        outcomes = harness.run_cases(ctx.lab, ctx.program, [ctx.cases[k] for k in group], ctx.timeout,
+        outcomes = harness.run_cases(ctx.lab, ctx.program, [ctx.cases[k] for k in group], ctx.time_limit,
                                      ctx.work_dir, ctx.sandboxed, alone, process_ready, slots)
         again, shared_hang = take_outcomes(ctx, group, outcomes, [alone] * len(group), lab_problem, runs, hang,
                                            lonely, sent_alone)
@@ -169,7 +169,7 @@ def run_all(ctx, lab_problem):
         together = [k for _, _, ks in segments for k in ks]
         outcomes = harness.run_segments(ctx.lab, ctx.program,
                                         [(a, w, [ctx.cases[k] for k in ks]) for a, w, ks in segments],
-                                        ctx.timeout, ctx.work_dir, ctx.sandboxed)
+                                        ctx.time_limit, ctx.work_dir, ctx.sandboxed)
         take_outcomes(ctx, together, outcomes, [alone[k] for k in together], lab_problem, runs, hang, lonely,
                       sent_alone)
     for weight in sorted(set(slots[k] for k in range(len(ctx.cases)) if not alone[k])):
@@ -183,7 +183,7 @@ def run_all(ctx, lab_problem):
     if lonely and hang:  # one hang is evidence enough: none of them runs
         run_in_turn(ctx, lonely, lab_problem, True, runs, hang)
     elif lonely:
-        started = harness.start_runs(ctx.lab, ctx.program, [[ctx.cases[k] for k in lonely]], ctx.timeout,
+        started = harness.start_runs(ctx.lab, ctx.program, [[ctx.cases[k] for k in lonely]], ctx.time_limit,
                                      ctx.work_dir, ctx.sandboxed)
         try:
             with gpushare.gate().held(True) as waited:

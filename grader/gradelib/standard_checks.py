@@ -57,7 +57,7 @@ def _memcheck_clean(ctx):
         return chk.not_run_here(memcheck.TOOL, "not run: no %s here (it comes with the CUDA toolkit, in its bin/ "
                                                "folder beside nvcc)" % memcheck.TOOL)
     params = ctx.lab.memcheck_case
-    limit = max(ctx.timeout, MEMCHECK_TIME_LIMIT)
+    limit = max(ctx.time_limit(params), MEMCHECK_TIME_LIMIT)
     def run(alone):
         result = harness.run_under(memcheck.command(sanitizer), memcheck.tool_folder(sanitizer), ctx.lab, ctx.program,
                                    params, limit, ctx.work_dir, ctx.sandboxed,

@@ -390,6 +390,18 @@ class CaseLimitsTest(FakeHarnessBase):
         runs, value = self.grade_cases("time.sleep(0.7)\n" + WRITE_CLEAN, timeout=1)
         self.assertEqual((runs.status, value.status), (chk.PASSED, chk.PASSED), runs.message)
 
+    def test_each_case_has_its_own_limit(self):
+        """Without --timeout each case has its lab's limit for it (Lab.case_time_limit): in one process,
+        a case of 1.5 s passes under a limit of 4 s, and the same 1.5 s is over the next case's 0.5 s,
+        which therefore runs again alone and, over it there too, counts as a hang."""
+        self.lab = fake_lab()
+        self.lab.make_cases = lambda rng: [{"case": 2}, {"case": 1}]
+        self.lab.case_time_limit = lambda params: 4 if params["case"] == 2 else 0.5
+        runs, _ = self.grade_with("time.sleep(1.5)\n" + WRITE_CLEAN, timeout=None)
+        self.assertEqual((runs.status, runs.failure), (chk.FAILED, failures.TIMEOUT), runs.message)
+        self.assertEqual([r.failure for r in self.ctx.runs], [None, failures.TIMEOUT])
+        self.assertLess(self.ctx.runs[1].result.seconds, 3)
+
     def test_the_flood_limit_is_each_cases(self):
         body = "sys.stdout.write('x' * (6 << 20)); sys.stdout.flush()\n" + WRITE_CLEAN
         runs, value = self.grade_cases(body, timeout=30)
@@ -624,10 +636,32 @@ if __name__ == "__main__":
 
 
 class TimeLimitTest(unittest.TestCase):
-    """A grading allows each case its lab's time limit (Lab.time_limit) unless grade.py --timeout says
-    otherwise: a hang costs seconds, not a minute, of a class's GPU held alone."""
+    """Each case gets its lab's limit for it unless grade.py --timeout gives one for all: the lab's
+    time_limit where the case times something or needs more GPU memory than one shared run's share,
+    registry.CASE_TIME_LIMIT (or less) for any other, so that a hang in an ordinary case costs seconds,
+    not the heavy cases' limit, of a class's GPU held alone."""
 
-    def test_the_labs_own_limit_unless_told(self):
+    def test_heavy_cases_have_the_labs_limit_and_the_others_the_ordinary_one(self):
+        lab04, lab01 = registry.resolve("04"), registry.resolve("01")
+        cases = lab04.make_cases(context.case_rng(1, lab04.name))
+        heavy = [c for c in cases if registry.times_something(c)
+                 or gpushare.slots_for(lab04.gpu_bytes(c)) > 1]
+        light = [c for c in cases if c not in heavy]
+        self.assertTrue(heavy and light)
+        self.assertEqual({lab04.case_time_limit(c) for c in heavy}, {lab04.time_limit})
+        self.assertEqual({lab04.case_time_limit(c) for c in light}, {registry.CASE_TIME_LIMIT})
+        self.assertGreater(lab04.time_limit, registry.CASE_TIME_LIMIT)
+        self.assertEqual({lab01.case_time_limit(c) for c in lab01.make_cases(context.case_rng(1, lab01.name))},
+                         {registry.CASE_TIME_LIMIT})
+
+    def test_timeout_given_is_every_cases(self):
+        lab = registry.resolve("04")
+        given = context.Context(lab, ".", ".", 1, 3.5)
+        own = context.Context(lab, ".", ".", 1, None)
+        self.assertEqual({given.time_limit(c) for c in given.cases}, {3.5})
+        self.assertEqual([own.time_limit(c) for c in own.cases], [lab.case_time_limit(c) for c in own.cases])
+
+    def test_grade_lab_passes_the_given_timeout_or_none(self):
         seen = []
 
         class Stop(Exception):
@@ -636,10 +670,9 @@ class TimeLimitTest(unittest.TestCase):
         def made(lab, submission_dir, work_dir, seed, timeout, sandboxed):
             seen.append(timeout)
             raise Stop()
+        lab = registry.resolve("07")
         with mock.patch.object(grading, "Context", side_effect=made):
-            for lab, given in ((registry.resolve("01"), None), (registry.resolve("07"), None),
-                               (registry.resolve("07"), 3.5)):
+            for given in (None, 3.5):
                 with self.assertRaises(Stop):
                     grading.grade_lab(lab, paths.solution_dir(lab.name), 1, timeout=given)
-        self.assertEqual(seen, [registry.resolve("01").time_limit, registry.resolve("07").time_limit, 3.5])
-        self.assertNotEqual(seen[0], seen[1])  # each lab its own
+        self.assertEqual(seen, [None, 3.5])

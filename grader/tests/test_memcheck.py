@@ -69,9 +69,11 @@ class _Ctx:
         self.lab = registry.resolve("04")
         self.program = "/nowhere/bezier"
         self.work_dir = "/tmp/work"
-        self.timeout = 6
         self.sandboxed = False
         self.runs = []  # runs cleanly's runs (context.CaseRun)
+
+    def time_limit(self, params):
+        return 6
 
 
 def _result(verdict, status, output):
