@@ -1,4 +1,4 @@
-/* Hostile submission for the kit's integrity tests: the first thread of tessellate_cdp launches the whole grid again (fire-and-forget), without end; the runtime refuses a launch past the nesting depth limit (24), so the chain of grids ends there */
+/* Hostile submission for the kit's integrity tests: the first thread of tessellate_cdp tail-launches the whole grid again, without end */
 #include "bezier.h"
 
 __global__ void tessellate_flat(bezier_line_t *lines, int n_lines, float factor, int max_vertices)
@@ -25,7 +25,7 @@ __global__ void tessellate_cdp(bezier_line_t *lines, int n_lines, float factor, 
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i == 0) {
         /* "Run again for the lines whose allocation failed": with no bound, every run starts another. */
-        tessellate_cdp<<<gridDim.x, blockDim.x, 0, cudaStreamFireAndForget>>>(lines, n_lines, factor, max_vertices);
+        tessellate_cdp<<<gridDim.x, blockDim.x, 0, cudaStreamTailLaunch>>>(lines, n_lines, factor, max_vertices);
         KIT_CHECK_LAUNCH();
     }
     if (i >= n_lines)

@@ -1,4 +1,4 @@
-/* Hostile submission for the kit's integrity tests: a device-side waiter on the default stream launches itself again (fire-and-forget) until a flag says the tiny kernels queued behind it have run; nothing sets it, so without end, until the runtime refuses a launch past the nesting depth limit (24) */
+/* Hostile submission for the kit's integrity tests: a device-side waiter on the default stream tail-launches itself until a flag says the tiny kernels queued behind it have run; nothing sets it, so without end */
 #include "default_streams.h"
 
 /* Set "when the tiny kernels have run": they are queued after the waiter on the same stream, and
@@ -9,7 +9,7 @@ __device__ unsigned int tiny_done;
 __global__ void wait_for_tiny(void)
 {
     if (*(volatile unsigned int *)&tiny_done == 0) {
-        wait_for_tiny<<<1, 1, 0, cudaStreamFireAndForget>>>();
+        wait_for_tiny<<<1, 1, 0, cudaStreamTailLaunch>>>();
         KIT_CHECK_LAUNCH();
     }
 }

@@ -1,4 +1,4 @@
-/* Hostile submission for the kit's integrity tests: every Part C child launches itself again (fire-and-forget), without end; the runtime refuses a launch past the nesting depth limit (24), so each chain ends there */
+/* Hostile submission for the kit's integrity tests: every Part C child tail-launches itself again, without end */
 #include "allocator.h"
 
 __device__ unsigned int counter_take(bounded_counter_t *counter)
@@ -55,7 +55,7 @@ __global__ void fill_vertices(bezier_line_t *line, int n)
     if (i < n)
         line->vertices[i] = bezier_point(line, i, n);
     if (i == 0) {
-        fill_vertices<<<gridDim.x, blockDim.x, 0, cudaStreamFireAndForget>>>(line, n);
+        fill_vertices<<<gridDim.x, blockDim.x, 0, cudaStreamTailLaunch>>>(line, n);
         KIT_CHECK_LAUNCH();
     }
 }
