@@ -37,7 +37,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "grader"))
 
 import quoted_figures  # noqa: E402  (tools/, this script's folder; it imports gradelib)
-from gradelib import harness, paths, registry  # noqa: E402
+from gradelib import build, harness, paths, registry  # noqa: E402
 
 KIT_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 LEGACY_WORDS = re.compile(r"CDP1|legacy|removed|gone|deprecat|older|textbook|no longer|CUDA 5|11\.6|"
@@ -315,8 +315,9 @@ def harness_options(lab):
     build/describe/ (make keeps it up to date there), and the kit's process options."""
     if lab not in _described:
         spec = registry.resolve(lab)
-        program, made = harness.build_program(spec, paths.solution_dir(spec.name),
-                                              os.path.join(paths.BUILD_ROOT, "describe", spec.name))
+        with build.kit_build_lock():  # two checks side by side (make test) share the folder
+            program, made = harness.build_program(spec, paths.solution_dir(spec.name),
+                                                  os.path.join(paths.BUILD_ROOT, "describe", spec.name))
         if program is None:
             sys.exit("check_handouts: cannot build %s to read its options:\n%s" % (spec.name, made.output[-2000:]))
         _described[lab] = set(harness.describe(program)) | set(harness.PROCESS_OPTIONS) | {"--help"}
