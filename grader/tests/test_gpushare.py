@@ -2,6 +2,7 @@
 count, a run alone excluding every other (in this process and in others), and a run waiting to be
 alone served before shared runs that come after it. And what a run cost (harness.run_costs)."""
 import contextlib
+import fcntl
 import os
 import subprocess
 import sys
@@ -431,3 +432,36 @@ class ProbeReasonTest(unittest.TestCase):
         self.assertFalse(info.available)
         self.assertEqual(outside, [(False, "7")])
         self.assertNotIn("sandbox", info.reason)
+
+
+class ProbeGateTest(unittest.TestCase):
+    def test_the_probe_of_the_grader_s_gpu_shares_the_gate(self):
+        """The probe's context and launch go through the gate, shared: while it runs, no run holds the
+        GPU alone (a timing run that has it waits for nothing else's work)."""
+        from gradelib import gpu as gpu_mod
+        seen = []
+
+        def fake_run(argv, timeout, cwd=None, env=None):
+            fd = os.open(os.path.join(gate_folder, "gpu"), os.O_RDWR | os.O_CREAT, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                seen.append("the GPU could be held alone")
+            except BlockingIOError:
+                seen.append("shared")
+            finally:
+                os.close(fd)
+            with open(os.path.join(cwd, "probe.json"), "w") as f:
+                f.write('{"gpu": true, "dp_ok": true, "device": {"name": "fake"}}')
+            return mock.Mock(describe=lambda *a: "exited", output="")
+        with tempfile.TemporaryDirectory() as build_root, tempfile.TemporaryDirectory() as gate_folder, \
+                mock.patch.object(gpushare, "gate", return_value=gpushare.Gate(4, folder=gate_folder)), \
+                mock.patch.object(gpu_mod, "driver_present", return_value=True), \
+                mock.patch.dict(os.environ, {k: v for k, v in os.environ.items() if k != "KIT_NO_GPU"}, clear=True), \
+                mock.patch.object(gpu_mod.paths, "BUILD_ROOT", build_root), \
+                mock.patch.object(gpu_mod.build, "run_make", return_value=mock.Mock(ok=True)), \
+                mock.patch.object(gpu_mod.build, "cuda_arch", return_value="90"), \
+                mock.patch.object(gpu_mod.process, "run_bounded", side_effect=fake_run):
+            os.makedirs(os.path.join(build_root, "probe", "sm_90"))
+            info = gpu_mod._probe(False)
+        self.assertTrue(info.available, info.reason)
+        self.assertEqual(seen, ["shared"])
