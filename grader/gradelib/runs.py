@@ -77,6 +77,10 @@ def run_in_turn(ctx, ks, lab_problem, alone, runs, hang, started=None, slots=1, 
             break
         group, queue = queue, []
         process_ready = started.pop() if started else None
+        if process_ready is None and alone:  # a fresh process (after a crash) makes its context before its
+            # cases' time starts, as the first does: on a busy host that took up to 11 s (the GPU alone meanwhile)
+            process_ready = harness.start_runs(ctx.lab, ctx.program, [[ctx.cases[k] for k in group]],
+                                               ctx.time_limit, ctx.work_dir, ctx.sandboxed)[0]
         outcomes = harness.run_cases(ctx.lab, ctx.program, [ctx.cases[k] for k in group], ctx.time_limit,
                                      ctx.work_dir, ctx.sandboxed, alone, process_ready, slots)
         again, shared_hang = take_outcomes(ctx, group, outcomes, [alone] * len(group), lab_problem, runs, hang,

@@ -491,6 +491,19 @@ class OneProcessTest(FakeHarnessBase):
     """A submission's shared cases and its timing case run in one process, so in one CUDA context: the
     process waits at the timing case's hold, its time limit stopped, until the grader holds the GPU alone."""
 
+    def test_a_fresh_process_alone_makes_its_context_before_its_cases_time(self):
+        """After a crash, the cases left run alone in a fresh process; its start (here 1.5 s before its
+        channel's first line, as a CUDA context on a busy host) does not count against the 1 s limit."""
+        crashed = os.path.join(self.tmp.name, "crashed")
+        self.lab.harness.case_keys = ["timing"]
+        self.lab.make_cases = lambda rng: [{"case": 1, "timing": 1}, {"case": 2, "timing": 1}]
+        body = ("if arg('--case') == '1' and not os.path.exists(%r):\n"
+                "    open(%r, 'w').close()\n"
+                "    os.kill(os.getpid(), signal.SIGSEGV)\n" % (crashed, crashed)) + WRITE_CLEAN
+        slow_start = "(time.sleep(1.5) if os.path.exists(%r) else None) or 'kit-nonce ' + nonce" % crashed
+        runs, _ = self.grade_with(body, timeout=1, first_line=slow_start)
+        self.assertEqual([r.failure for r in self.ctx.runs], [failures.CRASH, None], runs.message)
+
     def test_the_timing_case_runs_after_a_hold_in_the_same_process(self):
         pids = os.path.join(self.tmp.name, "pids")
         self.lab.harness.case_keys = ["timing"]
