@@ -421,9 +421,9 @@ def run_segments(lab, program, segments, timeout, cwd=None, sandboxed=False, sta
     only with this run's nonce: printing a pass line or writing a results file does not count. Each
     case has its time limit (timeout: seconds, or params -> seconds) from the end of the case before it
     (the first, from the process's start, or for a started run, from when it is handed its cases; the
-    first of a segment, from its go), and its own share of output before it counts as a flood. sandboxed: in gradelib.sandbox, with
-    run_policy (cwd is then the sandbox's /tmp). started: the StartedRun of a one-segment run
-    (start_runs), else a process is started here."""
+    first of a segment, from its go), and its own share of output before it counts as a flood.
+    sandboxed: in gradelib.sandbox, with run_policy (cwd is then the sandbox's /tmp). started: the
+    StartedRun of a one-segment run (start_runs), else a process is started here."""
     segments = [segment for segment in segments if segment[2]]
     cases = [params for _, _, group in segments for params in group]
     limits = case_limits(timeout, cases)
