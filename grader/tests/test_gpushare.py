@@ -402,30 +402,41 @@ class SeveralGpusTest(unittest.TestCase):
             self.assertEqual(gpushare.visible_env(), {})
 
 
+@contextlib.contextmanager
+def probe_machine(fake_run, gate=None):
+    """gpu._probe on a machine faked down to its probe's run (fake_run(argv, timeout, cwd, env) writes
+    cwd/probe.json): a driver, the probe built, the sandbox a no-op; gate: the GPU's gate, where given."""
+    from gradelib import gpu as gpu_mod
+    with tempfile.TemporaryDirectory() as build_root, contextlib.ExitStack() as stack:
+        for patch in (mock.patch.object(gpu_mod, "driver_present", return_value=True),
+                      mock.patch.dict(os.environ, {k: v for k, v in os.environ.items() if k != "KIT_NO_GPU"},
+                                      clear=True),
+                      mock.patch.object(gpu_mod.paths, "BUILD_ROOT", build_root),
+                      mock.patch.object(gpu_mod.build, "run_make", return_value=mock.Mock(ok=True)),
+                      mock.patch.object(gpu_mod.build, "cuda_arch", return_value="90"),
+                      mock.patch.object(gpu_mod.sandbox, "wrap", side_effect=lambda policy, argv: argv),
+                      mock.patch.object(gpu_mod.process, "run_bounded", side_effect=fake_run)):
+            stack.enter_context(patch)
+        if gate is not None:
+            stack.enter_context(mock.patch.object(gpushare, "gate", return_value=gate))
+        os.makedirs(os.path.join(build_root, "probe", "sm_90"))
+        yield gpu_mod
+
+
 class ProbeReasonTest(unittest.TestCase):
     def test_a_gpu_that_is_not_there_is_not_blamed_on_the_sandbox(self):
         """A chosen GPU that fails outside the sandbox as well is left out for its own reason."""
-        from gradelib import gpu as gpu_mod
         outside = []
-
-        def probe(sandboxed, token=None):
-            outside.append((sandboxed, token))
-            return gpu_mod.GpuInfo(False, "no CUDA GPU: cudaGetDeviceCount: cudaErrorNoDevice")
         doc = '{"gpu": false, "dp_ok": false, "reason": "no CUDA GPU: cudaGetDeviceCount: cudaErrorNoDevice"}'
 
         def fake_run(argv, timeout, cwd=None, env=None):
             with open(os.path.join(cwd, "probe.json"), "w") as f:
                 f.write(doc)
             return mock.Mock(describe=lambda *a: "exited", output="")
-        with tempfile.TemporaryDirectory() as build_root, \
-                mock.patch.object(gpu_mod, "driver_present", return_value=True), \
-                mock.patch.dict(os.environ, {k: v for k, v in os.environ.items() if k != "KIT_NO_GPU"}, clear=True), \
-                mock.patch.object(gpu_mod.paths, "BUILD_ROOT", build_root), \
-                mock.patch.object(gpu_mod.build, "run_make", return_value=mock.Mock(ok=True)), \
-                mock.patch.object(gpu_mod.build, "cuda_arch", return_value="90"), \
-                mock.patch.object(gpu_mod.sandbox, "wrap", side_effect=lambda policy, argv: argv), \
-                mock.patch.object(gpu_mod.process, "run_bounded", side_effect=fake_run):
-            os.makedirs(os.path.join(build_root, "probe", "sm_90"))
+        with probe_machine(fake_run) as gpu_mod:
+            def probe(sandboxed, token=None):
+                outside.append((sandboxed, token))
+                return gpu_mod.GpuInfo(False, "no CUDA GPU: cudaGetDeviceCount: cudaErrorNoDevice")
             real = gpu_mod._probe
             with mock.patch.object(gpu_mod, "_probe", side_effect=lambda s, t=None: real(s, t) if s else probe(s, t)):
                 info = gpu_mod._probe(True, "7")
@@ -438,7 +449,6 @@ class ProbeGateTest(unittest.TestCase):
     def test_the_probe_of_the_grader_s_gpu_shares_the_gate(self):
         """The probe's context and launch go through the gate, shared: while it runs, no run holds the
         GPU alone (a timing run that has it waits for nothing else's work)."""
-        from gradelib import gpu as gpu_mod
         seen = []
 
         def fake_run(argv, timeout, cwd=None, env=None):
@@ -453,15 +463,8 @@ class ProbeGateTest(unittest.TestCase):
             with open(os.path.join(cwd, "probe.json"), "w") as f:
                 f.write('{"gpu": true, "dp_ok": true, "device": {"name": "fake"}}')
             return mock.Mock(describe=lambda *a: "exited", output="")
-        with tempfile.TemporaryDirectory() as build_root, tempfile.TemporaryDirectory() as gate_folder, \
-                mock.patch.object(gpushare, "gate", return_value=gpushare.Gate(4, folder=gate_folder)), \
-                mock.patch.object(gpu_mod, "driver_present", return_value=True), \
-                mock.patch.dict(os.environ, {k: v for k, v in os.environ.items() if k != "KIT_NO_GPU"}, clear=True), \
-                mock.patch.object(gpu_mod.paths, "BUILD_ROOT", build_root), \
-                mock.patch.object(gpu_mod.build, "run_make", return_value=mock.Mock(ok=True)), \
-                mock.patch.object(gpu_mod.build, "cuda_arch", return_value="90"), \
-                mock.patch.object(gpu_mod.process, "run_bounded", side_effect=fake_run):
-            os.makedirs(os.path.join(build_root, "probe", "sm_90"))
+        with tempfile.TemporaryDirectory() as gate_folder, \
+                probe_machine(fake_run, gpushare.Gate(4, folder=gate_folder)) as gpu_mod:
             info = gpu_mod._probe(False)
         self.assertTrue(info.available, info.reason)
         self.assertEqual(seen, ["shared"])
