@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """How long a class takes, where the time goes, and whether every verdict holds at that scale.
 
-  python3 tools/batch_throughput.py OUT_DIR [COUNT] [--lab NN] [--limit SEC] [--timeout SEC]   (default: 200 of Lab 01)
+  python3 tools/batch_throughput.py OUT_DIR [COUNT] [--lab NN] [--limit SEC] [--timeout SEC] [--jobs J]
+                                   [--beside TEXT]   (default: 200 of Lab 01)
   python3 tools/batch_throughput.py OUT_DIR COUNT --sandbox-cost ROUNDS
   python3 tools/batch_throughput.py OUT_DIR --latency [--lab NN]   (default: every lab)
   python3 tools/batch_throughput.py OUT_DIR --gather CLASS_DIR...   (OUT_DIR/class-scale.json)
@@ -20,6 +21,10 @@ down: build, static checks, waiting for the GPU, process start, CUDA context, ea
 shared runs whose case ran again alone), and
 prints a table. Exit status 0 when every verdict is as expected and the batch graded everything, or was
 stopped at --limit.
+
+--jobs: the batch's jobs (default: one per core). --beside: what else ran on the host meanwhile (another
+class on another GPU, say), kept in the document and its table: such a class's time is an upper bound of
+its time alone, since contexts are made one at a time for the whole host.
 
 With --latency, what a student waits for: the lab's reference solution graded as `make grade` grades it
 (grade.py --lab NN, the sandbox on), first with an empty build cache (cold: the kit's own objects already
@@ -171,7 +176,8 @@ def sandbox_cost(lab, out, subs, count, rounds):
     return 0
 
 
-def report(lab, out, members, seconds, batch_status, records, finished=True, time_limit=None):
+def report(lab, out, members, seconds, batch_status, records, finished=True, time_limit=None, jobs=None,
+           beside=None):
     """Write throughput-LAB.json and costs-LAB.tsv; print the table; the exit status. A batch stopped at
     its limit (not finished) is reported on the submissions it graded."""
     wrong = {}
@@ -205,7 +211,8 @@ def report(lab, out, members, seconds, batch_status, records, finished=True, tim
               # the GPUs the batch used: how many, and which
               "gpus": len(os.environ[gpu.GPUS_ENV].split(",")) if os.environ.get(gpu.GPUS_ENV) else gpu.detect().count,
               "gpu_list": os.environ.get(gpu.GPUS_ENV, "all"),
-              "submissions": len(members), "mix": mix, "jobs": os.cpu_count(),
+              "submissions": len(members), "mix": mix, "jobs": jobs or os.cpu_count(), "cores": os.cpu_count(),
+              "beside": beside,
               "time_limit_s": time_limit or lab.time_limit,  # the longest a case may run
               "sharers": gpushare.sharers(gpu.detect().device), "wall_s": round(seconds, 1),
               "finished": finished, "graded": graded,
@@ -215,7 +222,7 @@ def report(lab, out, members, seconds, batch_status, records, finished=True, tim
     with open(os.path.join(out, "throughput-%s.json" % lab.number), "w") as f:
         json.dump(result, f, indent=2)
     print("%s: %d submissions (%s), %d jobs, GPU shared by up to %d runs: %.1f s wall, %.2f s per submission"
-          % (lab.title, len(members), ", ".join("%s %d" % kv for kv in sorted(mix.items())), os.cpu_count(),
+          % (lab.title, len(members), ", ".join("%s %d" % kv for kv in sorted(mix.items())), result["jobs"],
              result["sharers"], seconds, result["per_submission_s"]))
     if not finished:
         print("STOPPED at the limit, %.0f s: %d of %d submissions graded by then" % (seconds, graded, len(members)))
@@ -270,13 +277,14 @@ def gather(out, folders):
             if name.startswith("throughput-") and name.endswith(".json"):
                 with open(os.path.join(folder, name)) as f:
                     t = json.load(f)
-                found.update(device=t["device"], gpus_on_host=t.get("gpus_on_host", t["gpus"]), cores=t["jobs"],
+                found.update(device=t["device"], gpus_on_host=t.get("gpus_on_host", t["gpus"]),
+                             cores=t.get("cores", t["jobs"]),
                              runtime_version=t.get("runtime_version"))  # not in the documents of older kits
                 found["classes"].append({
                     "lab": t["lab"][:2], "gpus": t["gpus"],
                     "submissions": t["submissions"], "graded": t["graded"], "finished": t["finished"],
                     "wall_s": t["wall_s"], "verdicts_as_expected": t["verdicts_as_expected"], "jobs": t["jobs"],
-                    "time_limit_s": t.get("time_limit_s"),
+                    "time_limit_s": t.get("time_limit_s"), "beside": t.get("beside"),
                     "contexts": t["contexts"]["median"],
                     "phases": {k: t["phases"][k]["median"] for k in PHASES if k in t["phases"]}})
     latency_doc = os.path.join(out, "latency.json")
@@ -306,6 +314,8 @@ def main(argv):
                    help="grade.py batch's time limit for every case (default: each case its lab's)")
     p.add_argument("--limit", type=float, metavar="SEC",
                    help="stop the batch after SEC seconds and report on the submissions graded by then")
+    p.add_argument("--jobs", type=int, metavar="J", help="the batch's jobs (default: one per core)")
+    p.add_argument("--beside", metavar="TEXT", help="what else ran on the host meanwhile, for the record")
     args = p.parse_args(argv)
     out = os.path.abspath(args.out)
     if args.gather:
@@ -322,8 +332,9 @@ def main(argv):
     if args.sandbox_cost:
         return sandbox_cost(lab, out, subs, args.count, args.sandbox_cost)
     graded = os.path.join(work, "graded")
-    seconds, batch_status, output, finished = grade_class(
-        lab, subs, graded, ("--timeout", str(args.timeout)) if args.timeout else (), limit=args.limit)
+    extra = ((["--timeout", str(args.timeout)] if args.timeout else []) +
+             (["--jobs", str(args.jobs)] if args.jobs else []))
+    seconds, batch_status, output, finished = grade_class(lab, subs, graded, extra, limit=args.limit)
     with open(os.path.join(work, "batch.log"), "w") as f:
         f.write(output)
     records = {}
@@ -335,7 +346,7 @@ def main(argv):
         except ValueError:  # one being written when the batch was stopped
             continue
         records[record["id"]] = record
-    status = report(lab, out, members, seconds, batch_status, records, finished, args.timeout)
+    status = report(lab, out, members, seconds, batch_status, records, finished, args.timeout, args.jobs, args.beside)
     if finished and batch_status != 0:
         print(output[-3000:])
     return status

@@ -19,8 +19,9 @@
 #                 machine may have none: the pages come back in the logs, and are kept in
 #                 grader/tests/data/feedback/, which the browser test checks)
 #     throughput: batch-grade a class of 200 submissions of each lab (THROUGHPUT_LABS="01 05" for some, CLASS_SIZE=N
-#                 for another size, CLASS_LIMIT=SEC to stop each batch there; tools/batch_throughput.py) on the
-#                 first GPU, then on every GPU of a host of several: time, each phase's cost, every verdict as
+#                 for another size, CLASS_LIMIT=SEC to stop each batch there, CLASS_DEADLINE=SEC the phase;
+#                 tools/batch_throughput.py) on the first GPU, then on every GPU of a host of several (CLASS_SPREAD="05;03 08":
+#                 each GPU its share of the labs, side by side): time, each phase's cost, every verdict as
 #                 expected; data/class-scale.json gathers them (with the latency phase's, where it runs)
 #     hostile:    each lab's hostile class in the sandbox (grader/selftest.py hostile; HOSTILE_LABS="01 02"
 #                 for some labs): every verdict right, no breach of grader/README.md's "Trust the result"
@@ -202,19 +203,49 @@ fi
 if wants throughput; then
 throughput_status=0
 # Each class on the first GPU, then, on a host of several, on all of them: data/class-gN/; CLASS_LIMIT=SEC
-# stops each batch there (its table says how many it graded by then). data/class-scale.json gathers them,
-# after the latency phase where it runs too.
-uses=0  # KIT_GPUS of each batch: the first GPU, then all of a host's several
-[ "${gpus:-0}" -gt 1 ] && uses="0 $(echo $every_gpu | tr ' ' ,)"
-for lab in ${THROUGHPUT_LABS:-$(ls labs | sed -n 's/^\([0-9][0-9]\)-.*/\1/p')}; do
-    for use in $uses; do
-        n=$(echo "$use" | tr , '\n' | wc -l)
-        KIT_GPUS=$use timeout 590 python3 tools/batch_throughput.py "$LOGS/data/class-g$n" "${CLASS_SIZE:-200}" \
-            --lab "$lab" ${CLASS_LIMIT:+--limit "$CLASS_LIMIT"} > "$LOGS/throughput-$lab-g$n.log" 2>&1 ||
-            throughput_status=1
-        keep_logs  # a call cut short by its time limit keeps the classes done
+# stops each batch there, CLASS_DEADLINE=SEC stops the phase there (each batch gets the time left); the
+# tables say how many each graded by then. With CLASS_SPREAD="05;03 08" on a host of several GPUs, each GPU
+# takes its share of the labs instead (GPU 0 Lab 05, GPU 1 Labs 03 then 08), its one-GPU classes one after
+# another, beside the other GPUs' (the cores split between them): a class's time there bounds its time
+# alone from above. data/class-scale.json
+# gathers them, after the latency phase where it runs too.
+class_labs=${THROUGHPUT_LABS:-$(ls labs | sed -n 's/^\([0-9][0-9]\)-.*/\1/p')}
+throughput_began=$(date +%s)
+# class_batch LAB GPUS [JOBS [BESIDE]]: one class, KIT_GPUS=GPUS
+class_batch() {
+    local n limit=${CLASS_LIMIT:-}
+    n=$(echo "$2" | tr , '\n' | wc -l)
+    if [ -n "${CLASS_DEADLINE:-}" ]; then
+        limit=$(( CLASS_DEADLINE - ($(date +%s) - throughput_began) ))
+        [ "$limit" -ge 30 ] || { echo "no time left for Lab $1's class" > "$LOGS/throughput-$1-g$n.log"; return 1; }
+    fi
+    KIT_GPUS=$2 timeout 590 python3 tools/batch_throughput.py "$LOGS/data/class-g$n" "${CLASS_SIZE:-200}" \
+        --lab "$1" ${limit:+--limit "$limit"} ${3:+--jobs "$3"} ${4:+--beside "$4"} > "$LOGS/throughput-$1-g$n.log" 2>&1
+}
+if [ -n "${CLASS_SPREAD:-}" ] && [ "${gpus:-0}" -gt 1 ]; then
+    pids= g=0
+    IFS=';' read -ra queues <<< "$CLASS_SPREAD"
+    for share in "${queues[@]}"; do
+        others=$(echo "$CLASS_SPREAD" | tr ';' '\n' | sed "$((g + 1))d" | tr ' ' '\n' | grep . | paste -sd, | sed 's/,/, /g')
+        ( status=0
+          for lab in $share; do
+              class_batch "$lab" "$g" $(( $(nproc) / gpus )) "Labs $others, on the other GPU" || status=1
+              keep_logs
+          done
+          exit $status ) &
+        pids="$pids $!" g=$((g + 1))
     done
-done
+    for p in $pids; do wait "$p" || throughput_status=1; done
+else
+    uses=0  # KIT_GPUS of each batch: the first GPU, then all of a host's several
+    [ "${gpus:-0}" -gt 1 ] && uses="0 $(echo $every_gpu | tr ' ' ,)"
+    for lab in $class_labs; do
+        for use in $uses; do
+            class_batch "$lab" "$use" || throughput_status=1
+            keep_logs  # a call cut short by its time limit keeps the classes done
+        done
+    done
+fi
 fi
 
 if wants hostile; then

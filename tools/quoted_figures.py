@@ -433,7 +433,8 @@ def _class_scale_table(load, names=None):
     """Every class-scale document (tools/batch_throughput.py --gather, one per host): each class of a lab on
     one GPU and on all of the host's, the time per phase of a submission (medians), and what a student waits
     for. GPU alone is the time a submission held the GPU alone: a class of N on G GPUs takes at least N
-    times it over G, whatever the jobs."""
+    times it over G, whatever the jobs. Beside it: what else ran on the host meanwhile (another class on
+    another GPU), which only makes a class slower."""
     names = names or sorted(f[:-len(".json")] for f in os.listdir(os.path.join(KIT_ROOT, DATA_DIR))
                             if f.startswith("class-scale") and f.endswith(".json"))
     rows = []
@@ -442,14 +443,14 @@ def _class_scale_table(load, names=None):
         rows += ["On %d x %s, %d cores%s (`%s`):" % (
             doc["gpus_on_host"], doc["device"], doc["cores"],
             ", CUDA %s" % cuda_version(doc["runtime_version"]) if doc.get("runtime_version") else "", name), "",
-            "| lab | GPUs | longest limit of a case (s) | graded | wall (s) | contexts | GPU alone (s) | its floor (s) "
-            "| build (s) | waiting (s) | context (s) | cases (s) |",
-            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+            "| lab | GPUs | beside it | longest limit of a case (s) | graded | wall (s) | contexts | GPU alone (s) "
+            "| its floor (s) | build (s) | waiting (s) | context (s) | cases (s) |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
         for c in doc["classes"]:
             p = c["phases"]
-            head = "| %s | %d | %s | %d of %d%s | %s |" % (
-                c["lab"], c["gpus"], _number(c["time_limit_s"], 0), c["graded"], c["submissions"],
-                "" if c["finished"] else ", stopped", _number(c["wall_s"], 1))
+            head = "| %s | %d | %s | %s | %d of %d%s | %s |" % (
+                c["lab"], c["gpus"], c.get("beside") or "", _number(c["time_limit_s"], 0), c["graded"],
+                c["submissions"], "" if c["finished"] else ", stopped", _number(c["wall_s"], 1))
             if p.get("alone_s") is None:  # nothing graded by then
                 rows.append(head + " | | | | | | |")
                 continue

@@ -362,7 +362,8 @@ class ClassCostsTest(unittest.TestCase):
                     json.dump({"lab": "03-nested-recursion", "device": "GPU", "gpus_on_host": 4,
                                "runtime_version": 13000, "gpus": gpus, "submissions": 200, "graded": graded,
                                "finished": graded == 200, "wall_s": 60.0, "verdicts_as_expected": graded,
-                               "jobs": 16, "contexts": {"median": 1, "p90": 1},
+                               "jobs": 16, "cores": 32, "contexts": {"median": 1, "p90": 1},
+                               "beside": "Lab 05's class" if gpus == 1 else None,
                                "phases": {k: {"median": 0.5, "p90": 1.0} for k in batch_throughput.PHASES}}, f)
             with open(os.path.join(out, "latency.json"), "w") as f:
                 json.dump({"device": "GPU", "labs": {"03": {"cold_s": 7.0, "warm_s": 5.0, "alone_s": 0.0}}}, f)
@@ -376,7 +377,8 @@ class ClassCostsTest(unittest.TestCase):
                          [("03", 1, 40, False), ("03", 4, 200, True)])
         self.assertEqual(doc["classes"][0]["phases"]["alone_s"], 0.5)
         self.assertEqual(doc["latency"]["labs"]["03"]["warm_s"], 5.0)
-        self.assertEqual((doc["device"], doc["gpus_on_host"], doc["cores"]), ("GPU", 4, 16))
+        self.assertEqual(doc["classes"][0]["beside"], "Lab 05's class")
+        self.assertEqual((doc["device"], doc["gpus_on_host"], doc["cores"]), ("GPU", 4, 32))
 
 
 class SuiteRunsSummary(unittest.TestCase):
