@@ -60,8 +60,9 @@ def parse_args(argv):
     p.add_argument("--json", metavar="FILE", help="write the full results as JSON")
     p.add_argument("--gradescope", metavar="FILE", help="write Gradescope's results.json")
     p.add_argument("--timeout", type=float, metavar="SEC",
-                   help="time limit in seconds for each test case (default: 6 s, and the lab's own time_limit "
-                        "for its timing cases and those that need much GPU memory)")
+                   help="time limit in seconds for each test case (default: 6 s, the lab's own time_limit "
+                        "for its timing cases and those that need much GPU memory, and at least 20 s while "
+                        "other runs share the GPU)")
     p.add_argument("--html", metavar="DIR",
                    help="also write each lab's feedback as a page, DIR/<lab>.html, with a picture of your run "
                         "where the lab has one (make grade: build/feedback/)")

@@ -235,8 +235,9 @@ def parse_batch_args(argv):
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="J",
                    help="parallel builds (default: one per core, %(default)s here)")
     p.add_argument("--timeout", type=float, metavar="SEC",
-                   help="time limit in seconds for each test case (default: 6 s, and the lab's own time_limit "
-                        "for its timing cases and those that need much GPU memory)")
+                   help="time limit in seconds for each test case (default: 6 s, the lab's own time_limit "
+                        "for its timing cases and those that need much GPU memory, and at least 20 s while "
+                        "other runs share the GPU)")
     p.add_argument("--regrade", action="store_true", help="grade again what is already graded")
     p.add_argument("--seed", type=int, help="batch seed (default: the one this --out already used, else fresh)")
     p.add_argument("--partial-imports", action="store_true", help=PARTIAL_IMPORTS_HELP)

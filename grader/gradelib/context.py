@@ -45,9 +45,10 @@ class Context:
         self.program = None  # the built harness, set by the "compiles" check
         self.runs = []
 
-    def time_limit(self, params):
-        """Seconds a case may run: the grading's --timeout where given, else its lab's for that case."""
-        return self.timeout or self.lab.case_time_limit(params)
+    def time_limit(self, params, alone=True):
+        """Seconds a case may run, with the GPU alone or shared: the grading's --timeout where given, else
+        its lab's for that case."""
+        return self.timeout or self.lab.case_time_limit(params, alone)
 
     def ptx_calls(self):
         """Functions called anywhere in the PTX of the student's .cu files."""

@@ -375,9 +375,10 @@ class StartedRun:
 START_LIMIT = 30
 
 
-def case_limits(timeout, cases):
-    """Each case's time limit, in seconds: timeout, or timeout(params) where it is a function."""
-    return [timeout(params) if callable(timeout) else timeout for params in cases]
+def case_limits(timeout, cases, alone=True):
+    """Each case's time limit, in seconds: timeout, or timeout(params, alone) where it is a function (alone:
+    whether the case runs with the GPU alone)."""
+    return [timeout(params, alone) if callable(timeout) else timeout for params in cases]
 
 
 def start_runs(lab, program, groups, timeout, cwd=None, sandboxed=False):
@@ -419,14 +420,15 @@ def run_segments(lab, program, segments, timeout, cwd=None, sandboxed=False, sta
 
     The documents travel on a pipe the grader creates for this run, never through a file, and count
     only with this run's nonce: printing a pass line or writing a results file does not count. Each
-    case has its time limit (timeout: seconds, or params -> seconds) from the end of the case before it
-    (the first, from the process's start, or for a started run, from when it is handed its cases; the
-    first of a segment, from its go), and its own share of output before it counts as a flood.
+    case has its time limit (timeout: seconds, or (params, alone) -> seconds, alone as its segment
+    holds the GPU) from the end of the case before it (the first, from the process's start, or for a
+    started run, from when it is handed its cases; the first of a segment, from its go), and its own
+    share of output before it counts as a flood.
     sandboxed: in gradelib.sandbox, with run_policy (cwd is then the sandbox's /tmp). started: the
     StartedRun of a one-segment run (start_runs), else a process is started here."""
     segments = [segment for segment in segments if segment[2]]
     cases = [params for _, _, group in segments for params in group]
-    limits = case_limits(timeout, cases)
+    limits = [limit for alone, _, group in segments for limit in case_limits(timeout, group, alone)]
     firsts = [sum(len(group) for _, _, group in segments[:s]) for s in range(len(segments))]
     run = started
     waited_first = 0.0

@@ -396,11 +396,22 @@ class CaseLimitsTest(FakeHarnessBase):
         which therefore runs again alone and, over it there too, counts as a hang."""
         self.lab = fake_lab()
         self.lab.make_cases = lambda rng: [{"case": 2}, {"case": 1}]
-        self.lab.case_time_limit = lambda params: 4 if params["case"] == 2 else 0.5
+        self.lab.case_time_limit = lambda params, alone: 4 if params["case"] == 2 else 0.5
         runs, _ = self.grade_with("time.sleep(1.5)\n" + WRITE_CLEAN, timeout=None)
         self.assertEqual((runs.status, runs.failure), (chk.FAILED, failures.TIMEOUT), runs.message)
         self.assertEqual([r.failure for r in self.ctx.runs], [None, failures.TIMEOUT])
         self.assertLess(self.ctx.runs[1].result.seconds, 3)
+
+    def test_a_shared_case_has_its_shared_limit(self):
+        """A case that shares the GPU has the limit the lab gives it shared (registry.SHARED_TIME_LIMIT):
+        1.5 s is over its limit alone, 0.5 s, and within the 4 s it has shared, so it counts there and
+        does not run again alone."""
+        self.lab = fake_lab()
+        self.lab.make_cases = lambda rng: [{"case": 1}]
+        self.lab.case_time_limit = lambda params, alone: 0.5 if alone else 4
+        runs, _ = self.grade_with("time.sleep(1.5)\n" + WRITE_CLEAN, timeout=None)
+        self.assertEqual(runs.status, chk.PASSED, runs.message)
+        self.assertEqual([r.alone for r in self.ctx.runs], [False])
 
     def test_the_flood_limit_is_each_cases(self):
         body = "sys.stdout.write('x' * (6 << 20)); sys.stdout.flush()\n" + WRITE_CLEAN
@@ -664,6 +675,10 @@ class TimeLimitTest(unittest.TestCase):
         self.assertEqual({lab04.case_time_limit(c) for c in heavy}, {lab04.time_limit})
         self.assertEqual({lab04.case_time_limit(c) for c in light}, {registry.CASE_TIME_LIMIT})
         self.assertGreater(lab04.time_limit, registry.CASE_TIME_LIMIT)
+        # shared, every case has at least SHARED_TIME_LIMIT: the runs beside it time-slice the GPU
+        self.assertEqual({lab04.case_time_limit(c, alone=False) for c in light}, {registry.SHARED_TIME_LIMIT})
+        self.assertEqual({lab04.case_time_limit(c, alone=False) for c in heavy},
+                         {max(lab04.time_limit, registry.SHARED_TIME_LIMIT)})
         self.assertEqual({lab01.case_time_limit(c) for c in lab01.make_cases(context.case_rng(1, lab01.name))},
                          {registry.CASE_TIME_LIMIT})
 
@@ -673,6 +688,9 @@ class TimeLimitTest(unittest.TestCase):
         own = context.Context(lab, ".", ".", 1, None)
         self.assertEqual({given.time_limit(c) for c in given.cases}, {3.5})
         self.assertEqual([own.time_limit(c) for c in own.cases], [lab.case_time_limit(c) for c in own.cases])
+        self.assertEqual({given.time_limit(c, alone=False) for c in given.cases}, {3.5})
+        self.assertEqual([own.time_limit(c, False) for c in own.cases],
+                         [lab.case_time_limit(c, False) for c in own.cases])
 
     def test_grade_lab_passes_the_given_timeout_or_none(self):
         seen = []
