@@ -26,22 +26,26 @@ GPU = "a usable GPU"
 class Outcome:
     """What a check function found. Use passed(), failed() or skipped()."""
 
-    def __init__(self, status, message="", fraction=None, failure=None, lacking=None):
+    def __init__(self, status, message="", fraction=None, failure=None, lacking=None, dependents_go_on=False):
         self.status = status
         self.message = message
         self.fraction = fraction
         self.failure = failure  # why it failed, as a kind of gradelib.failures (None: points lost)
         self.lacking = lacking  # what this machine lacks to run the check (not_run_here), else None
+        # failed, yet the checks that depend on it and time nothing are judged on what it left them
+        self.dependents_go_on = dependents_go_on
 
 
 def passed(message=""):
     return Outcome(PASSED, message, 1.0)
 
 
-def failed(message, fraction=0.0, failure=None):
+def failed(message, fraction=0.0, failure=None, dependents_go_on=False):
     """fraction: the share of the points still earned (e.g. cases passed / cases run); failure: why, for
-    the kit's own checks (a kind of gradelib.failures), which the score sheet reads instead of the message."""
-    return Outcome(FAILED, message, max(0.0, min(1.0, fraction)), failure)
+    the kit's own checks (a kind of gradelib.failures), which the score sheet reads instead of the message;
+    dependents_go_on: the checks that depend on this one and time nothing are evaluated all the same (on
+    what it leaves them: "runs cleanly", the runs that were clean), those that time something skipped."""
+    return Outcome(FAILED, message, max(0.0, min(1.0, fraction)), failure, dependents_go_on=dependents_go_on)
 
 
 def skipped(reason):
@@ -74,8 +78,9 @@ class Check:
 
 
 class CheckResult:
-    def __init__(self, check, status, score, message, failure=None, lacking=None):
+    def __init__(self, check, status, score, message, failure=None, lacking=None, dependents_go_on=False):
         self.check = check
+        self.dependents_go_on = dependents_go_on  # the Outcome's
         self.status = status
         self.score = score
         self.message = message
@@ -131,7 +136,7 @@ def _skip_result(check, results, no_gpu_reason):
     parent = results.get(check.parent) if check.parent is not None else None
     if parent is not None and parent.lacking:
         return CheckResult(check, SKIPPED, 0, parent.message, lacking=parent.lacking)
-    if parent is not None and parent.status != PASSED:
+    if parent is not None and parent.status != PASSED and not (parent.dependents_go_on and not check.timing):
         return CheckResult(check, SKIPPED, 0, "skipped: '%s' did not pass" % parent.name)
     if check.kind == RUNTIME and no_gpu_reason:
         return CheckResult(check, SKIPPED, 0, no_gpu_reason, lacking=GPU)
@@ -157,7 +162,7 @@ def _evaluate(check, ctx):
     else:
         score = 0
     return CheckResult(check, outcome.status, score, outcome.message, failure=outcome.failure,
-                       lacking=outcome.lacking)
+                       lacking=outcome.lacking, dependents_go_on=outcome.dependents_go_on)
 
 
 def total(results):

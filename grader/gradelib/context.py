@@ -43,7 +43,8 @@ class Context:
         self.cases = lab.make_cases(case_rng(seed, lab.name))
         self.ptx = {}
         self.program = None  # the built harness, set by the "compiles" check
-        self.runs = []
+        self.runs = []      # the runs the checks judge: every run, or after a timing case ran out of time, the clean ones
+        self.all_runs = []  # every case's run ("runs cleanly"), for the report
 
     def time_limit(self, params, alone=True):
         """Seconds a case may run, with the GPU alone or shared: the grading's --timeout where given, else

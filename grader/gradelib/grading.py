@@ -89,7 +89,7 @@ def grade_lab(lab, submission_root, seed, timeout=None, gpu=None, keep_work=Fals
         with gpushare.on_gpu(gpu):
             results = chk.run_checks(lab.checks, ctx, no_gpu_reason)
         report = LabReport(lab, submission_dir, seed, ctx.cases, results)
-        report.runs = ctx.runs
+        report.runs = ctx.all_runs
         return report
     finally:
         if not keep_work:

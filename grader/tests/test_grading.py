@@ -142,8 +142,10 @@ class FakeHarnessBase(unittest.TestCase):
         self.ctx = context.Context(self.lab, self.tmp.name, self.tmp.name, seed=1, timeout=timeout,
                                    sandboxed=self.SANDBOXED)
         self.ctx.program = program
-        checks = [chk.Check(c.name, c.points, c.kind, c.func, hint=c.hint) for c in self.lab.checks[1:]]
-        checks[1].parent = checks[0].name  # the real build skipped
+        # the real build skipped: the checks that hang on it, on nothing
+        checks = [chk.Check(c.name, c.points, c.kind, c.func, hint=c.hint, timing=c.timing,
+                            parent=None if c.parent == standard_checks.COMPILES else c.parent)
+                  for c in self.lab.checks[1:]]
         return chk.run_checks(checks, self.ctx)
 
     def assert_not_clean(self, name, expected_words, failure, timeout=5):
@@ -165,6 +167,42 @@ class FakeHarnessTest(FakeHarnessBase):
         self.assert_not_clean("hang", ["time limit", "case=1", "case=2: not run: an earlier case hit the time limit"], failures.TIMEOUT,
                               timeout=1)
 
+
+    def test_a_timing_case_out_of_time_leaves_the_other_checks_to_the_clean_runs(self):
+        """A case that times something and runs out of time is too slow to time, not a hang that voids
+        the rest: 'runs cleanly' fails, the checks that time nothing are judged on the runs that were
+        clean, and those that time something are skipped."""
+        self.lab = Lab("99-fake", "Fake lab", "handouts/none.md",
+                       harness=Contract(result_keys=["value", "launch_log"], case_keys=["timing"]),
+                       make_cases=lambda rng: [{"case": 1}, {"case": 2}, {"case": 3, "timing": 1}],
+                       recorded_case={"case": 1},
+                       checks=self.lab.checks + [chk.Check("timed", 1, chk.RUNTIME, lambda ctx: chk.passed(),
+                                                           parent=RUNS_CLEANLY, timing=True)])
+        slow_timing = "if arg('--case') == '3': time.sleep(60)\n"
+        runs, value, timed = self.grade_with(slow_timing + "emit({'value': 42 if arg('--case') == '1' else 7, "
+                                                           "'launch_log': {'failed': 0}})\n", timeout=1)
+        self.assertEqual((runs.status, runs.failure), (chk.FAILED, failures.TIMEOUT))
+        self.assertIn("the checks that time nothing are judged on the 2 runs that were clean", runs.message)
+        self.assertEqual((value.status, value.score), (chk.FAILED, 0.5), value.message)
+        self.assertIn("1 of 2 cases wrong", value.message)
+        self.assertEqual(timed.status, chk.SKIPPED)
+        self.assertEqual([r.params["case"] for r in self.ctx.all_runs], [1, 2, 3], "every run is reported")
+
+    def test_timing_cases_alone_out_of_time_leave_nothing_to_judge(self):
+        self.lab = Lab("99-fake", "Fake lab", "handouts/none.md",
+                       harness=Contract(result_keys=["value", "launch_log"], case_keys=["timing"]),
+                       make_cases=lambda rng: [{"case": 3, "timing": 1}], recorded_case={"case": 3},
+                       checks=self.lab.checks)
+        runs, value = self.grade_with("time.sleep(60)\n", timeout=1)
+        self.assertEqual((runs.status, value.status), (chk.FAILED, chk.SKIPPED), "no check passes on no run")
+
+    def test_any_other_case_out_of_time_leaves_nothing_to_judge(self):
+        self.lab = Lab("99-fake", "Fake lab", "handouts/none.md",
+                       harness=Contract(result_keys=["value", "launch_log"], case_keys=["timing"]),
+                       make_cases=lambda rng: [{"case": 1}, {"case": 2}, {"case": 3, "timing": 1}],
+                       recorded_case={"case": 1}, checks=self.lab.checks)
+        runs, value = self.grade_with("if arg('--case') == '2': time.sleep(60)\n" + WRITE_CLEAN, timeout=1)
+        self.assertEqual((runs.status, value.status), (chk.FAILED, chk.SKIPPED))
 
     def test_crash(self):
         self.assert_not_clean("crash", ["crashed (SIGSEGV)", "about to crash"], failures.CRASH)
