@@ -75,6 +75,24 @@ def grade(lab, submission, seed=1, no_gpu=False, check=None):
     return proc.returncode, checks, doc
 
 
+def lost_checks(checks):
+    """What a grading's checks (their dicts, as grade.py --json and the batch's records write them) lost:
+    "'name' score/points: its message", the message on one line and cut short, for each that lost points."""
+    lost = []
+    for c in checks:
+        if c["score"] < c["points"]:
+            words = " ".join((c.get("message") or "").split())
+            lost.append("'%s' %g/%g%s" % (c["name"], c["score"], c["points"],
+                                           ": " + (words[:300] + " ..." if len(words) > 300 else words) if words else ""))
+    return lost
+
+
+def lost_words(record):
+    """": lost ..." for a batch record whose checks lost points (lost_checks), else ""."""
+    lost = lost_checks(record.get("report", {}).get("checks", []))
+    return ": lost " + "; ".join(lost) if lost else ""
+
+
 def fail(message):
     print("SELFTEST FAILED: " + message)
     return 1
@@ -127,8 +145,7 @@ def full_marks(lab, seeds, submission=None):
         if status == NOT_RUN:
             return NOT_RUN
         if status != 0:
-            lost = [n for n, c in checks.items() if c["score"] < c["points"]]
-            return fail("seed %d: the solution lost points on %s" % (seed, lost))
+            return fail("seed %d: the solution lost points on %s" % (seed, "; ".join(lost_checks(checks.values()))))
     return 0
 
 
@@ -436,14 +453,14 @@ def breaches_of_a_class(lab, no_sandbox, objects_checked=True):
             breaches.append("the batch did not complete (exit status %d)" % status)
         bystander = records.get(BYSTANDER, {})
         if bystander.get("verdict") != sheets.FULL_MARKS:
-            breaches.append("the bystander (the reference solution) got '%s' beside the hostile class"
-                            % bystander.get("verdict"))
+            breaches.append("the bystander (the reference solution) got '%s' beside the hostile class%s"
+                            % (bystander.get("verdict"), lost_words(bystander)))
         os.makedirs(after_class)
         bystander_class(lab, after_class)
         _, after = run_batch(lab, after_class, after_out, salt, no_sandbox, objects_checked)
         if after.get(BYSTANDER, {}).get("verdict") != sheets.FULL_MARKS:
-            breaches.append("the bystander, graded after the hostile class, got '%s'"
-                            % after.get(BYSTANDER, {}).get("verdict"))
+            breaches.append("the bystander, graded after the hostile class, got '%s'%s"
+                            % (after.get(BYSTANDER, {}).get("verdict"), lost_words(after.get(BYSTANDER, {}))))
         for case, (verdicts, must_fail) in sorted(expected.items()):
             record = records.get(case)
             checks = {c["name"]: c for c in (record or {}).get("report", {}).get("checks", [])}
