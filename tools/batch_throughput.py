@@ -49,7 +49,7 @@ sys.path.insert(0, os.path.join(KIT_ROOT, "grader"))
 
 from gradelib import build, gpu, gpushare, harness, paths, registry  # noqa: E402
 from gradelib.sheets import FULL_MARKS  # noqa: E402
-from selftest import GRADE, read_note  # noqa: E402
+from selftest import GRADE, lost_words, read_note  # noqa: E402
 
 # retried: runs shared whose case ran again alone (it needed more memory than was free, or hit the time
 # limit), their wait included; alone: the cases that held the GPU alone (their runs' phases, waits aside):
@@ -125,8 +125,8 @@ def wrong_verdict(record, kind, check):
     if record is None:
         return "no record"
     if kind == SOLUTION:
-        return None if record["verdict"] == FULL_MARKS else "the solution got %s (%g/%g)" % (
-            record["verdict"], record["score"], record["max_score"])
+        return None if record["verdict"] == FULL_MARKS else "the solution got %s (%g/%g)%s" % (
+            record["verdict"], record["score"], record["max_score"], lost_words(record))
     checks = {c["name"]: c for c in record.get("report", {}).get("checks", [])}
     if checks.get(check, {}).get("status") != "failed":
         return "%s: '%s' was %s" % (kind, check, checks.get(check, {}).get("status", "not reported"))

@@ -354,6 +354,15 @@ class ClassCostsTest(unittest.TestCase):
         self.assertEqual(row["contexts"], 1)
         self.assertEqual(cases, [1.3, 2.0, 1.6])
 
+    def test_a_wrong_verdict_says_what_the_solution_lost(self):
+        record = {"verdict": "points lost", "score": 15, "max_score": 18, "report": {"checks": [
+            {"name": "Part B runs concurrently", "status": "failed", "score": 0, "points": 3, "message": "never at once"}]}}
+        self.assertEqual(batch_throughput.wrong_verdict(record, batch_throughput.SOLUTION, None),
+                         "the solution got points lost (15/18): lost 'Part B runs concurrently' 0/3: never at once")
+        self.assertEqual(batch_throughput.wrong_verdict(record, "null-stream", "Part B runs concurrently"), None)
+        self.assertEqual(batch_throughput.wrong_verdict(record, "null-stream", "Part A runs concurrently"),
+                         "null-stream: 'Part A runs concurrently' was not reported")
+
     def test_gather_keeps_each_class_and_the_latency(self):
         with tempfile.TemporaryDirectory() as out:
             for folder, gpus, graded in (("class-g1", 1, 40), ("class-g4", 4, 200)):
