@@ -439,9 +439,9 @@ def run_segments(lab, program, segments, timeout, cwd=None, sandboxed=False, sta
             if run is None:
                 run = StartedRun(lab, program, cases, limits, cwd, sandboxed, hold_cases=False, holds=firsts[1:])
                 waited_first = waited
-            elif s:
-                run.go(firsts[s])
+            elif s:  # stamped before the go: the harness may start the case at once
                 resumed[firsts[s]] = (time.monotonic_ns(), waited)
+                run.go(firsts[s])
             else:  # a started run, handed its cases now
                 run.hand_cases(limits)
                 waited_first = waited
