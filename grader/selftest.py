@@ -82,8 +82,9 @@ def lost_checks(checks):
     for c in checks:
         if c["score"] < c["points"]:
             words = " ".join((c.get("message") or "").split())
-            lost.append("'%s' %g/%g%s" % (c["name"], c["score"], c["points"],
-                                           ": " + (words[:300] + " ..." if len(words) > 300 else words) if words else ""))
+            if len(words) > 300:
+                words = words[:300] + " ..."
+            lost.append("'%s' %g/%g" % (c["name"], c["score"], c["points"]) + (": " + words if words else ""))
     return lost
 
 

@@ -143,7 +143,7 @@ def _runs_cleanly(ctx, lab_problem=None):
     clean = [r for r in ctx.runs if not r.problem]
     # A case that times something and ran out of its time (with the GPU alone) is too slow to time, not
     # a hang that voids the rest: a version that never splits its work can take minutes on a timing case.
-    too_slow_to_time = clean and all(times_something(r.params) and r.failure == failures.TIMEOUT for r in bad)
+    too_slow_to_time = bool(clean) and all(times_something(r.params) and r.failure == failures.TIMEOUT for r in bad)
     lines = []
     shown_output = set()
     for r in bad[:4]:
@@ -157,8 +157,6 @@ def _runs_cleanly(ctx, lab_problem=None):
     if too_slow_to_time:
         lines.append("the checks that time nothing are judged on the %d runs that were clean; those that time "
                      "something are not" % len(clean))
-    outcome = chk.failed("%d of %d runs were not clean:\n%s" % (len(bad), len(ctx.runs), "\n".join(lines)),
-                         fraction=1 - len(bad) / len(ctx.runs), failure=first, dependents_go_on=bool(too_slow_to_time))
-    if too_slow_to_time:
         ctx.runs = clean
-    return outcome
+    return chk.failed("%d of %d runs were not clean:\n%s" % (len(bad), len(ctx.all_runs), "\n".join(lines)),
+                      fraction=1 - len(bad) / len(ctx.all_runs), failure=first, dependents_go_on=too_slow_to_time)
