@@ -46,7 +46,7 @@ from gradelib import checks as chk  # noqa: E402
 from gradelib import exits, standard_checks  # noqa: E402
 from gradelib import registry  # noqa: E402
 from gradelib import paths  # noqa: E402
-from gradelib import batch, build, context, harness, sandbox, sheets, starters  # noqa: E402
+from gradelib import batch, build, context, harness, process, sandbox, sheets, starters  # noqa: E402
 
 NOT_RUN = exits.NOT_RUN
 # How many seeds the solution and alternative tests grade (full-marks, alternative), when set:
@@ -315,19 +315,10 @@ def adopt_orphans():
 def leftover_processes():
     """[(pid, what)] of this process's descendants that still run (see adopt_orphans); zombies, which
     run nothing, are not counted."""
-    table = {}
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open("/proc/%s/stat" % pid) as f:
-                stat = f.read()
-        except OSError:
-            continue  # gone meanwhile
-        comm = stat[stat.index("(") + 1:stat.rindex(")")]
-        state, ppid = stat.rsplit(")", 1)[1].split()[:2]
-        table[int(pid)] = (int(ppid), state, comm)
+    table = process.processes()
     me = os.getpid()
     found = []
-    for pid, (ppid, state, comm) in table.items():
+    for pid, (ppid, _, state, comm) in table.items():
         if state == "Z" or pid == me:
             continue  # a zombie runs nothing (a machine whose init does not reap keeps them)
         seen = set()

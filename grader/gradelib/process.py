@@ -2,7 +2,10 @@
 
 A hang, a crash or a flood of output costs that run, never the grader: the whole process group
 is killed at the time limit or once the output passes the flood limit, and only the head and
-tail of the output are kept.
+tail of the output are kept. A run has ended once no process of its group runs any more: a killed
+harness still tears its CUDA context down (a kernel that never ends included) after the process the
+grader started has gone, when that is the sandbox's (gradelib.sandbox), and the next run to hold the
+GPU alone would share it with that context meanwhile.
 """
 import os
 import selectors
@@ -14,6 +17,7 @@ KEEP_HEAD = 16 * 1024
 KEEP_TAIL = 16 * 1024
 FLOOD_LIMIT = 8 * 1024 * 1024
 CHANNEL_LIMIT = 256 * 1024 * 1024  # a result document larger than this is dropped, not kept
+GROUP_EXIT_LIMIT = 30.0  # seconds a killed run's processes may take to exit before the grader goes on anyway
 
 OK = "ok"            # exited with status 0
 EXITED = "exited"    # exited with a non-zero status
@@ -84,6 +88,40 @@ def _kill_group(proc):
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+def processes():
+    """{pid: (parent pid, process group, state, command name)} of every process this one can see."""
+    table = {}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open("/proc/%s/stat" % pid) as f:
+                stat = f.read()
+        except OSError:
+            continue  # gone meanwhile
+        comm = stat[stat.index("(") + 1:stat.rindex(")")]
+        state, ppid, pgrp = stat.rsplit(")", 1)[1].split()[:3]
+        table[int(pid)] = (int(ppid), int(pgrp), state, comm)
+    return table
+
+
+def group_runs(pgid):
+    """Whether a process of group pgid still runs: one that is not a zombie (a zombie has closed its
+    files, the GPU's among them)."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False  # the common case, and no /proc to read
+    except PermissionError:
+        pass  # a member runs as another user: it is there
+    return any(pgrp == pgid and state != "Z" for _, pgrp, state, _ in processes().values())
+
+
+def wait_for_group(pgid, limit=GROUP_EXIT_LIMIT):
+    """Wait until no process of group pgid runs, for at most limit seconds."""
+    end = time.monotonic() + limit
+    while group_runs(pgid) and time.monotonic() < end:
+        time.sleep(0.01)
 
 
 class BoundedRun:
@@ -209,6 +247,7 @@ class BoundedRun:
                 self.verdict = TIMEOUT
         _kill_group(proc)  # also ends anything the command left behind
         proc.wait()
+        wait_for_group(proc.pid)  # the sandboxed harness and its CUDA context, which outlive proc when killed
         proc.stdout.close()
         seconds = time.monotonic() - self.start
 

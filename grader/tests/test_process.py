@@ -1,5 +1,8 @@
+import subprocess
 import sys
+import time
 import unittest
+from unittest import mock
 
 from gradelib import process
 
@@ -58,6 +61,38 @@ class RunBoundedTest(unittest.TestCase):
         r = process.run_bounded(["/nonexistent/harness"], timeout=5)
         self.assertEqual(r.verdict, process.NOT_FOUND)
         self.assertIn("could not be started", r.describe())
+
+
+class GroupExitTest(unittest.TestCase):
+    """A run has ended once no process of its group runs: a sandboxed harness killed at its limit exits
+    after the sandbox's first process, the one the grader waits for, still tearing its CUDA context down."""
+
+    def test_a_run_ends_when_the_last_process_of_its_group_has_exited(self):
+        # a member that outlives the command, as a killed harness outlives the sandbox's first process
+        with mock.patch.object(process, "_kill_group"):
+            start = time.monotonic()
+            r = process.run_bounded(["sh", "-c", "sleep 0.6 & exit 0"], timeout=10)
+        self.assertEqual(r.verdict, process.OK)
+        self.assertGreaterEqual(time.monotonic() - start, 0.6)
+
+    def test_a_zombie_has_ended(self):
+        proc = subprocess.Popen(["true"], start_new_session=True)
+        while process.processes().get(proc.pid, (0, 0, "R"))[2] != "Z":
+            time.sleep(0.01)
+        self.assertFalse(process.group_runs(proc.pid))  # not reaped yet: a zombie holds no file
+        proc.wait()
+        self.assertFalse(process.group_runs(proc.pid))
+
+    def test_the_wait_is_bounded(self):
+        proc = subprocess.Popen(["sleep", "30"], start_new_session=True)
+        try:
+            self.assertTrue(process.group_runs(proc.pid))
+            start = time.monotonic()
+            process.wait_for_group(proc.pid, limit=0.3)
+            self.assertLess(time.monotonic() - start, 5)
+        finally:
+            proc.kill()
+            proc.wait()
 
 
 if __name__ == "__main__":
