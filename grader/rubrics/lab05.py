@@ -386,6 +386,11 @@ LAB = Lab(
     make_cases=make_cases,
     recorded_case={"streams": 8, "threads": 8, "spin_us": 1000, "thread_spin_us": 1000, "repeats": 5},
     memcheck_case=MEMCHECK_CASE,
+    # Every case is timed and runs with the GPU alone. In a class of 200 on four H200s (32 jobs, the host
+    # busy), every case of every submission graded took at most 2.1 s but one: still-legacy's delayed case
+    # went past the default 6 s once, and its run was cut short; a submission that must end to be judged
+    # (a solution among them) would lose every timing check so.
+    time_limit=12,
     imports=IMPORTS,
     starter_must_fail=("Part B waits without cudaDeviceSynchronize", "fix explained"),
     checks=[
