@@ -201,7 +201,7 @@ def lab05():
              "threads-in-pairs": os.path.join(paths.incorrect_dir(lab), "threads-in-pairs")}
     cases = [dict(rules.make_cases(random.Random(1))[0]),
              {"streams": 16, "threads": 12, "spin_us": 500, "thread_spin_us": 500, "repeats": rules.REPEATS},
-             {"streams": rules.MAX_STREAMS, "threads": 8, "spin_us": 1000, "thread_spin_us": 500,
+             {"streams": rules.MAX_STREAMS, "threads": 8, "spin_us": rules.FULL_TABLE_SPIN_US, "thread_spin_us": 500,
               "repeats": rules.REPEATS}]
     rows = []
     for side, source in sides.items():
