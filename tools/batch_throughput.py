@@ -52,8 +52,8 @@ from gradelib.sheets import FULL_MARKS  # noqa: E402
 from selftest import GRADE, lost_words, read_note  # noqa: E402
 
 # retried: runs shared whose case ran again alone (it needed more memory than was free, or hit the time
-# limit), their wait included; alone: the cases that held the GPU alone (their runs' phases, waits aside):
-# a class on one GPU takes at least its size times this, whatever the jobs
+# limit), their wait included; alone: how long its runs alone held the GPU (held_s; a run started before its
+# hold made its context outside it): a class on one GPU takes at least its size times this, whatever the jobs
 PHASES = ("build_s", "static_s", "runtime_s", "wait_s", "start_s", "context_s", "case_s", "exit_s", "retried_s",
           "alone_s")
 SOLUTION = "solution"
@@ -141,7 +141,11 @@ def submission_costs(record):
     runs = costs.get("runs", [])
     for key in ("wait_s", "start_s", "context_s", "case_s", "exit_s", "retried_s"):
         row[key] = round(sum(r.get(key, 0.0) for r in runs), 4)
-    row["alone_s"] = round(sum(r.get("total_s", 0.0) for r in runs if r.get("alone")), 4)
+    alone = [r for r in runs if r.get("alone")]
+    if any("held_s" in r for r in runs):  # the holds themselves: a run started before its hold made its context outside
+        row["alone_s"] = round(sum(r.get("held_s", 0.0) for r in alone), 4)
+    else:  # records of a kit before held_s: the runs' phases
+        row["alone_s"] = round(sum(r.get("total_s", 0.0) for r in alone), 4)
     row["contexts"] = sum(1 for r in runs if "context_s" in r)
     return row, [r.get("total_s", 0.0) for r in runs]
 

@@ -221,7 +221,8 @@ def run_costs(cases, clock, spawned_ns, ended_ns, waited_s, count, handed_ns=Non
     was spawned): the time it waited for them, with its context made, counts as wait. resumed: {k: (when
     the grader let the run go on at case k's hold, the seconds it waited for the GPU there)}: case k's
     span starts at its go, and that wait is its own. Where the channel's stamps do not fit inside the
-    run, the first case carries the whole run. Diagnostics only: a run can forge its stamps."""
+    run, the first case carries the whole run. run_segments adds held_s to each segment's first case: how long the segment held the GPU (from its
+cases' start, for a run started before its hold). Diagnostics only: a run can forge its stamps."""
     costs = [{} for _ in range(count)]
     if not count:
         return costs
@@ -491,7 +492,10 @@ def run_segments(lab, program, segments, timeout, cwd=None, sandboxed=False, sta
     for s, (begin, end) in enumerate(spans):
         alone, slots, group = segments[s]
         last = s == len(spans) - 1
-        _log_run(program, alone, slots, started is not None or s > 0, begin, end, begin if s else run.handed_ns,
+        held_from = begin if s else run.handed_ns  # its cases' start where it was started before its hold
+        if costs[firsts[s]]:
+            costs[firsts[s]]["held_s"] = round((end - held_from) / 1e9, 4)
+        _log_run(program, alone, slots, started is not None or s > 0, begin, end, held_from,
                  result.verdict if last else process.OK, len(group), costs[firsts[s]:firsts[s] + len(group)], s)
     return outcomes
 

@@ -487,6 +487,8 @@ class StartedRunTest(FakeHarnessBase):
         costs = outcomes[0].result.costs
         self.assertGreater(costs["wait_s"], 1.4, costs)
         self.assertLess(costs["case_s"], 1, costs)
+        self.assertLess(costs["held_s"], 1, costs)  # held from the hand-over: its context and wait aside
+        self.assertGreater(costs["held_s"], 0, costs)
 
     def test_the_wait_to_start_counts_as_wait(self):
         """start_runs waits for the GPU shared (here, held alone by another run for 0.5 s): that wait is
@@ -581,7 +583,9 @@ class OneProcessTest(FakeHarnessBase):
         timing = self.ctx.runs[1].result.costs
         self.assertGreaterEqual(timing["wait_s"], 1.5, timing)
         self.assertLess(timing["case_s"], 1, timing)
+        self.assertLess(timing["held_s"], 1, timing)  # its segment's hold, from its go
         self.assertNotIn("context_s", timing)
+        self.assertIn("held_s", self.ctx.runs[0].result.costs)  # each segment's first case says its hold
 
     def test_a_hang_before_the_hold_leaves_the_timing_case_to_the_run_alone(self):
         """A shared case that hit the time limit ends the process before its hold: the cases left, the

@@ -354,6 +354,15 @@ class ClassCostsTest(unittest.TestCase):
         self.assertEqual(row["contexts"], 1)
         self.assertEqual(cases, [1.3, 2.0, 1.6])
 
+    def test_the_time_alone_is_the_hold_where_runs_say_it(self):
+        """A run started before its hold makes its context while others share the GPU: its held_s, from
+        its cases' start, is its time alone, not its context."""
+        record = {"costs": {"runs": [
+            {"start_s": 0.1, "context_s": 2.5, "case_s": 1.0, "total_s": 3.6, "held_s": 1.05, "alone": True},
+            {"case_s": 0.5, "exit_s": 0.1, "total_s": 0.6, "alone": True}]}}
+        row, _ = batch_throughput.submission_costs(record)
+        self.assertEqual(row["alone_s"], 1.05)
+
     def test_a_wrong_verdict_says_what_the_solution_lost(self):
         record = {"verdict": "points lost", "score": 15, "max_score": 18, "report": {"checks": [
             {"name": "Part B runs concurrently", "status": "failed", "score": 0, "points": 3, "message": "never at once"}]}}
