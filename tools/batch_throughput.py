@@ -17,8 +17,8 @@ known-wrong timing submission, graded beside the rest of the class.
 
 Writes OUT_DIR/throughput-LAB.json (wall time, the mix, the verdicts, the median and 90th percentile
 of each phase of a submission's cost) and OUT_DIR/costs-LAB.tsv (each submission's cost, broken
-down: build, static checks, waiting for the GPU, process start, CUDA context, each case, exit, and the
-shared runs whose case ran again alone), and
+down: build, static checks, waiting for the GPU, process start, CUDA context, each case, exit, the
+shared runs whose case ran again alone, and memcheck's wait and run), and
 prints a table. Exit status 0 when every verdict is as expected and the batch graded everything, or was
 stopped at --limit.
 
@@ -53,9 +53,10 @@ from selftest import GRADE, lost_words, read_note  # noqa: E402
 
 # retried: runs shared whose case ran again alone (it needed more memory than was free, or hit the time
 # limit), their wait included; alone: how long its runs alone held the GPU (held_s; a run started before its
-# hold made its context outside it): a class on one GPU takes at least its size times this, whatever the jobs
+# hold made its context outside it): a class on one GPU takes at least its size times this, whatever the jobs;
+# memcheck_wait_s, memcheck_s: its memcheck run's wait for the GPU (shared), then the run itself
 PHASES = ("build_s", "static_s", "runtime_s", "wait_s", "start_s", "context_s", "case_s", "exit_s", "retried_s",
-          "alone_s")
+          "alone_s", "memcheck_wait_s", "memcheck_s")
 SOLUTION = "solution"
 
 
@@ -146,6 +147,9 @@ def submission_costs(record):
         row["alone_s"] = round(sum(r.get("held_s", 0.0) for r in alone), 4)
     else:  # records of a kit before held_s: the runs' phases
         row["alone_s"] = round(sum(r.get("total_s", 0.0) for r in alone), 4)
+    memcheck = costs.get("memcheck", [])  # its runs: the wait for the GPU, then the run under compute-sanitizer
+    row["memcheck_wait_s"] = round(sum(m.get("wait_s", 0.0) for m in memcheck), 4)
+    row["memcheck_s"] = round(sum(m.get("total_s", 0.0) for m in memcheck), 4)
     row["contexts"] = sum(1 for r in runs if "context_s" in r)
     return row, [r.get("total_s", 0.0) for r in runs]
 

@@ -45,6 +45,7 @@ class Context:
         self.program = None  # the built harness, set by the "compiles" check
         self.runs = []      # the runs the checks judge: every run, or after a timing case ran out of time, the clean ones
         self.all_runs = []  # every case's run ("runs cleanly"), for the report
+        self.memcheck_costs = []  # each memcheck run's wait for the GPU and its time, for the report
 
     def time_limit(self, params, alone=True):
         """Seconds a case may run, with the GPU alone or shared: the grading's --timeout where given, else

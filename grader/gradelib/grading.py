@@ -44,18 +44,21 @@ class LabReport:
         self.results = results
         self.score, self.max_score = chk.total(results)
         self.runs = []  # the harness runs (CaseRun), when there were any
+        self.memcheck_costs = []  # each memcheck run's costs (harness.run_under)
 
     def costs(self):
         """What grading cost, in seconds: the build (the "compiles" check: staging, make), the other
         build and static checks, the runtime checks (their runs included), and each run by phase
-        (harness.run_costs), in the cases' order. For the grader's cost reports; it decides nothing."""
+        (harness.run_costs), in the cases' order, and each memcheck run's wait for the GPU and time. For the
+        grader's cost reports; it decides nothing."""
         by_kind = {chk.BUILD: 0.0, chk.STATIC: 0.0, chk.RUNTIME: 0.0}
         for r in self.results:
             by_kind[r.check.kind] += r.seconds
         return {"build_s": round(by_kind[chk.BUILD], 3), "static_s": round(by_kind[chk.STATIC], 3),
                 "runtime_s": round(by_kind[chk.RUNTIME], 3),
                 "runs": [dict(r.result.costs, case=k, alone=r.alone) for k, r in enumerate(self.runs)
-                         if r.result is not None and r.result.costs and r.problem != SKIPPED_AFTER_HANG]}
+                         if r.result is not None and r.result.costs and r.problem != SKIPPED_AFTER_HANG],
+                "memcheck": list(self.memcheck_costs)}
 
     @property
     def submission_dir_label(self):
@@ -90,6 +93,7 @@ def grade_lab(lab, submission_root, seed, timeout=None, gpu=None, keep_work=Fals
             results = chk.run_checks(lab.checks, ctx, no_gpu_reason)
         report = LabReport(lab, submission_dir, seed, ctx.cases, results)
         report.runs = ctx.all_runs
+        report.memcheck_costs = ctx.memcheck_costs
         return report
     finally:
         if not keep_work:

@@ -511,8 +511,9 @@ def run_under(tool_argv, tool_folder, lab, program, params, timeout, cwd=None, s
         policy = run_policy(program)
         policy.read_only.append(tool_folder)
         argv = sandbox.wrap(policy, argv)
-    with gpushare.gate().held(alone, slots):
+    with gpushare.gate().held(alone, slots) as waited:
         result = process.run_bounded(argv, timeout, cwd=cwd, env=None if sandboxed else gpushare.run_env())
+    result.costs = {"wait_s": round(waited, 4), "total_s": round(result.seconds, 4)}  # diagnostics, as run_costs
     if sandboxed:
         sandbox.check_made(result, "a harness run under %s" % os.path.basename(tool_argv[0]))
     return result

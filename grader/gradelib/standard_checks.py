@@ -64,6 +64,7 @@ def _memcheck_clean(ctx):
         result = harness.run_under(memcheck.command(sanitizer), memcheck.tool_folder(sanitizer), ctx.lab, ctx.program,
                                    params, limit, ctx.work_dir, ctx.sandboxed,
                                    gpushare.slots_for(ctx.lab.gpu_bytes(params)), alone=alone)
+        ctx.memcheck_costs.append(result.costs)
         return result, memcheck.read(result.output, ctx.work_dir)
     result, found = run(False)
     if found.errors and any(OUT_OF_MEMORY in b for b in found.first):

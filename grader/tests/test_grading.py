@@ -398,6 +398,7 @@ class SharedCasesTest(unittest.TestCase):
         self.assertEqual([r["case"] for r in costs["runs"]], list(range(6)))
         self.assertEqual([r["alone"] for r in costs["runs"]], [False, False, False, True, True, False])
         self.assertGreater(costs["runtime_s"], 1.6)
+        self.assertEqual(costs["memcheck"], [])  # the fake lab has no memcheck check
 
 
 class CaseLimitsTest(FakeHarnessBase):

@@ -1,6 +1,8 @@
 """The memcheck check: what memcheck's report says (recorded outputs of compute-sanitizer 2025.3.1 on an
 H100), and the verdict the check gives for each way the run under it can end."""
 import os
+import sys
+import tempfile
 import unittest
 from unittest import mock
 
@@ -71,6 +73,7 @@ class _Ctx:
         self.work_dir = "/tmp/work"
         self.sandboxed = False
         self.runs = []  # runs cleanly's runs (context.CaseRun)
+        self.memcheck_costs = []
 
     def time_limit(self, params):
         return 6
@@ -78,6 +81,18 @@ class _Ctx:
 
 def _result(verdict, status, output):
     return process.RunResult(verdict, status, output, 1.0, len(output))
+
+
+class RunUnderTest(unittest.TestCase):
+    def test_a_run_under_a_tool_says_its_wait_and_its_time(self):
+        lab = registry.resolve("04")
+        tool = [sys.executable, "-c", "import time; time.sleep(0.2)"]  # the harness's argv after it, unused
+        with tempfile.TemporaryDirectory() as tmp:
+            result = harness.run_under(tool, os.path.dirname(sys.executable), lab, "/nowhere/bezier",
+                                       lab.memcheck_case, 10, cwd=tmp)
+        self.assertEqual(result.verdict, process.OK, result.output)
+        self.assertEqual(set(result.costs), {"wait_s", "total_s"})
+        self.assertGreaterEqual(result.costs["total_s"], 0.2)
 
 
 class CheckTest(unittest.TestCase):
@@ -94,6 +109,7 @@ class CheckTest(unittest.TestCase):
         with mock.patch.object(memcheck, "find", lambda: sanitizer), \
                 mock.patch.object(harness, "run_under", run_under):
             outcome = standard_checks._memcheck_clean(ctx)
+        self.assertEqual(len(ctx.memcheck_costs), len(ran), "each memcheck run's costs go to the report")
         return outcome, ran
 
     def test_it_runs_after_a_run_that_crashed_but_not_after_one_that_hung_or_flooded(self):

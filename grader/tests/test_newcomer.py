@@ -363,6 +363,13 @@ class ClassCostsTest(unittest.TestCase):
         row, _ = batch_throughput.submission_costs(record)
         self.assertEqual(row["alone_s"], 1.05)
 
+    def test_memcheck_says_its_wait_and_its_run(self):
+        record = {"costs": {"runs": [], "memcheck": [{"wait_s": 3.0, "total_s": 1.5}, {"wait_s": 0.5, "total_s": 1.0}]}}
+        row, _ = batch_throughput.submission_costs(record)
+        self.assertEqual((row["memcheck_wait_s"], row["memcheck_s"]), (3.5, 2.5))
+        row, _ = batch_throughput.submission_costs({"costs": {"runs": []}})  # a record of an older kit
+        self.assertEqual((row["memcheck_wait_s"], row["memcheck_s"]), (0.0, 0.0))
+
     def test_a_wrong_verdict_says_what_the_solution_lost(self):
         record = {"verdict": "points lost", "score": 15, "max_score": 18, "report": {"checks": [
             {"name": "Part B runs concurrently", "status": "failed", "score": 0, "points": 3, "message": "never at once"}]}}
