@@ -221,8 +221,9 @@ def run_costs(cases, clock, spawned_ns, ended_ns, waited_s, count, handed_ns=Non
     was spawned): the time it waited for them, with its context made, counts as wait. resumed: {k: (when
     the grader let the run go on at case k's hold, the seconds it waited for the GPU there)}: case k's
     span starts at its go, and that wait is its own. Where the channel's stamps do not fit inside the
-    run, the first case carries the whole run. run_segments adds held_s to each segment's first case: how long the segment held the GPU (from its
-cases' start, for a run started before its hold). Diagnostics only: a run can forge its stamps."""
+    run, the first case carries the whole run. run_segments adds held_s to each segment's first case:
+    how long the segment held the GPU (from its cases' start, for a run started before its hold).
+    Diagnostics only: a run can forge its stamps."""
     costs = [{} for _ in range(count)]
     if not count:
         return costs
