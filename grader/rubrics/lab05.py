@@ -100,10 +100,10 @@ FULL_TABLE_SPIN_US = 4000
 
 def make_cases(rng):
     """The seed's sizes (8 streams, 8 threads), then seeded stream and thread counts and lengths, then
-    32 streams, the most the harness takes, with longer workers (FULL_TABLE_SPIN_US). Threads from 8 up keep Part B's ideal ratio (T + 1) / 2
-    at 4.5 or more. Last, the delayed case:
-    seeded sizes with the kit's hidden delays (DELAY_FACTOR), drawn from a seeded delay seed. Every
-    case is a timed timeline ("timing")."""
+    32 streams, the most the harness takes, with longer workers (FULL_TABLE_SPIN_US). Threads from 8 up
+    keep Part B's ideal ratio (T + 1) / 2 at 4.5 or more. Last, the delayed case: seeded sizes with the
+    kit's hidden delays (DELAY_FACTOR), drawn from a seeded delay seed. Every case is a timed timeline
+    ("timing")."""
     cases = [{"streams": 8, "threads": 8, "spin_us": 1000, "thread_spin_us": 1000}]
     cases.append({"streams": rng.randint(6, 16), "threads": rng.randint(8, 12),
                   "spin_us": rng.choice((500, 1000, 2000)), "thread_spin_us": rng.choice((500, 1000))})
