@@ -3,7 +3,7 @@
 # (CPU and GPU tests), the timing figures, and print a short table last.
 #
 #   tools/gpu-suite.sh [PHASE ...]   (default: all; several run in the order below, e.g. "mutants thresholds")
-#     phases: all tests thresholds figures costs memcheck feedback throughput hostile sandbox mutants
+#     phases: all tests thresholds figures costs memcheck feedback throughput hostile busy sandbox mutants
 #     tests:      make all, make doctor, make test (every CPU and GPU test; the JUnit file and the probe's
 #                 document are what tools/suite_summary.py sums up into handouts/figures/data/suite.json)
 #     thresholds: both sides of the grader's timing thresholds and the races (tools/measure_thresholds.py;
@@ -25,6 +25,8 @@
 #                 expected; data/class-scale.json gathers them (with the latency phase's, where it runs)
 #     hostile:    each lab's hostile class in the sandbox (grader/selftest.py hostile; HOSTILE_LABS="01 02"
 #                 for some labs): every verdict right, no breach of grader/README.md's "Trust the result"
+#     busy:       each lab's solution graded on 10 seeds (BUSY_SEEDS=N), and each alternative, beside the load of
+#                 tools/busy_host.py (BUSY_LABS="05" for some labs): every grading must have full marks
 #     sandbox:    the same class of Lab 01 without the sandbox, on a throwaway copy of the kit (it must show
 #                 breaches: the hostile test can fail), and the sandbox's cost on a class of Lab 01
 #                 submissions, with and without it, alternating (data/sandbox-cost.json)
@@ -69,7 +71,7 @@ export PYTHONUNBUFFERED=1
 export KIT_VERDICTS_OUT="$PWD/$LOGS/verdicts"
 build_status=- test_status=- thresholds_status=- grade_status=- run_status=- starter_grade_status=- throughput_status=-
 mutants_status=- draw_status=- costs_status=- bench_status=- feedback_status=- hostile_status=- breach_status=-
-sandbox_status=-
+sandbox_status=- busy_status=-
 cost_status=- memcheck_status=- walk_status=- latency_status=-
 
 { nvidia-smi --query-gpu=name,compute_cap,driver_version,memory.total --format=csv; nvcc --version | tail -n 2; } \
@@ -255,6 +257,19 @@ for lab in ${HOSTILE_LABS:-$(ls labs | sed -n 's/^\([0-9][0-9]\)-.*/\1/p')}; do
 done
 fi
 
+if wants busy; then
+busy_status=0
+for n in ${BUSY_LABS:-$(ls labs | sed -n 's/^\([0-9][0-9]\)-.*/\1/p')}; do
+    lab=$(ls labs | grep "^$n-")
+    for alternative in "" $(ls "solutions/$lab/alternative" 2>/dev/null); do
+        if [ -z "$alternative" ]; then grading="full-marks $lab --seeds ${BUSY_SEEDS:-10}"; else grading="alternative $lab $alternative"; fi
+        echo "== $grading" >> "$LOGS/busy-$n.log"
+        KIT_SOLUTION_SEEDS=${BUSY_SEEDS:-10} timeout 560 python3 tools/busy_host.py -- python3 grader/selftest.py $grading \
+            >> "$LOGS/busy-$n.log" 2>&1 || { busy_status=1; echo "FAILED: $grading" >> "$LOGS/busy-$n.log"; }
+    done
+done
+fi
+
 if wants latency; then
 timeout 400 python3 tools/batch_throughput.py "$LOGS/data" --latency > "$LOGS/latency.log" 2>&1; latency_status=$?
 keep_logs
@@ -371,6 +386,7 @@ for phase in $PHASE; do case $phase in
     feedback) grep -H -E '^TOTAL' "$LOGS"/feedback/*.txt; cat "$LOGS/feedback/browser-check.txt" ;;
     throughput) for f in "$LOGS"/throughput-*.log; do head -n 26 "$f"; done ;;
     hostile) for f in "$LOGS"/hostile-*.log; do echo "== $f"; grep -E 'as its note says|^BREACH|^SELFTEST|^[0-9]+ submissions' "$f"; done ;;
+    busy) grep -H -E '^(== |FAILED|TOTAL)' "$LOGS"/busy-*.log ;;
     sandbox) grep -E '^(BREACH|SELFTEST)' "$LOGS/breach-01.log" "$LOGS/sandbox-01.log"; tail -n 3 "$LOGS/sandbox-cost.log" ;;
     mutants) for f in "$LOGS"/mutants-*.log; do grep -E '^(  LOST|operator|all \(|PROBLEM|[a-z-]+ +[0-9])' "$f"; done ;;
     record) echo "copied into place:"; cat "$LOGS/recorded-into-place.txt" ;;
@@ -383,11 +399,12 @@ printf '%-30s %s\n' "make all" "$build_status" "make test" "$test_status" "thres
     "make grade LAB=01, starter (2)" "$starter_grade_status" "recorded documents, figures" "$draw_status" \
     "batch throughput" "$throughput_status" "mutants" "$mutants_status" "make costs" "$costs_status" \
     "make bench LAB=04" "$bench_status" "feedback pages" "$feedback_status" "hostile classes" "$hostile_status" \
+    "solutions beside a busy host" "$busy_status" \
     "breaches without the sandbox" "$breach_status" "sandbox alone holds" "$sandbox_status" \
     "sandbox cost" "$cost_status" "memcheck" "$memcheck_status" "student kit walk" "$walk_status" "make grade latency" "$latency_status"
 keep_logs
 ok() { [ "$1" = 0 ] || [ "$1" = - ]; }
 ok "$build_status" && ok "$test_status" && ok "$thresholds_status" && ok "$grade_status" && ok "$draw_status" &&
     ok "$throughput_status" && ok "$mutants_status" && ok "$costs_status" && ok "$bench_status" &&
-    ok "$feedback_status" && ok "$hostile_status" && ok "$breach_status" && ok "$sandbox_status" && ok "$cost_status" &&
+    ok "$feedback_status" && ok "$hostile_status" && ok "$busy_status" && ok "$breach_status" && ok "$sandbox_status" && ok "$cost_status" &&
     ok "$memcheck_status" && ok "$walk_status" && ok "$latency_status"

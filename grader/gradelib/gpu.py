@@ -59,15 +59,19 @@ def known_device():
     return None
 
 
+def probe_dir():
+    """Where the kit's probe is built for this machine's GPU architecture (its program: cdp_probe)."""
+    return os.path.join(paths.BUILD_ROOT, "probe", "sm_%s" % build.cuda_arch())
+
+
 def _probe(sandboxed, token=None):
     if os.environ.get("KIT_NO_GPU"):
         return GpuInfo(False, "no GPU: KIT_NO_GPU is set")
     if not driver_present():
         return GpuInfo(False, NO_DRIVER)  # no CUDA program can run: the probe need not be built to say so
-    arch = build.cuda_arch()
-    build_dir = os.path.join(paths.BUILD_ROOT, "probe", "sm_%s" % arch)
+    build_dir = probe_dir()
     with build.kit_build_lock():
-        made = build.run_make(paths.PROBE_MAKEFILE, {"BUILD_DIR": build_dir, "CUDA_ARCH": arch})
+        made = build.run_make(paths.PROBE_MAKEFILE, {"BUILD_DIR": build_dir, "CUDA_ARCH": build.cuda_arch()})
     if not made.ok:
         return GpuInfo(False, "the kit's GPU probe did not build (%s):\n%s"
                        % (made.describe(), build.compiler_errors(made.output)))
