@@ -10,18 +10,12 @@ from gradelib import paths
 TOOL = os.path.join(paths.KIT_ROOT, "tools", "busy_host.py")
 MARK = "kit-busy-host"
 
-# The command: how many processes carry the load's mark while it runs (the mark spelled so that this
-# command's own line does not carry it), then an exit status of its own.
-COUNT_LOAD = """import os, sys
-mark = b"kit-busy" + b"-host"
-def cmdline(pid):
-    try:
-        return open("/proc/" + pid + "/cmdline", "rb").read()
-    except OSError:
-        return b""
-print(sum(mark in cmdline(p) for p in os.listdir("/proc") if p.isdigit()))
-sys.exit(7)
-"""
+# The command: how many load processes run while it does (load_processes, below: this command's own
+# line does not carry the mark), then an exit status of its own.
+COUNT_LOAD = ("import sys; sys.path.insert(0, %r)\n"
+              "from tests.test_busy_host import load_processes\n"
+              "print(len(load_processes()))\n"
+              "sys.exit(7)\n") % os.path.join(paths.KIT_ROOT, "grader")
 
 
 def load_processes():
