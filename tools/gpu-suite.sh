@@ -50,10 +50,11 @@
 # Every step has a time limit, so one hang cannot eat the machine's time.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+every_lab=$(ls labs | sed -n 's/^\([0-9][0-9]\)-.*/\1/p')  # every lab's number: "01 02 ..."
 PHASE=${*:-all}
 case " $PHASE " in *" record "*)  # the phases it is made of
     PHASE="$PHASE mutants"
-    record_labs=${MUTANT_LABS:-$(ls labs | sed -n 's/^\([0-9][0-9]\)-.*/\1/p')}
+    record_labs=${MUTANT_LABS:-$every_lab}
     THRESHOLD_LABS=$(for n in $record_labs; do grep -q "^def lab$n(" tools/measure_thresholds.py && echo "lab$n"; done)
     [ -n "$THRESHOLD_LABS" ] && PHASE="$PHASE thresholds" ;;
 esac
@@ -211,7 +212,7 @@ throughput_status=0
 # another, beside the other GPUs' (the cores split between them): a class's time there bounds its time
 # alone from above. data/class-scale.json
 # gathers them, after the latency phase where it runs too.
-class_labs=${THROUGHPUT_LABS:-$(ls labs | sed -n 's/^\([0-9][0-9]\)-.*/\1/p')}
+class_labs=${THROUGHPUT_LABS:-$every_lab}
 throughput_began=$(date +%s)
 # class_batch LAB GPUS [JOBS [BESIDE]]: one class, KIT_GPUS=GPUS
 class_batch() {
@@ -252,14 +253,14 @@ fi
 
 if wants hostile; then
 hostile_status=0
-for lab in ${HOSTILE_LABS:-$(ls labs | sed -n 's/^\([0-9][0-9]\)-.*/\1/p')}; do
+for lab in ${HOSTILE_LABS:-$every_lab}; do
     timeout 400 python3 grader/selftest.py hostile "$lab" > "$LOGS/hostile-$lab.log" 2>&1 || hostile_status=1
 done
 fi
 
 if wants busy; then
 busy_status=0
-for n in ${BUSY_LABS:-$(ls labs | sed -n 's/^\([0-9][0-9]\)-.*/\1/p')}; do
+for n in ${BUSY_LABS:-$every_lab}; do
     lab=$(ls labs | grep "^$n-")
     for alternative in "" $(ls "solutions/$lab/alternative" 2>/dev/null); do
         if [ -z "$alternative" ]; then grading="full-marks $lab --seeds ${BUSY_SEEDS:-10}"; else grading="alternative $lab $alternative"; fi
@@ -339,7 +340,7 @@ mutant_labs() {  # GPU LAB...: the labs one after another on that GPU
         keep_logs  # a call cut short by its time limit keeps the labs done
     done
 }
-set -- ${MUTANT_LABS:-$(ls labs | sed -n 's/^\([0-9][0-9]\)-.*/\1/p')}
+set -- ${MUTANT_LABS:-$every_lab}
 n=$(echo $mutant_gpus | wc -w) k=0 pids=
 for g in $mutant_gpus; do
     share=$(printf '%s\n' "$@" | awk -v k="$k" -v n="$n" '(NR - 1) % n == k' | paste -sd' ')
