@@ -958,5 +958,9 @@ static int run_case(int argc, char **argv)
 int main(int argc, char **argv)
 {
     setenv("CUDA_DEVICE_MAX_CONNECTIONS", MAX_CONNECTIONS, 0); /* before the CUDA runtime starts */
+    /* Host threads that wait sleep instead of spinning (the runtime spins while a process has no
+     * more contexts than the host has logical processors): on a busy host, Part B's threads still to
+     * launch get the cores that the threads already waiting would spin on. */
+    kit_context_flags = cudaDeviceScheduleBlockingSync;
     return kit_harness_main(argc, argv, options, run_case);
 }
