@@ -6,7 +6,7 @@ import subprocess
 import sys
 from unittest import mock
 
-from gradelib import build, context, gpushare, paths
+from gradelib import build, context, gpushare, harness, paths
 from gradelib.context import CaseRun
 
 GRADE = os.path.join(paths.KIT_ROOT, "grader", "grade.py")
@@ -21,9 +21,11 @@ def run_grade(args, env_extra=None, timeout=None):
 
 def private_gate(folder):
     """Patches that give a test's graders a GPU gate of their own, in folder: the graders of a GPU suite
-    running on this machine meanwhile neither hold up the test's fake runs nor wait for them."""
+    running on this machine meanwhile neither hold up the test's fake runs nor wait for them, and the
+    suite's log of harness runs (KIT_RUN_LOG) does not count the fake ones."""
     return [mock.patch.object(gpushare, "gate_dir", lambda info=None: os.path.join(folder, "gate")),
-            mock.patch.dict(gpushare._gates, clear=True)]
+            mock.patch.dict(gpushare._gates, clear=True),
+            mock.patch.dict(os.environ, {harness.RUN_LOG_ENV: ""})]
 
 
 def run_make(*args):
