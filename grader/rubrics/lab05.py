@@ -143,6 +143,12 @@ def undisturbed_runs(ctx):
     return [r for r in timed_runs(ctx) if not r.params.get("delay_us")]
 
 
+def rounds_of(side, params):
+    """How many counted rounds a side ran: the kit's legacy side runs fewer than the student's (the
+    harness's LEGACY_ROUNDS), each listed in spans_us."""
+    return len(side.get("spans_us") or []) or params["repeats"]
+
+
 def run_problem(params, doc):
     """The kit's evidence must be as the kit wrote it (tampered: no verdict can rest on it), and every
     kernel of the student's side must have run exactly once in every round, with an index the job has,
@@ -156,19 +162,19 @@ def run_problem(params, doc):
                 problems.append("%s, %s version's rounds: the kit's evidence was tampered with in %d of %d rounds "
                                 "(%s): its table of kernel lengths or its stamps in device memory were not what "
                                 "the kit wrote, so nothing of this run can be believed"
-                                % (what, whose, s["tampered"], params["repeats"], s.get("tampered_what") or "?"))
+                                % (what, whose, s["tampered"], rounds_of(s, params), s.get("tampered_what") or "?"))
             if s.get("stray"):
                 problems.append("%s, %s version: %d launch(es) over %d rounds with an index the job does not have "
                                 "(a stream or thread past the job's, or below 0): each kernel takes its own "
-                                "stream's or thread's index" % (what, whose, s["stray"], params["repeats"]))
+                                "stream's or thread's index" % (what, whose, s["stray"], rounds_of(s, params)))
             if s["missing"] or s["duplicated"]:
                 problems.append("%s, %s version: %d kernel(s) never ran and %d ran more than once over %d rounds "
                                 "(each worker and each tiny kernel is launched exactly once)"
-                                % (what, whose, s["missing"], s["duplicated"], params["repeats"]))
+                                % (what, whose, s["missing"], s["duplicated"], rounds_of(s, params)))
             if s.get("misshapen"):
                 problems.append("%s, %s version: %d kernel(s) launched in another shape than default_streams.h "
                                 "names over %d rounds (kit_worker_kernel<<<1, WORKER_THREADS, 0, stream>>>, "
-                                "kit_tiny_kernel<<<1, 1>>>)" % (what, whose, s["misshapen"], params["repeats"]))
+                                "kit_tiny_kernel<<<1, 1>>>)" % (what, whose, s["misshapen"], rounds_of(s, params)))
     return "; ".join(problems) or None
 
 
@@ -240,7 +246,8 @@ def check_legacy_serializes(ctx):
             legacy = run.doc[part]["legacy"]
             if legacy["overlapping_pairs"] or legacy["max_concurrent"] > 1:
                 bad.append("%s: %d overlapping pair(s) of kernels over %d rounds, up to %g at once"
-                           % (what, legacy["overlapping_pairs"], run.params["repeats"], legacy["max_concurrent"]))
+                           % (what, legacy["overlapping_pairs"], rounds_of(legacy, run.params),
+                              legacy["max_concurrent"]))
         if not bad:
             return None
         return ("the kit's premise did not hold on this GPU: its legacy build (built without per-thread default "
@@ -272,8 +279,9 @@ def _concurrency(run, part, n, min_ratio, what):
                         "%d; at most %g at once, best round), though both were started in time in some round: each "
                         "must run at the same time as every other" % (never, n, what, run.params["repeats"], i, j, best))
     if ratio < min_ratio:
-        problems.append("the kit's legacy version took %.0f us, yours %.0f us, the best of %d rounds each: %.2fx (at "
-                        "least %.2fx wanted)" % (legacy_us, student_us, run.params["repeats"], ratio, min_ratio))
+        problems.append("the kit's legacy version took %.0f us (the best of %d rounds), yours %.0f us (the best of "
+                        "%d): %.2fx (at least %.2fx wanted)" % (legacy_us, rounds_of(legacy, run.params), student_us,
+                                                               rounds_of(student, run.params), ratio, min_ratio))
     return "; ".join(problems) or None
 
 
