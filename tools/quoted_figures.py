@@ -433,8 +433,9 @@ def _class_scale_table(load, names=None):
     """Every class-scale document (tools/batch_throughput.py --gather, one per host): each class of a lab on
     one GPU and on all of the host's, the time per phase of a submission (medians), and what a student waits
     for. GPU alone is the time a submission held the GPU alone: a class of N on G GPUs takes at least N
-    times it over G, whatever the jobs. Beside it: what else ran on the host meanwhile (another class on
-    another GPU), which only makes a class slower."""
+    times it over G, whatever the jobs. Memcheck: its run under compute-sanitizer, which shares the GPU,
+    and its wait for the GPU (documents before the kit timed it have none). Beside it: what else ran on
+    the host meanwhile (another class on another GPU), which only makes a class slower."""
     names = names or sorted(f[:-len(".json")] for f in os.listdir(os.path.join(KIT_ROOT, DATA_DIR))
                             if f.startswith("class-scale") and f.endswith(".json"))
     rows = []
@@ -444,20 +445,22 @@ def _class_scale_table(load, names=None):
             doc["gpus_on_host"], doc["device"], doc["cores"],
             ", CUDA %s" % cuda_version(doc["runtime_version"]) if doc.get("runtime_version") else "", name), "",
             "| lab | GPUs | beside it | longest limit of a case (s) | graded | wall (s) | contexts | GPU alone (s) "
-            "| its floor (s) | build (s) | waiting (s) | context (s) | cases (s) |",
-            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+            "| its floor (s) | build (s) | waiting (s) | context (s) | cases (s) | memcheck, its wait (s) |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
         for c in doc["classes"]:
             p = c["phases"]
             head = "| %s | %d | %s | %s | %d of %d%s | %s |" % (
                 c["lab"], c["gpus"], c.get("beside") or "", _number(c["time_limit_s"], 0), c["graded"],
                 c["submissions"], "" if c["finished"] else ", stopped", _number(c["wall_s"], 1))
             if p.get("alone_s") is None:  # nothing graded by then
-                rows.append(head + " | | | | | | |")
+                rows.append(head + " | | | | | | | |")
                 continue
-            rows.append(head + " %g | %s | %s | %s | %s | %s | %s |" % (
+            memcheck = ("%s, %s" % (_number(p["memcheck_s"], 2), _number(p["memcheck_wait_s"], 2))
+                        if p.get("memcheck_s") is not None else "")
+            rows.append(head + " %g | %s | %s | %s | %s | %s | %s | %s |" % (
                 c["contexts"], _number(p["alone_s"], 2), _number(c["submissions"] * p["alone_s"] / c["gpus"], 0),
                 _number(p["build_s"], 2), _number(p["wait_s"], 2), _number(p["context_s"], 2),
-                _number(p["case_s"], 2)))
+                _number(p["case_s"], 2), memcheck))
         if doc.get("latency"):
             rows += ["", "| lab | `make grade`, cold (s) | warm (s) | GPU alone (s) |", "| --- | --- | --- | --- |"]
             for lab, r in sorted(doc["latency"]["labs"].items()):
