@@ -18,8 +18,9 @@ known-wrong timing submission, graded beside the rest of the class.
 Writes OUT_DIR/throughput-LAB.json (wall time, the mix, the verdicts, the median and 90th percentile
 of each phase of a submission's cost) and OUT_DIR/costs-LAB.tsv (each submission's cost, broken
 down: build, static checks, waiting for the GPU, process start, CUDA context, each case, exit, the
-shared runs whose case ran again alone, and memcheck's wait and run), and
-prints a table. Exit status 0 when every verdict is as expected and the batch graded everything, or was
+shared runs whose case ran again alone, and memcheck's wait and run), with where the GPU's time went
+(held alone, shared, draining before a run alone, held by no run: tools/suite_summary.py's gpu_time, of
+the batch's run log, throughput/LAB/runs.jsonl), and prints a table. Exit status 0 when every verdict is as expected and the batch graded everything, or was
 stopped at --limit.
 
 --jobs: the batch's jobs (default: one per core). --beside: what else ran on the host meanwhile (another
@@ -50,6 +51,7 @@ sys.path.insert(0, os.path.join(KIT_ROOT, "grader"))
 from gradelib import build, gpu, gpushare, harness, paths, registry  # noqa: E402
 from gradelib.sheets import FULL_MARKS  # noqa: E402
 from selftest import GRADE, lost_words, read_note  # noqa: E402
+import suite_summary  # noqa: E402
 
 # retried: runs shared whose case ran again alone (it needed more memory than was free, or hit the time
 # limit), their wait included; alone: how long its runs alone held the GPU (held_s; a run started before its
@@ -93,16 +95,17 @@ def make_class(lab, folder, count):
     return members
 
 
-def grade_class(lab, subs, graded, extra=(), limit=None):
+def grade_class(lab, subs, graded, extra=(), limit=None, run_log=None):
     """(seconds, exit status, output, finished) of one batch of the class in subs, into graded; with
     limit, the batch is stopped (SIGTERM, then SIGKILL) after limit seconds, and finished is False: the
-    submissions graded by then have their records."""
+    submissions graded by then have their records. run_log: the file its runs are logged to (KIT_RUN_LOG)."""
     shutil.rmtree(graded, ignore_errors=True)
+    env = dict(os.environ, **{harness.RUN_LOG_ENV: run_log}) if run_log else None
     started = time.monotonic()
     proc = subprocess.Popen([sys.executable, os.path.join(KIT_ROOT, "grader", "grade.py"), "batch", subs,
                              "--lab", lab.name, "--out", graded, "--seed", "2026"] + list(extra),
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
-                            start_new_session=True)
+                            start_new_session=True, env=env)
     try:
         output = proc.communicate(timeout=limit)[0]
         return time.monotonic() - started, proc.returncode, output, True
@@ -185,9 +188,10 @@ def sandbox_cost(lab, out, subs, count, rounds):
 
 
 def report(lab, out, members, seconds, batch_status, records, finished=True, time_limit=None, jobs=None,
-           beside=None):
+           beside=None, runs=()):
     """Write throughput-LAB.json and costs-LAB.tsv; print the table; the exit status. A batch stopped at
-    its limit (not finished) is reported on the submissions it graded."""
+    its limit (not finished) is reported on the submissions it graded; runs: its run log's runs (parsed),
+    for where the GPU's time went (suite_summary.gpu_time)."""
     wrong = {}
     rows = []
     for sub_id, (kind, check) in sorted(members.items()):
@@ -226,7 +230,8 @@ def report(lab, out, members, seconds, batch_status, records, finished=True, tim
               "finished": finished, "graded": graded,
               "per_submission_s": round(seconds / max(1, graded), 3), "exit_status": batch_status,
               "verdicts_as_expected": graded - len(wrong), "wrong_verdicts": wrong,
-              "phases": phases, "contexts": contexts, "cases": cases}
+              "phases": phases, "contexts": contexts, "cases": cases,
+              "gpu_time": suite_summary.gpu_time(list(runs)) if runs else None}
     with open(os.path.join(out, "throughput-%s.json" % lab.number), "w") as f:
         json.dump(result, f, indent=2)
     print("%s: %d submissions (%s), %d jobs, GPU shared by up to %d runs: %.1f s wall, %.2f s per submission"
@@ -243,6 +248,9 @@ def report(lab, out, members, seconds, batch_status, records, finished=True, tim
     for k, c in enumerate(cases):
         print("  case %-5d %8s / %s" % (k, c["median"], c["p90"]))
     print("CUDA contexts a submission's runs made (memcheck's aside): %s / %s" % (contexts["median"], contexts["p90"]))
+    if result["gpu_time"]:
+        print("the GPU's time, seconds: held alone %(alone_s)s, shared %(shared_s)s (of it, %(draining_s)s draining "
+              "before a run alone), by no run %(idle_s)s" % result["gpu_time"])
     return 0 if not wrong and (batch_status == 0 or not finished) else 1
 
 
@@ -293,7 +301,7 @@ def gather(out, folders):
                     "submissions": t["submissions"], "graded": t["graded"], "finished": t["finished"],
                     "wall_s": t["wall_s"], "verdicts_as_expected": t["verdicts_as_expected"], "jobs": t["jobs"],
                     "time_limit_s": t.get("time_limit_s"), "beside": t.get("beside"),
-                    "contexts": t["contexts"]["median"],
+                    "contexts": t["contexts"]["median"], "gpu_time": t.get("gpu_time"),
                     "phases": {k: t["phases"][k]["median"] for k in PHASES if k in t["phases"]}})
     latency_doc = os.path.join(out, "latency.json")
     if os.path.isfile(latency_doc):
@@ -342,7 +350,8 @@ def main(argv):
     graded = os.path.join(work, "graded")
     extra = ((["--timeout", str(args.timeout)] if args.timeout else []) +
              (["--jobs", str(args.jobs)] if args.jobs else []))
-    seconds, batch_status, output, finished = grade_class(lab, subs, graded, extra, limit=args.limit)
+    run_log = os.path.join(work, "runs.jsonl")
+    seconds, batch_status, output, finished = grade_class(lab, subs, graded, extra, limit=args.limit, run_log=run_log)
     with open(os.path.join(work, "batch.log"), "w") as f:
         f.write(output)
     records = {}
@@ -354,7 +363,16 @@ def main(argv):
         except ValueError:  # one being written when the batch was stopped
             continue
         records[record["id"]] = record
-    status = report(lab, out, members, seconds, batch_status, records, finished, args.timeout, args.jobs, args.beside)
+    runs = []
+    if os.path.isfile(run_log):
+        with open(run_log) as f:
+            for line in f:
+                try:
+                    runs.append(json.loads(line))
+                except ValueError:  # the line being written when the batch was stopped
+                    continue
+    status = report(lab, out, members, seconds, batch_status, records, finished, args.timeout, args.jobs, args.beside,
+                    runs)
     if finished and batch_status != 0:
         print(output[-3000:])
     return status

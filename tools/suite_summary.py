@@ -17,7 +17,8 @@ RUNS.jsonl: the harness runs the tests made (KIT_RUN_LOG, gradelib/harness.py), 
 how many, the CUDA contexts they made and the wall time those took between them (the driver makes
 them about one at a time; the median and the longest, of the runs that got past theirs), the runs
 that hit their time limit, what the runs that had the GPU alone held it for, and for each lab's
-program the median of the contexts one grader process made (a test's grading of one submission).
+program the median of the contexts one grader process made (a test's grading of one submission);
+and where the GPU's time went (gpu_time, the runs under compute-sanitizer's memcheck counted too).
 """
 import json
 import os
@@ -62,17 +63,65 @@ def results(junit_roots):
     return found
 
 
+def _merged(spans):
+    """[(begin, end)] as the sorted spans, none overlapping, that cover the same wall time."""
+    merged = []
+    for begin, end in sorted(spans):
+        if merged and begin <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([begin, end])
+    return merged
+
+
 def _union_s(spans):
     """Seconds of wall time that [(begin, end)] cover between them."""
-    total, reach = 0.0, None
-    for begin, end in sorted(spans):
-        if reach is None or begin > reach:
-            total += end - begin
-            reach = end
-        elif end > reach:
-            total += end - reach
-            reach = end
-    return total
+    return sum(end - begin for begin, end in _merged(spans))
+
+
+def _both(a, b):
+    """The wall time that both lists of spans cover, as spans."""
+    a, b, found = _merged(a), _merged(b), []
+    i = j = 0
+    while i < len(a) and j < len(b):
+        begin, end = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
+        if begin < end:
+            found.append((begin, end))
+        if a[i][1] < b[j][1]:
+            i += 1
+        else:
+            j += 1
+    return found
+
+
+def gpu_time(runs):
+    """How the GPUs' wall time went, each GPU over its runs' span, summed over the GPUs (KIT_RUN_LOG's runs,
+    parsed; a run's GPU is its gate, "gpu", one GPU where the log has none): held by a run alone (alone_s);
+    held by shared runs only (shared_s), and of that, while a run waited to be alone (draining_s: it lets
+    no new shared run start, so the GPU runs fewer and fewer); and held by no run (idle_s: builds,
+    contexts made before a hold, the graders between runs). A run holds the GPU for its last held_s
+    seconds (the whole run in the logs of kits before held_s); a run alone waited for its hold its first
+    cost's wait_s before that."""
+    found = {"gpus": 0, "span_s": 0.0, "alone_s": 0.0, "shared_s": 0.0, "draining_s": 0.0, "idle_s": 0.0}
+    for gpu in sorted(set(run.get("gpu") or "" for run in runs)):
+        on_it = [run for run in runs if (run.get("gpu") or "") == gpu]
+        alone, shared, waits = [], [], []
+        for run in on_it:
+            end = run["spawned_s"] + run["seconds"]
+            held = (end - run.get("held_s", run["seconds"]), end)
+            (alone if run["alone"] else shared).append(held)
+            if run["alone"] and run["costs"]:
+                waits.append((held[0] - run["costs"][0].get("wait_s", 0.0), held[0]))
+        span = max(run["spawned_s"] + run["seconds"] for run in on_it) - min(run["spawned_s"] for run in on_it)
+        held, held_alone = _union_s(alone + shared), _union_s(alone)
+        waited_out = _both(waits, shared)
+        found["gpus"] += 1
+        found["span_s"] += span
+        found["alone_s"] += held_alone
+        found["shared_s"] += held - held_alone
+        found["draining_s"] += _union_s(waited_out) - _union_s(_both(waited_out, alone))
+        found["idle_s"] += span - held
+    return {k: round(v, 1) for k, v in found.items()}
 
 
 def runs_summary(lines):
@@ -80,7 +129,8 @@ def runs_summary(lines):
     how long they held the GPU, the hangs (a run that hit the time limit), and the other runs' process
     start, context and exit while they held it (a run started before its hold made its context first:
     only its exit counts)."""
-    runs = [json.loads(line) for line in lines if line.strip()]
+    every_run = [json.loads(line) for line in lines if line.strip()]
+    runs = [run for run in every_run if not run.get("tool")]  # the harness's own; a tool's (memcheck) in "gpu" only
     contexts, per_program, per_grader = [], {}, {}
     alone = {"runs": 0, "held_s": 0.0, "start_context_exit_s": 0.0, "timeouts": 0, "timeouts_s": 0.0}
     for run in runs:
@@ -115,7 +165,7 @@ def runs_summary(lines):
             "alone_runs": alone["runs"], "alone_s": round(alone["held_s"], 1),
             "alone_timeouts": alone["timeouts"], "alone_timeouts_s": round(alone["timeouts_s"], 1),
             "alone_start_context_exit_s": round(alone["start_context_exit_s"], 1),
-            "runs_per_program": per_program,
+            "runs_per_program": per_program, "gpu": gpu_time(every_run),
             "contexts_per_grader": {program: statistics.median(made.values()) for program, made in per_grader.items()}}
 
 

@@ -278,19 +278,22 @@ def run_policy(program):
 RUN_LOG_ENV = "KIT_RUN_LOG"  # a file: one JSON line per harness run (when, alone or not, what it cost)
 
 
-def _log_run(program, alone, slots, started_before, begin_ns, end_ns, held_from_ns, verdict, cases, costs, segment=0):
+def _log_run(program, alone, slots, started_before, begin_ns, end_ns, held_from_ns, verdict, cases, costs, segment=0,
+             tool=False):
     """Append a run, or a segment of one (run_segments), to $KIT_RUN_LOG, where set: a timeline of every
     run of every grader on a machine (the kit's GPU suite reads it to see where the time goes): its
     cases, what each cost, and how long it held the GPU (held_s: from held_from_ns, its cases' start
     for a run started before its hold (start_runs) or a later segment, else its spawn), and the shared
-    slots it held (slots, for a shared run); segment: 0 for a run's first, or only, segment."""
+    slots it held (slots, for a shared run); gpu: its GPU's gate (gpushare.gate_dir); segment: 0 for a run's
+    first, or only, segment; tool: a run of the harness under a tool (run_under), program the tool's."""
     path = os.environ.get(RUN_LOG_ENV)
     if not path:
         return
-    line = json.dumps({"pid": os.getpid(), "program": os.path.basename(program), "alone": alone,
+    line = json.dumps({"pid": os.getpid(), "gpu": gpushare.gate().folder, "program": os.path.basename(program), "alone": alone,
                        "slots": 0 if alone else slots, "started_before": started_before, "spawned_s": begin_ns / 1e9,
                        "seconds": round((end_ns - begin_ns) / 1e9, 4), "held_s": round((end_ns - held_from_ns) / 1e9, 4),
-                       "verdict": verdict, "cases": cases, "costs": costs, "segment": segment}) + "\n"
+                       "verdict": verdict, "cases": cases, "costs": costs, "segment": segment,
+                       **({"tool": True} if tool else {})}) + "\n"
     with open(path, "a") as f:
         f.write(line)
 
@@ -513,8 +516,12 @@ def run_under(tool_argv, tool_folder, lab, program, params, timeout, cwd=None, s
         policy.read_only.append(tool_folder)
         argv = sandbox.wrap(policy, argv)
     with gpushare.gate().held(alone, slots) as waited:
+        begin = time.monotonic_ns()
         result = process.run_bounded(argv, timeout, cwd=cwd, env=None if sandboxed else gpushare.run_env())
+        end = time.monotonic_ns()
     result.costs = {"wait_s": round(waited, 4), "total_s": round(result.seconds, 4)}  # diagnostics, as run_costs
+    # in the run log under the tool's name: a run like the harness's, which holds the GPU as they do
+    _log_run(tool_argv[0], alone, slots, False, begin, end, begin, result.verdict, 1, [result.costs], tool=True)
     if sandboxed:
         sandbox.check_made(result, "a harness run under %s" % os.path.basename(tool_argv[0]))
     return result

@@ -1,5 +1,6 @@
 """The memcheck check: what memcheck's report says (recorded outputs of compute-sanitizer 2025.3.1 on an
 H100), and the verdict the check gives for each way the run under it can end."""
+import json
 import os
 import sys
 import tempfile
@@ -88,11 +89,19 @@ class RunUnderTest(unittest.TestCase):
         lab = registry.resolve("04")
         tool = [sys.executable, "-c", "import time; time.sleep(0.2)"]  # the harness's argv after it, unused
         with tempfile.TemporaryDirectory() as tmp:
-            result = harness.run_under(tool, os.path.dirname(sys.executable), lab, "/nowhere/bezier",
-                                       lab.memcheck_case, 10, cwd=tmp)
+            run_log = os.path.join(tmp, "runs.jsonl")
+            with mock.patch.dict(os.environ, {harness.RUN_LOG_ENV: run_log}):
+                result = harness.run_under(tool, os.path.dirname(sys.executable), lab, "/nowhere/bezier",
+                                           lab.memcheck_case, 10, cwd=tmp)
+            with open(run_log) as f:
+                logged = [json.loads(line) for line in f]
         self.assertEqual(result.verdict, process.OK, result.output)
         self.assertEqual(set(result.costs), {"wait_s", "total_s"})
         self.assertGreaterEqual(result.costs["total_s"], 0.2)
+        # the run log has it under the tool's name, shared, held for the whole run
+        self.assertEqual([(r["program"], r["tool"], r["alone"], r["slots"], r["costs"]) for r in logged],
+                         [(os.path.basename(sys.executable), True, False, 1, [result.costs])])
+        self.assertGreaterEqual(logged[0]["held_s"], 0.2)
 
 
 class CheckTest(unittest.TestCase):

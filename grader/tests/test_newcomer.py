@@ -379,6 +379,31 @@ class ClassCostsTest(unittest.TestCase):
         self.assertEqual(batch_throughput.wrong_verdict(record, "null-stream", "Part A runs concurrently"),
                          "null-stream: 'Part A runs concurrently' was not reported")
 
+    def test_the_report_says_where_the_gpus_time_went(self):
+        lab = registry.resolve("05")
+        record = {"id": "s1", "verdict": batch_throughput.FULL_MARKS, "score": 18, "max_score": 18, "seconds": 3.0,
+                  "costs": {"runs": [{"case_s": 1.0, "total_s": 1.0, "held_s": 1.0, "alone": True}]}}
+        runs = [{"spawned_s": 0.0, "seconds": 4.0, "held_s": 4.0, "alone": False, "costs": [{"wait_s": 0.0}]},
+                {"spawned_s": 1.0, "seconds": 5.0, "held_s": 1.0, "alone": True, "costs": [{"wait_s": 3.0}]}]
+        with tempfile.TemporaryDirectory() as out:
+            printed = io.StringIO()
+            with contextlib.redirect_stdout(printed):
+                status = batch_throughput.report(lab, out, {"s1": (batch_throughput.SOLUTION, None)}, 9.0, 0,
+                                                 {"s1": record}, runs=runs)
+            with open(os.path.join(out, "throughput-05.json")) as f:
+                doc = json.load(f)
+            with contextlib.redirect_stdout(io.StringIO()):
+                batch_throughput.report(lab, out, {"s1": (batch_throughput.SOLUTION, None)}, 9.0, 0, {"s1": record})
+            with open(os.path.join(out, "throughput-05.json")) as f:
+                without = json.load(f)
+        self.assertEqual(status, 0)
+        # shared [0, 4], alone [5, 6] after waiting [2, 5]: 2 s of the shared run drained before it, 1 s by none
+        self.assertEqual(doc["gpu_time"], {"gpus": 1, "span_s": 6.0, "alone_s": 1.0, "shared_s": 4.0,
+                                           "draining_s": 2.0, "idle_s": 1.0})
+        self.assertIn("held alone 1.0, shared 4.0 (of it, 2.0 draining before a run alone), by no run 1.0",
+                      printed.getvalue())
+        self.assertIsNone(without["gpu_time"])  # no run log
+
     def test_gather_keeps_each_class_and_the_latency(self):
         with tempfile.TemporaryDirectory() as out:
             for folder, gpus, graded in (("class-g1", 1, 40), ("class-g4", 4, 200)):
@@ -389,6 +414,7 @@ class ClassCostsTest(unittest.TestCase):
                                "finished": graded == 200, "wall_s": 60.0, "verdicts_as_expected": graded,
                                "jobs": 16, "cores": 32, "contexts": {"median": 1, "p90": 1},
                                "beside": "Lab 05's class" if gpus == 1 else None,
+                               **({"gpu_time": {"span_s": 60.0}} if gpus == 4 else {}),
                                "phases": {k: {"median": 0.5, "p90": 1.0} for k in batch_throughput.PHASES}}, f)
             with open(os.path.join(out, "latency.json"), "w") as f:
                 json.dump({"device": "GPU", "labs": {"03": {"cold_s": 7.0, "warm_s": 5.0, "alone_s": 0.0}}}, f)
@@ -403,6 +429,7 @@ class ClassCostsTest(unittest.TestCase):
         self.assertEqual(doc["classes"][0]["phases"]["alone_s"], 0.5)
         self.assertEqual(doc["latency"]["labs"]["03"]["warm_s"], 5.0)
         self.assertEqual(doc["classes"][0]["beside"], "Lab 05's class")
+        self.assertEqual([c["gpu_time"] for c in doc["classes"]], [None, {"span_s": 60.0}])  # where measured
         self.assertEqual((doc["device"], doc["gpus_on_host"], doc["cores"]), ("GPU", 4, 32))
 
 
@@ -471,6 +498,27 @@ class SuiteRunsSummary(unittest.TestCase):
         self.assertEqual((got["alone_runs"], got["alone_s"]), (1, 2.0))
         self.assertEqual(got["alone_start_context_exit_s"], 0.2)  # 0.25, rounded to 0.1 s
         self.assertEqual(got["contexts_made"], 1)
+
+    def test_where_the_gpus_time_went(self):
+        """Each GPU over its own runs' span: held alone, held shared (and of that, drained while a run waited
+        to be alone), held by none."""
+        def run(gpu, spawned, seconds, alone, held=None, wait=0.0):
+            line = {"gpu": gpu, "program": "a", "spawned_s": spawned, "seconds": seconds, "alone": alone,
+                    "costs": [{"wait_s": wait}]}
+            if held is not None:
+                line["held_s"] = held
+            return json.dumps(line)
+        lines = [run("g1", 0.0, 10.0, False, held=10.0)[:-1] + ', "tool": true}',  # a shared run under memcheck, [0, 10]
+                 run("g1", 2.0, 12.0, True, held=4.0, wait=6.0),  # alone [10, 14], after waiting [4, 10]
+                 run("g1", 16.0, 2.0, False),                      # shared, no held_s: the whole run, [16, 18]
+                 run("g2", 100.0, 1.0, True, held=1.0)]            # another GPU, its span its own
+        summed = suite_summary.runs_summary(lines)
+        self.assertEqual(summed["harness_runs"], 3)  # the run under the tool is not the harness's own
+        got = summed["gpu"]
+        self.assertEqual(got, {"gpus": 2, "span_s": 19.0, "alone_s": 5.0, "shared_s": 12.0, "draining_s": 6.0,
+                               "idle_s": 2.0})
+        self.assertEqual(suite_summary.gpu_time([])["span_s"], 0.0)
+
 
 class Wording(unittest.TestCase):
     def test_no_article_after_no_in_the_graders_messages(self):
