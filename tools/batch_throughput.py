@@ -20,8 +20,8 @@ of each phase of a submission's cost) and OUT_DIR/costs-LAB.tsv (each submission
 down: build, static checks, waiting for the GPU, process start, CUDA context, each case, exit, the
 shared runs whose case ran again alone, and memcheck's wait and run), with where the GPU's time went
 (held alone, shared, draining before a run alone, held by no run: tools/suite_summary.py's gpu_time, of
-the batch's run log, throughput/LAB/runs.jsonl), and prints a table. Exit status 0 when every verdict is as expected and the batch graded everything, or was
-stopped at --limit.
+the batch's run log, throughput/LAB/runs.jsonl), and prints a table. Exit status 0 when every verdict
+is as expected and the batch graded everything, or was stopped at --limit.
 
 --jobs: the batch's jobs (default: one per core). --beside: what else ran on the host meanwhile (another
 class on another GPU, say), kept in the document and its table: such a class's time is an upper bound of
