@@ -289,7 +289,8 @@ def _log_run(program, alone, slots, started_before, begin_ns, end_ns, held_from_
     path = os.environ.get(RUN_LOG_ENV)
     if not path:
         return
-    line = json.dumps({"pid": os.getpid(), "gpu": gpushare.gate().folder, "program": os.path.basename(program), "alone": alone,
+    line = json.dumps({"pid": os.getpid(), "gpu": gpushare.gate().folder, "program": os.path.basename(program),
+                       "alone": alone,
                        "slots": 0 if alone else slots, "started_before": started_before, "spawned_s": begin_ns / 1e9,
                        "seconds": round((end_ns - begin_ns) / 1e9, 4), "held_s": round((end_ns - held_from_ns) / 1e9, 4),
                        "verdict": verdict, "cases": cases, "costs": costs, "segment": segment,
