@@ -385,7 +385,7 @@ for phase in $PHASE; do case $phase in
     memcheck) tail -n 9 "$LOGS/memcheck.log" ;;
     figures) tail -n 12 "$LOGS/draw-figures.log" ;;
     feedback) grep -H -E '^TOTAL' "$LOGS"/feedback/*.txt; cat "$LOGS/feedback/browser-check.txt" ;;
-    throughput) for f in "$LOGS"/throughput-*.log; do head -n 26 "$f"; done ;;
+    throughput) for f in "$LOGS"/throughput-*.log; do awk 'NR <= 26 || /^the GPU.s time/' "$f"; done ;;
     hostile) for f in "$LOGS"/hostile-*.log; do echo "== $f"; grep -E 'as its note says|^BREACH|^SELFTEST|^[0-9]+ submissions' "$f"; done ;;
     busy) grep -H -E '^(== |FAILED|TOTAL)' "$LOGS"/busy-*.log ;;
     sandbox) grep -E '^(BREACH|SELFTEST)' "$LOGS/breach-01.log" "$LOGS/sandbox-01.log"; tail -n 3 "$LOGS/sandbox-cost.log" ;;
