@@ -502,13 +502,15 @@ class SuiteRunsSummary(unittest.TestCase):
     def test_where_the_gpus_time_went(self):
         """Each GPU over its own runs' span: held alone, held shared (and of that, drained while a run waited
         to be alone), held by none."""
-        def run(gpu, spawned, seconds, alone, held=None, wait=0.0):
+        def run(gpu, spawned, seconds, alone, held=None, wait=0.0, tool=False):
             line = {"gpu": gpu, "program": "a", "spawned_s": spawned, "seconds": seconds, "alone": alone,
                     "costs": [{"wait_s": wait}]}
             if held is not None:
                 line["held_s"] = held
+            if tool:
+                line["tool"] = True
             return json.dumps(line)
-        lines = [run("g1", 0.0, 10.0, False, held=10.0)[:-1] + ', "tool": true}',  # a shared run under memcheck, [0, 10]
+        lines = [run("g1", 0.0, 10.0, False, held=10.0, tool=True),  # a shared run under memcheck, [0, 10]
                  run("g1", 2.0, 12.0, True, held=4.0, wait=6.0),  # alone [10, 14], after waiting [4, 10]
                  run("g1", 16.0, 2.0, False),                      # shared, no held_s: the whole run, [16, 18]
                  run("g2", 100.0, 1.0, True, held=1.0)]            # another GPU, its span its own
