@@ -13,7 +13,8 @@ Every harness run the grader starts (harness.run_cases) passes through the gate,
           measures is its own work.
 
 A run that waits to be alone stops new shared runs from starting (a turnstile), so a busy class
-does not starve it. The gate is made of flock(2) locks on files in a folder of the user's own
+does not starve it; runs alone that wait while one runs go before any shared run, so the shared runs
+drain once for all of them. The gate is made of flock(2) locks on files in a folder of the user's own
 (gate_dir()): a grader that dies releases what it held, and two kit checkouts on one machine share
 one gate. Within one process, a semaphore keeps to the same number of shared runs.
 
@@ -88,17 +89,30 @@ class Gate:
 
     def _through_turnstile(self, mode):
         """The GPU lock, taken in mode (LOCK_SH shared, LOCK_EX alone) behind the turnstile: a run
-        waiting to be alone holds the turnstile, and no shared run starts meanwhile."""
+        waiting to be alone holds the turnstile, and no shared run starts meanwhile. A shared run that
+        finds the GPU held alone waits for that run outside the turnstile and then passes it again, so
+        the runs alone that queued meanwhile go first, one after another, instead of each waiting for
+        the shared runs that started between them to end."""
         turnstile, gpu = self._open("turnstile"), self._open("gpu")
         try:
-            fcntl.flock(turnstile, fcntl.LOCK_EX)
-            fcntl.flock(gpu, mode)
+            while True:
+                fcntl.flock(turnstile, fcntl.LOCK_EX)
+                if mode == fcntl.LOCK_EX:
+                    fcntl.flock(gpu, fcntl.LOCK_EX)
+                    return gpu
+                try:
+                    fcntl.flock(gpu, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                    return gpu
+                except BlockingIOError:
+                    pass
+                fcntl.flock(turnstile, fcntl.LOCK_UN)
+                fcntl.flock(gpu, fcntl.LOCK_SH)  # until the run alone ends
+                fcntl.flock(gpu, fcntl.LOCK_UN)
         except BaseException:
             os.close(gpu)
             raise
         finally:
             os.close(turnstile)  # closing releases it
-        return gpu
 
     def _slots(self, slots):
         """slots of the count slot locks, shared by every process on this machine: any that are free, from

@@ -119,6 +119,24 @@ class GateTest(unittest.TestCase):
             t.join()
         self.assertEqual(self.line.most_at_once(), 1)
 
+    def test_runs_alone_queued_during_one_go_before_a_shared_run_queued_earlier(self):
+        """The shared runs drain once for every run alone that waits: a shared run asked for while the
+        GPU is held alone does not start between the runs alone that queue after it."""
+        gate = self.gate(4)
+        entered = threading.Event()
+        first = self.start(gate, "alone first", True, entered=entered, seconds=0.3)
+        entered.wait()
+        shared = self.start(gate, "shared", False, seconds=0.05)
+        time.sleep(0.05)
+        queued = []
+        for k in range(2):
+            queued.append(self.start(gate, "alone %d" % k, True, seconds=0.05))
+            time.sleep(0.05)
+        for t in [first, shared] + queued:
+            t.join()
+        for k in range(2):
+            self.assertLessEqual(self.line.spans["alone %d" % k][1], self.line.spans["shared"][0], k)
+
     def test_a_run_of_several_slots_leaves_only_the_rest_to_others(self):
         gate = self.gate(4)
         entered = threading.Event()
