@@ -73,6 +73,7 @@ class _Ctx:
         self.program = "/nowhere/bezier"
         self.work_dir = "/tmp/work"
         self.sandboxed = False
+        self.cases = [{"lines": 300}, {"lines": 256, "timing": "streams"}]  # one shared, one timed
         self.runs = []  # runs cleanly's runs (context.CaseRun)
         self.memcheck_costs = []
 
@@ -107,10 +108,11 @@ class RunUnderTest(unittest.TestCase):
 class CheckTest(unittest.TestCase):
     """_memcheck_clean's verdicts, the run under memcheck stood in for."""
 
-    def verdict(self, result, sanitizer="/x/compute-sanitizer", alone_result=None, runs=()):
+    def verdict(self, result, sanitizer="/x/compute-sanitizer", alone_result=None, runs=(), cases=None):
         ran = []
         ctx = _Ctx()
         ctx.runs = list(runs)
+        ctx.cases = ctx.cases if cases is None else cases
 
         def run_under(tool_argv, folder, lab, program, params, timeout, cwd, sandboxed, slots, alone=False):
             ran.append((tool_argv, params, timeout, alone))
@@ -182,6 +184,18 @@ class CheckTest(unittest.TestCase):
         self.assertEqual(outcome.status, chk.FAILED)
         self.assertIn("cudaErrorMemoryAllocation", outcome.message)
         self.assertEqual([r[3] for r in ran], [False, True])
+
+    def test_where_every_case_is_timed_it_runs_alone(self):
+        """There the memcheck run would be the only shared run of a class, and every run alone would wait for
+        it to end: it runs alone, once, even when it reports memory the GPU lacked."""
+        timed = [{"streams": 8, "timing": True}, {"streams": 32, "timing": True}]
+        status, clean = recorded("01-solution")
+        outcome, ran = self.verdict(_result(process.OK, status, clean), cases=timed)
+        self.assertEqual((outcome.status, [r[3] for r in ran]), (chk.PASSED, [True]))
+        outcome, ran = self.verdict(_result(process.EXITED, memcheck.ERRORS_EXIT, self.OUT_OF_MEMORY), cases=timed)
+        self.assertEqual((outcome.status, [r[3] for r in ran]), (chk.FAILED, [True]))
+        _, ran = self.verdict(_result(process.OK, status, clean), cases=timed[:1] + [{"streams": 8}])
+        self.assertEqual([r[3] for r in ran], [False])
 
     def test_other_errors_are_not_run_again(self):
         status, output = recorded("04-bound-after-read")
