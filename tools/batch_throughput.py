@@ -139,7 +139,8 @@ def wrong_verdict(record, kind, check):
 
 def submission_costs(record):
     """{phase: seconds} of one submission (each run's phases summed; "contexts": the harness processes
-    whose CUDA context its cases' runs made, memcheck's aside) and [seconds of each case]."""
+    whose CUDA context its cases' runs made, memcheck's aside; alone_s: its holds alone, a memcheck run's
+    included where it had the GPU alone) and [seconds of each case]."""
     costs = record.get("costs") or {}
     row = {k: costs.get(k, 0.0) for k in ("build_s", "static_s", "runtime_s")}
     runs = costs.get("runs", [])
@@ -153,6 +154,7 @@ def submission_costs(record):
     memcheck = costs.get("memcheck", [])  # its runs: the wait for the GPU, then the run under compute-sanitizer
     row["memcheck_wait_s"] = round(sum(m.get("wait_s", 0.0) for m in memcheck), 4)
     row["memcheck_s"] = round(sum(m.get("total_s", 0.0) for m in memcheck), 4)
+    row["alone_s"] = round(row["alone_s"] + sum(m.get("total_s", 0.0) for m in memcheck if m.get("alone")), 4)
     row["contexts"] = sum(1 for r in runs if "context_s" in r)
     return row, [r.get("total_s", 0.0) for r in runs]
 
@@ -351,6 +353,9 @@ def main(argv):
     extra = ((["--timeout", str(args.timeout)] if args.timeout else []) +
              (["--jobs", str(args.jobs)] if args.jobs else []))
     run_log = os.path.join(work, "runs.jsonl")
+    # The GPU the document names, probed before the class: after a batch stopped at its limit, a probe found
+    # none once (an H200), and the document named no device.
+    gpu.detect()
     seconds, batch_status, output, finished = grade_class(lab, subs, graded, extra, limit=args.limit, run_log=run_log)
     with open(os.path.join(work, "batch.log"), "w") as f:
         f.write(output)

@@ -520,7 +520,7 @@ def run_under(tool_argv, tool_folder, lab, program, params, timeout, cwd=None, s
         begin = time.monotonic_ns()
         result = process.run_bounded(argv, timeout, cwd=cwd, env=None if sandboxed else gpushare.run_env())
         end = time.monotonic_ns()
-    result.costs = {"wait_s": round(waited, 4), "total_s": round(result.seconds, 4)}  # diagnostics, as run_costs
+    result.costs = {"wait_s": round(waited, 4), "total_s": round(result.seconds, 4), "alone": alone}  # as run_costs
     # in the run log under the tool's name: a run like the harness's, which holds the GPU as they do
     _log_run(tool_argv[0], alone, slots, False, begin, end, begin, result.verdict, 1, [result.costs], tool=True)
     if sandboxed:

@@ -97,7 +97,8 @@ class RunUnderTest(unittest.TestCase):
             with open(run_log) as f:
                 logged = [json.loads(line) for line in f]
         self.assertEqual(result.verdict, process.OK, result.output)
-        self.assertEqual(set(result.costs), {"wait_s", "total_s"})
+        self.assertEqual(set(result.costs), {"wait_s", "total_s", "alone"})
+        self.assertIs(result.costs["alone"], False)
         self.assertGreaterEqual(result.costs["total_s"], 0.2)
         # the run log has it under the tool's name, shared, held for the whole run
         self.assertEqual([(r["program"], r["tool"], r["alone"], r["slots"], r["costs"]) for r in logged],

@@ -13,6 +13,7 @@ import shutil
 import sys
 import tempfile
 import unittest
+from unittest import mock
 
 from gradelib import build, checks as chk, exits, failures, feedback, gpu as gpu_mod, grading, paths, registry, report, starters
 from tests.fakes import run_grade, run_make
@@ -367,8 +368,41 @@ class ClassCostsTest(unittest.TestCase):
         record = {"costs": {"runs": [], "memcheck": [{"wait_s": 3.0, "total_s": 1.5}, {"wait_s": 0.5, "total_s": 1.0}]}}
         row, _ = batch_throughput.submission_costs(record)
         self.assertEqual((row["memcheck_wait_s"], row["memcheck_s"]), (3.5, 2.5))
+        self.assertEqual(row["alone_s"], 0.0)
         row, _ = batch_throughput.submission_costs({"costs": {"runs": []}})  # a record of an older kit
         self.assertEqual((row["memcheck_wait_s"], row["memcheck_s"]), (0.0, 0.0))
+
+    def test_a_memcheck_run_alone_counts_in_the_time_alone(self):
+        """Where memcheck's run had the GPU alone (a lab whose every case is timed), a class's floor counts it."""
+        record = {"costs": {"runs": [{"case_s": 1.0, "total_s": 1.2, "held_s": 2.0, "alone": True}],
+                            "memcheck": [{"wait_s": 3.0, "total_s": 1.5, "alone": True}]}}
+        row, _ = batch_throughput.submission_costs(record)
+        self.assertEqual((row["alone_s"], row["memcheck_s"]), (3.5, 1.5))
+
+    def test_the_document_names_the_gpu_probed_before_the_class(self):
+        """A probe after the batch may find no GPU (one stopped at its limit, on an H200): the document
+        names the GPU the class ran on, probed before it."""
+        graded = []
+
+        def probe(sandboxed=False):
+            if graded:
+                return gpu_mod.GpuInfo(False, "no GPU")
+            return gpu_mod.GpuInfo(True, None, device={"name": "NVIDIA H200", "runtime_version": 13000,
+                                                       "total_memory_bytes": 140 << 30})
+
+        def grade_class(*args, **kwargs):  # a batch stopped at its limit before any submission was graded
+            graded.append(args)
+            return 1.0, 0, "", False
+        with tempfile.TemporaryDirectory() as out, \
+                mock.patch.object(batch_throughput, "grade_class", grade_class), \
+                mock.patch.dict(gpu_mod._cached, clear=True), \
+                mock.patch.object(gpu_mod, "_probe", lambda sandboxed, token=None: probe(sandboxed)), \
+                contextlib.redirect_stdout(io.StringIO()):
+            batch_throughput.main([out, "2", "--lab", "01", "--limit", "1"])
+            with open(os.path.join(out, "throughput-01.json")) as f:
+                document = json.load(f)
+        self.assertEqual(len(graded), 1)
+        self.assertEqual((document["device"], document["runtime_version"]), ("NVIDIA H200", 13000))
 
     def test_a_wrong_verdict_says_what_the_solution_lost(self):
         record = {"verdict": "points lost", "score": 15, "max_score": 18, "report": {"checks": [
