@@ -149,6 +149,12 @@ def first_processes(lab, slots, alone):
     return [process_of(shared[:1], light)] + ([process_of(shared[1:], heavy)] if shared[1:] else [])
 
 
+def runs_alone(lab, params):
+    """Whether a case runs with the GPU held alone: it times something, or needs more memory than every
+    shared slot of this thread's GPU holds (gpushare.slots_for)."""
+    return times_something(params) or gpushare.slots_for(lab.gpu_bytes(params)) > gpushare.gate().count
+
+
 def run_all(ctx, lab_problem):
     """Every case's run, in the cases' order. First one process, one CUDA context, runs what it can
     (first_processes; two for Lab 04): the cases that share the GPU, each segment holding the slots its
@@ -161,7 +167,7 @@ def run_all(ctx, lab_problem):
     runs = [None] * len(ctx.cases)
     hang = []  # the first run alone that hit the time limit
     slots = [gpushare.slots_for(ctx.lab.gpu_bytes(params)) for params in ctx.cases]
-    alone = [times_something(params) or slots[k] > gpushare.gate().count for k, params in enumerate(ctx.cases)]
+    alone = [runs_alone(ctx.lab, params) for params in ctx.cases]
     lonely = []
     sent_alone = {}  # case: the outcome of its shared run, which sent it to the run alone
 

@@ -6,7 +6,7 @@ import os
 from . import build, failures, gpushare, harness, memcheck, objects, paths, process, sandbox
 from . import checks as chk
 from .registry import times_something
-from .runs import output_tail, run_all
+from .runs import output_tail, run_all, runs_alone
 
 
 COMPILES = "compiles"
@@ -46,8 +46,8 @@ def memcheck_clean(points, hint, passes=""):
     is missing (not held against the submission). It runs after a run that crashed or stopped on a CUDA
     error too, where it tells the student most (a read out of bounds that faulted, or did not, by where
     the memory lay), but not after one that hit the time limit (a case that times something aside: too
-    slow to time, "runs cleanly" says) or flooded its output. It shares the GPU with other runs, but in a lab
-    whose every case is timed it has the GPU alone."""
+    slow to time, "runs cleanly" says) or flooded its output. It shares the GPU with other runs, but where
+    every case of the submission runs alone (runs.runs_alone) it has the GPU alone too."""
     return chk.Check(MEMCHECK, points, chk.RUNTIME, _memcheck_clean, parent=COMPILES, hint=hint, passes=passes)
 
 
@@ -67,11 +67,11 @@ def _memcheck_clean(ctx):
                                    gpushare.slots_for(ctx.lab.gpu_bytes(params)), alone=alone)
         ctx.memcheck_costs.append(result.costs)
         return result, memcheck.read(result.output, ctx.work_dir)
-    # Where every case is timed (Lab 05), the memcheck run is the only one of a submission's runs that would
-    # share the GPU, and a run that waits to be alone waits for every shared run to end. There it runs alone:
-    # a class of 200 Lab 05 submissions on one H200 graded 88 in 470 s so, 71 with it shared, whose runs took
-    # a median of 30 s each (RESULTS.md, "Lab 05's class: its memcheck run alone").
-    alone = bool(ctx.cases) and all(times_something(c) for c in ctx.cases)
+    # Where every case runs alone (Lab 05: each is timed), the memcheck run is the only one of a submission's
+    # runs that would share the GPU, and a run that waits to be alone waits for every shared run to end. There
+    # it runs alone: a class of 200 Lab 05 submissions on one H200 graded 88 in 470 s so, 71 with it shared,
+    # whose runs took a median of 30 s each (RESULTS.md, "Lab 05's class: its memcheck run alone").
+    alone = bool(ctx.cases) and all(runs_alone(ctx.lab, c) for c in ctx.cases)
     result, found = run(alone)
     if not alone and found.errors and any(OUT_OF_MEMORY in b for b in found.first):
         # Beside other runs, the GPU's memory may be theirs (measured: a correct Lab 05's cudaFree

@@ -8,7 +8,7 @@ import unittest
 from unittest import mock
 
 from gradelib import failures, checks as chk
-from gradelib import context, grading, harness, memcheck, process, registry, report, sheets, standard_checks
+from gradelib import context, gpushare, grading, harness, memcheck, process, registry, report, sheets, standard_checks
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "memcheck")
 
@@ -73,7 +73,8 @@ class _Ctx:
         self.program = "/nowhere/bezier"
         self.work_dir = "/tmp/work"
         self.sandboxed = False
-        self.cases = [{"lines": 300}, {"lines": 256, "timing": "streams"}]  # one shared, one timed
+        shared = dict(self.lab.memcheck_case)
+        self.cases = [shared, dict(shared, timing="streams")]  # one shared, one timed
         self.runs = []  # runs cleanly's runs (context.CaseRun)
         self.memcheck_costs = []
 
@@ -195,8 +196,22 @@ class CheckTest(unittest.TestCase):
         self.assertEqual((outcome.status, [r[3] for r in ran]), (chk.PASSED, [True]))
         outcome, ran = self.verdict(_result(process.EXITED, memcheck.ERRORS_EXIT, self.OUT_OF_MEMORY), cases=timed)
         self.assertEqual((outcome.status, [r[3] for r in ran]), (chk.FAILED, [True]))
-        _, ran = self.verdict(_result(process.OK, status, clean), cases=timed[:1] + [{"streams": 8}])
+        untimed = dict(registry.resolve("04").memcheck_case)
+        _, ran = self.verdict(_result(process.OK, status, clean), cases=timed[:1] + [untimed])
         self.assertEqual([r[3] for r in ran], [False])
+
+    def test_where_every_case_runs_alone_it_runs_alone(self):
+        """A case that needs more memory than every shared slot runs alone too (runs.runs_alone): beside
+        timed ones, memcheck's run would again be the only shared run."""
+        edge = {"lines": 1024, "workload": "chained", "factor": 16, "max": 524288, "seed": 5}  # Lab 04's 4 GiB edge
+        timed = {"lines": 256, "workload": "heavy", "factor": 16, "max": 1048576, "seed": 5, "timing": "streams"}
+        status, clean = recorded("01-solution")
+        with mock.patch.dict(os.environ, {gpushare.SHARERS_ENV: "4"}):
+            self.assertGreater(gpushare.slots_for(registry.resolve("04").gpu_bytes(edge)), 4)
+            _, ran = self.verdict(_result(process.OK, status, clean), cases=[edge, timed])
+            self.assertEqual([r[3] for r in ran], [True])
+            _, ran = self.verdict(_result(process.OK, status, clean), cases=[edge, timed, dict(edge, lines=1)])
+            self.assertEqual([r[3] for r in ran], [False])
 
     def test_other_errors_are_not_run_again(self):
         status, output = recorded("04-bound-after-read")
