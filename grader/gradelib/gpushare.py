@@ -94,7 +94,10 @@ class Gate:
         the runs alone that queued meanwhile go first, one after another, instead of each waiting for
         the shared runs that started between them to end."""
         turnstile, gpu = self._open("turnstile"), self._open("gpu")
+        wanted = self._open("alone-wanted") if mode == fcntl.LOCK_EX else None
         try:
+            if wanted is not None:
+                fcntl.flock(wanted, fcntl.LOCK_SH)  # until it holds the GPU (alone_waiting)
             while True:
                 fcntl.flock(turnstile, fcntl.LOCK_EX)
                 if mode == fcntl.LOCK_EX:
@@ -113,6 +116,20 @@ class Gate:
             raise
         finally:
             os.close(turnstile)  # closing releases it
+            if wanted is not None:
+                os.close(wanted)
+
+    def alone_waiting(self):
+        """Whether a run waits to hold this GPU alone: a shared case past the limit it would have alone
+        gives way to it (harness.run_segments)."""
+        fd = self._open("alone-wanted")
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return False
+        except BlockingIOError:
+            return True
+        finally:
+            os.close(fd)
 
     def _slots(self, slots):
         """slots of the count slot locks, shared by every process on this machine: any that are free, from

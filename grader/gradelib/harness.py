@@ -431,10 +431,17 @@ def run_segments(lab, program, segments, timeout, cwd=None, sandboxed=False, sta
     started run, from when it is handed its cases; the first of a segment, from its go), and its own
     share of output before it counts as a flood.
     sandboxed: in gradelib.sandbox, with run_policy (cwd is then the sandbox's /tmp). started: the
-    StartedRun of a one-segment run (start_runs), else a process is started here."""
+    StartedRun of a one-segment run (start_runs), else a process is started here.
+    A shared case that has run longer than its limit alone gives way to a run that waits to hold the
+    GPU alone: it is stopped as at its limit, and so runs again alone (runs.take_outcomes), where a hang
+    is told from a busy GPU: a hang holds the runs alone back for its limit alone, not its shared one."""
     segments = [segment for segment in segments if segment[2]]
     cases = [params for _, _, group in segments for params in group]
     limits = [limit for alone, _, group in segments for limit in case_limits(timeout, group, alone)]
+    shared = [not alone for alone, _, group in segments for _ in group]
+    alone_limits = [limit for _, _, group in segments for limit in case_limits(timeout, group, True)]
+    give_way_after = [mine if sharing and mine < limit else None
+                      for sharing, mine, limit in zip(shared, alone_limits, limits)]
     firsts = [sum(len(group) for _, _, group in segments[:s]) for s in range(len(segments))]
     run = started
     waited_first = 0.0
@@ -445,6 +452,8 @@ def run_segments(lab, program, segments, timeout, cwd=None, sandboxed=False, sta
             if run is None:
                 run = StartedRun(lab, program, cases, limits, cwd, sandboxed, hold_cases=False, holds=firsts[1:])
                 waited_first = waited
+                run.bounded.give_way_after = give_way_after
+                run.bounded.give_way = gpushare.gate().alone_waiting
             elif s:  # stamped before the go: the harness may start the case at once
                 resumed[firsts[s]] = (time.monotonic_ns(), waited)
                 run.go(firsts[s])

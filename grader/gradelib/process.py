@@ -18,6 +18,7 @@ KEEP_TAIL = 16 * 1024
 FLOOD_LIMIT = 8 * 1024 * 1024
 CHANNEL_LIMIT = 256 * 1024 * 1024  # a result document larger than this is dropped, not kept
 GROUP_EXIT_LIMIT = 30.0  # seconds a killed run's processes may take to exit before the grader goes on anyway
+GIVE_WAY_LOOK = 0.25  # seconds between two looks at whether a run past its give_way_after must stop (BoundedRun)
 
 OK = "ok"            # exited with status 0
 EXITED = "exited"    # exited with a non-zero status
@@ -136,6 +137,10 @@ class BoundedRun:
     of a harness run): each time one comes, the time limit and the flood limit start again.
     timeout: seconds, or a list of seconds: the limit of each piece of work in turn (the last one's for
     any after it).
+    give_way_after, give_way: a list of seconds (or None) for each piece of work in turn, and a function:
+    a piece that has run that long is stopped, as at its time limit, once give_way() says so (looked at
+    every GIVE_WAY_LOOK seconds at most). The first piece counts from the channel's first line, not
+    from the start (a harness writes it once its CUDA context is made).
     """
 
     def __init__(self, argv, timeout, cwd=None, env=None, flood_limit=FLOOD_LIMIT, pass_fds=(), channel_fd=None,
@@ -145,6 +150,10 @@ class BoundedRun:
         self.flood_limit = flood_limit
         self.channel_fd = channel_fd
         self.restart_marker = restart_marker
+        self.give_way_after = []
+        self.give_way = None
+        self._next_look = 0.0
+        self._began = None  # when the piece under way began (its clock's restart; the first's: the channel's first line)
         self.start = time.monotonic()
         self.keeper = _OutputKeeper()
         self.channel = bytearray()
@@ -178,7 +187,15 @@ class BoundedRun:
     def restart_clock(self):
         """The time limit starts again from now (the command was kept waiting, by the grader, not by
         itself)."""
-        self.deadline = time.monotonic() + self.timeout
+        self._began = time.monotonic()
+        self.deadline = self._began + self.timeout
+
+    def _gives_way(self, now):
+        after = self.give_way_after[min(self.pieces, len(self.give_way_after) - 1)] if self.give_way_after else None
+        if after is None or self._began is None or now - self._began < after or now < self._next_look:
+            return False
+        self._next_look = now + GIVE_WAY_LOOK
+        return self.give_way()
 
     def until(self, marker):
         """Read until the channel holds marker: True, or False once the run ended, was stopped (its time
@@ -193,8 +210,9 @@ class BoundedRun:
         while sel.get_map() and self.verdict is None:
             if marker is not None and marker in self.channel:
                 return True
-            remaining = self.deadline - time.monotonic()
-            if remaining <= 0:
+            now = time.monotonic()
+            remaining = self.deadline - now
+            if remaining <= 0 or self._gives_way(now):
                 self.verdict = TIMEOUT
                 break
             exited = self.proc.poll() is not None
@@ -214,6 +232,8 @@ class BoundedRun:
                 elif len(self.channel) + len(chunk) <= CHANNEL_LIMIT:
                     seen = len(self.channel)
                     self.channel += chunk
+                    if self._began is None and b"\n" in self.channel:
+                        self._began = time.monotonic()
                     marked = self.restart_marker
                     ended = self.channel[max(0, seen - len(marked) + 1):].count(marked) if marked else 0
                     if ended:

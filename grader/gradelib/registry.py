@@ -15,7 +15,8 @@ CASE_TIME_LIMIT = 6
 # time-slice the GPU. Measured on four H200s (a class of 200 of each of Labs 03 to 06 side by side, 16
 # runs sharing each GPU), Lab 03's 100,000-level chain, 1.2 s alone, went past 6 s shared in 75 of 87
 # submissions, and each such case ran again alone. A shared run over this limit still runs again alone
-# before it counts as a hang.
+# before it counts as a hang; one past its limit alone gives way sooner to a run waiting to hold the GPU
+# alone (harness.run_segments), so a hang does not hold the runs alone back for all of this.
 SHARED_TIME_LIMIT = 20
 
 

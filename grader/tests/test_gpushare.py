@@ -137,6 +137,23 @@ class GateTest(unittest.TestCase):
         for k in range(2):
             self.assertLessEqual(self.line.spans["alone %d" % k][1], self.line.spans["shared"][0], k)
 
+    def test_a_run_waiting_alone_is_seen_until_it_holds_the_gpu(self):
+        """alone_waiting: what a shared case past its limit alone asks before it gives way."""
+        gate = self.gate(4)
+        self.assertFalse(gate.alone_waiting())
+        entered, alone_entered = threading.Event(), threading.Event()
+        shared = self.start(gate, "shared", False, entered=entered, seconds=0.5)
+        entered.wait()
+        self.assertFalse(gate.alone_waiting(), "a shared run is no run alone")
+        alone = self.start(gate, "alone", True, entered=alone_entered, seconds=0.3)
+        time.sleep(0.1)
+        self.assertTrue(gate.alone_waiting())
+        alone_entered.wait()
+        self.assertFalse(gate.alone_waiting(), "holding the GPU, it waits no more")
+        for t in (shared, alone):
+            t.join()
+        self.assertFalse(gate.alone_waiting())
+
     def test_a_run_of_several_slots_leaves_only_the_rest_to_others(self):
         gate = self.gate(4)
         entered = threading.Event()

@@ -564,6 +564,7 @@ class OneProcessTest(FakeHarnessBase):
 
         class SlowToHoldAlone:  # the GPU alone comes 1.5 s after it is asked for, past the 1 s limit
             count = real.count
+            alone_waiting = staticmethod(real.alone_waiting)
 
             @contextlib.contextmanager
             def held(self, alone, slots=1):
@@ -601,6 +602,56 @@ class OneProcessTest(FakeHarnessBase):
                 for call in run_segments.call_args_list]
         self.assertEqual(held, [[([1], False), ([2], True)], [([1, 2], True)]])
         self.assertEqual(self.ctx.runs[1].problem, SKIPPED_AFTER_HANG)
+
+
+class GiveWayTest(FakeHarnessBase):
+    """A shared case that has run longer than its limit alone gives way to a run that waits to hold the
+    GPU alone: stopped, it runs again alone, where a hang is a hang. The lab's limits here: 1 s alone,
+    20 s shared."""
+
+    def setUp(self):
+        super().setUp()
+        self.lab.make_cases = lambda rng: [{"case": 1}]
+        self.lab.case_time_limit = lambda params, alone=True: 1 if alone else 20
+        self.begun = os.path.join(self.tmp.name, "begun")
+        self.waited = []  # how long the run alone beside waited for the GPU
+
+    def alone_beside(self):
+        """Another grader's run alone, asked for once the fake has written the file begun."""
+        def wait_alone():
+            for _ in range(500):
+                if os.path.exists(self.begun):
+                    break
+                time.sleep(0.02)
+            asked = time.monotonic()
+            with gpushare.gate().held(True):
+                self.waited.append(time.monotonic() - asked)
+        beside = threading.Thread(target=wait_alone)
+        beside.start()
+        self.addCleanup(beside.join, 30)
+
+    def test_a_shared_hang_gives_way_and_hangs_alone(self):
+        self.alone_beside()
+        began = time.monotonic()
+        runs, _ = self.grade_with("open(%r, 'a').close()\ntime.sleep(60)\n" % self.begun, timeout=None)
+        self.assertEqual(runs.failure, failures.TIMEOUT, runs.message)
+        self.assertTrue(self.ctx.runs[0].alone, "the hang counts alone")
+        self.assertLess(time.monotonic() - began, 10, "the shared hang ran to its 20 s")
+        self.assertLess(self.waited[0], 5)
+
+    def test_with_no_run_alone_waiting_a_slow_shared_case_runs_on(self):
+        runs, value = self.grade_with("time.sleep(1.6)\n" + WRITE_CLEAN, timeout=None)
+        self.assertEqual((runs.status, value.status), (chk.PASSED, chk.PASSED), runs.message)
+        self.assertFalse(self.ctx.runs[0].alone, "stopped past its limit alone with no run alone waiting")
+
+    def test_the_first_case_counts_from_the_context_made_not_from_the_start(self):
+        """The fake takes 1.5 s to its channel's first line (a CUDA context on a busy host), then its case
+        0.5 s: within its 1 s alone, so it does not give way to the run alone that waits meanwhile."""
+        self.alone_beside()
+        slow_start = "(open(%r, 'a').close(), time.sleep(1.5))[0] or 'kit-nonce ' + nonce" % self.begun
+        runs, value = self.grade_with("time.sleep(0.5)\n" + WRITE_CLEAN, timeout=None, first_line=slow_start)
+        self.assertEqual((runs.status, value.status), (chk.PASSED, chk.PASSED), runs.message)
+        self.assertFalse(self.ctx.runs[0].alone)
 
 
 class MemorySlotsTest(FakeHarnessBase):
