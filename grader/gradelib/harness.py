@@ -438,10 +438,8 @@ def run_segments(lab, program, segments, timeout, cwd=None, sandboxed=False, sta
     segments = [segment for segment in segments if segment[2]]
     cases = [params for _, _, group in segments for params in group]
     limits = [limit for alone, _, group in segments for limit in case_limits(timeout, group, alone)]
-    shared = [not alone for alone, _, group in segments for _ in group]
-    alone_limits = [limit for _, _, group in segments for limit in case_limits(timeout, group, True)]
-    give_way_after = [mine if sharing and mine < limit else None
-                      for sharing, mine, limit in zip(shared, alone_limits, limits)]
+    give_way_after = [None if alone or mine >= limit else mine for alone, _, group in segments
+                      for mine, limit in zip(case_limits(timeout, group, True), case_limits(timeout, group, alone))]
     firsts = [sum(len(group) for _, _, group in segments[:s]) for s in range(len(segments))]
     run = started
     waited_first = 0.0
