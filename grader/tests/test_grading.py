@@ -463,6 +463,28 @@ class CaseLimitsTest(FakeHarnessBase):
         self.assertIn("deferred every case of its process", runs.message)
         self.assertIn("3 of 3 runs", runs.message)
 
+    def test_cases_deferred_before_a_case_stopped_run_again(self):
+        """A process stopped in its last case (a shared case over its limit, or one that gave way)
+        after it deferred every case before it did run a case, as the kit's harness does (Lab 04's
+        runs the case of the process's largest heap): the deferred cases run again in a fresh process,
+        the stopped one again alone, and every case is clean there."""
+        self.lab = fake_lab()
+        self.lab.make_cases = lambda rng: [{"case": 1}, {"case": 1}, {"case": 2}]
+        tried = os.path.join(self.tmp.name, "tried-%d")
+        body = ("mark = %r %% k\n"
+                "first = not os.path.exists(mark)\n"
+                "open(mark, 'w').close()\n"
+                "if first and k < 2:\n"
+                "    emit({'kit_deferred': 'runs at exactly the heap it asked for'})\n"
+                "    return\n"
+                "if first:\n"
+                "    time.sleep(30)\n" % tried) + WRITE_CLEAN
+        gate = gpushare.Gate(4, folder=os.path.join(self.tmp.name, "gate"))
+        with mock.patch.object(gpushare, "gate", lambda: gate):
+            runs, value = self.grade_with(body, timeout=1)
+        self.assertEqual((runs.status, value.status), (chk.PASSED, chk.PASSED), runs.message)
+        self.assertEqual([r.alone for r in self.ctx.runs], [True, True, True])
+
 
 class StartedRunTest(FakeHarnessBase):
     """A run alone is started before the GPU is held (harness.start_runs): its process makes its
