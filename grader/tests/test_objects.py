@@ -7,6 +7,7 @@ import re
 import shutil
 import tempfile
 import unittest
+from concurrent.futures import ThreadPoolExecutor
 
 from gradelib import build, elf, objects, paths, registry, starters
 from selftest import ATTACKS_DIR, IMPORTS_DIR
@@ -29,6 +30,14 @@ def build_object(lab, text, work, arch="75"):
         f.write(text)
     made = build.make(lab.name, src, out, [os.path.join(out, first_cu(lab)[:-3] + ".o")], arch)
     return src, out, made
+
+
+def build_objects(builds):
+    """{key: (lab, text, work, arch)}: each built as build_object builds it, side by side, one per core (each
+    in a folder of its own; nvcc's start dominates a build this small): {key: what build_object returns}."""
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        started = {key: pool.submit(build_object, *args) for key, args in builds.items()}
+    return {key: future.result() for key, future in started.items()}
 
 
 def read(path):
@@ -62,14 +71,17 @@ class RefusedEverywhere(unittest.TestCase):
         cls.lab = registry.resolve("01")
         starter = read(os.path.join(starters.pristine(cls.lab.name), first_cu(cls.lab)))
         prelude = read(os.path.join(ATTACKS_DIR, "prelude.h"))
-        cls.cases = {}
+        findings, builds = {}, {}
         for case in paths.case_folders(IMPORTS_DIR):
-            text = read(os.path.join(IMPORTS_DIR, case, "code.c")) + "\n" + starter
-            cls.cases[case] = (note_finding(os.path.join(IMPORTS_DIR, case)),
-                               build_object(cls.lab, text, os.path.join(cls.tmp, case)))
+            findings[case] = note_finding(os.path.join(IMPORTS_DIR, case))
+            builds[case] = (cls.lab, read(os.path.join(IMPORTS_DIR, case, "code.c")) + "\n" + starter,
+                            os.path.join(cls.tmp, case), "75")
         for kind in paths.case_folders(ATTACKS_DIR):
-            text = "#define HOSTILE_PORT 9\n" + prelude + read(os.path.join(ATTACKS_DIR, kind, "attack.c")) + starter
-            cls.cases["attack-" + kind] = ("before main", build_object(cls.lab, text, os.path.join(cls.tmp, kind)))
+            findings["attack-" + kind] = "before main"
+            builds["attack-" + kind] = (cls.lab, "#define HOSTILE_PORT 9\n" + prelude +
+                                        read(os.path.join(ATTACKS_DIR, kind, "attack.c")) + starter,
+                                        os.path.join(cls.tmp, kind), "75")
+        cls.cases = {case: (findings[case], made) for case, made in build_objects(builds).items()}
 
     @classmethod
     def tearDownClass(cls):
@@ -98,18 +110,21 @@ class KitStateOutOfReach(unittest.TestCase):
 
     def test_every_kit_device_variable(self):
         with tempfile.TemporaryDirectory(prefix="kit-state-") as tmp:
+            builds, names = {}, {}
             for lab in registry.all_labs().values():
-                names = kit_device_variables(lab)
-                self.assertTrue(names, lab.name)
+                names[lab.name] = kit_device_variables(lab)
+                self.assertTrue(names[lab.name], lab.name)
                 solution = read(os.path.join(paths.solution_dir(lab.name), first_cu(lab)))
-                text = solution + "\n" + "".join("extern __device__ char %s[];\n" % n for n in names) + \
+                text = solution + "\n" + "".join("extern __device__ char %s[];\n" % n for n in names[lab.name]) + \
                     "__global__ void hostile_writes_kit_state(void)\n{\n" + \
-                    "".join("    %s[0] = 1;\n" % n for n in names) + "}\n"
-                src, out, made = build_object(lab, text, os.path.join(tmp, lab.name))
-                with self.subTest(lab=lab.name):
+                    "".join("    %s[0] = 1;\n" % n for n in names[lab.name]) + "}\n"
+                builds[lab.name] = (lab, text, os.path.join(tmp, lab.name), "75")
+            for lab_name, (src, out, made) in build_objects(builds).items():
+                lab = builds[lab_name][0]
+                with self.subTest(lab=lab_name):
                     self.assertTrue(made.ok, made.output[-2000:])
                     found = " ".join(objects.refusals(lab.imports, out, [first_cu(lab)], src))
-                    for name in names:
+                    for name in names[lab_name]:
                         self.assertIn("device code imports %s " % name, found)
                     linked = build.make(lab.name, src, out, ["all"], "75")
                     self.assertFalse(linked.ok, "%s linked with an extern to the kit's device state" % lab.name)
@@ -123,15 +138,18 @@ class CorrectCodePasses(unittest.TestCase):
 
     def test_solutions_and_starters(self):
         with tempfile.TemporaryDirectory(prefix="clean-") as tmp:
+            builds = {}
             for lab in registry.all_labs().values():
                 for kind, folder, arch in (("solution", paths.solution_dir(lab.name), "90"),
                                            ("solution", paths.solution_dir(lab.name), "75"),
                                            ("starter", starters.pristine(lab.name), "75")):
-                    src, out, made = build_object(lab, read(os.path.join(folder, first_cu(lab))),
-                                                  os.path.join(tmp, lab.name + kind + arch), arch)
-                    with self.subTest(lab=lab.name, kind=kind, arch=arch):
-                        self.assertTrue(made.ok, made.output[-2000:])
-                        self.assertEqual([], objects.refusals(lab.imports, out, [first_cu(lab)], src))
+                    builds[(lab.name, kind, arch)] = (lab, read(os.path.join(folder, first_cu(lab))),
+                                                      os.path.join(tmp, lab.name + kind + arch), arch)
+            for (name, kind, arch), (src, out, made) in build_objects(builds).items():
+                lab = builds[(name, kind, arch)][0]
+                with self.subTest(lab=name, kind=kind, arch=arch):
+                    self.assertTrue(made.ok, made.output[-2000:])
+                    self.assertEqual([], objects.refusals(lab.imports, out, [first_cu(lab)], src))
 
 
 class ElfReading(unittest.TestCase):
