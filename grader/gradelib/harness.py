@@ -279,13 +279,15 @@ RUN_LOG_ENV = "KIT_RUN_LOG"  # a file: one JSON line per harness run (when, alon
 
 
 def _log_run(program, alone, slots, started_before, begin_ns, end_ns, held_from_ns, verdict, cases, costs, segment=0,
-             tool=False):
+             tool=False, ended=None):
     """Append a run, or a segment of one (run_segments), to $KIT_RUN_LOG, where set: a timeline of every
     run of every grader on a machine (the kit's GPU suite reads it to see where the time goes): its
     cases, what each cost, and how long it held the GPU (held_s: from held_from_ns, its cases' start
     for a run started before its hold (start_runs) or a later segment, else its spawn), and the shared
     slots it held (slots, for a shared run); gpu: its GPU's gate (gpushare.gate_dir); segment: 0 for a run's
-    first, or only, segment; tool: a run of the harness under a tool (run_under), program the tool's."""
+    first, or only, segment; tool: a run of the harness under a tool (run_under), program the tool's;
+    cases_ended: how many of its cases ended (ended), where known: a run stopped at a limit writes no
+    clock line, so its costs do not say in which case it was stopped."""
     path = os.environ.get(RUN_LOG_ENV)
     if not path:
         return
@@ -294,7 +296,8 @@ def _log_run(program, alone, slots, started_before, begin_ns, end_ns, held_from_
                        "slots": 0 if alone else slots, "started_before": started_before, "spawned_s": begin_ns / 1e9,
                        "seconds": round((end_ns - begin_ns) / 1e9, 4), "held_s": round((end_ns - held_from_ns) / 1e9, 4),
                        "verdict": verdict, "cases": cases, "costs": costs, "segment": segment,
-                       **({"tool": True} if tool else {})}) + "\n"
+                       **({"tool": True} if tool else {}),
+                       **({"cases_ended": ended} if ended is not None else {})}) + "\n"
     with open(path, "a") as f:
         f.write(line)
 
@@ -508,8 +511,10 @@ def run_segments(lab, program, segments, timeout, cwd=None, sandboxed=False, sta
         held_from = begin if s else run.handed_ns  # its cases' start where it was started before its hold
         if costs[firsts[s]]:
             costs[firsts[s]]["held_s"] = round((end - held_from) / 1e9, 4)
+        ended = sum(1 for case in found[firsts[s]:firsts[s] + len(group)] if case is not None and case.done)
         _log_run(program, alone, slots, started is not None or s > 0, begin, end, held_from,
-                 result.verdict if last else process.OK, len(group), costs[firsts[s]:firsts[s] + len(group)], s)
+                 result.verdict if last else process.OK, len(group), costs[firsts[s]:firsts[s] + len(group)], s,
+                 ended=ended)
     return outcomes
 
 

@@ -1,6 +1,7 @@
 """A lab's harness runs, with small fake harnesses: crashes, hangs, floods, CUDA errors and failed
 device launches are each reported as such, and the grader carries on."""
 import contextlib
+import json
 import os
 import sys
 import tempfile
@@ -462,6 +463,17 @@ class CaseLimitsTest(FakeHarnessBase):
         self.assertEqual((runs.status, runs.failure), (chk.FAILED, failures.NO_RESULT))
         self.assertIn("deferred every case of its process", runs.message)
         self.assertIn("3 of 3 runs", runs.message)
+
+    def test_the_run_log_says_how_many_cases_a_stopped_run_ended(self):
+        """KIT_RUN_LOG's line of a run says how many of its cases ended (cases_ended): a run stopped at its
+        time limit writes no clock line, so its costs cannot say in which case it was stopped."""
+        run_log = os.path.join(self.tmp.name, "runs.jsonl")
+        with mock.patch.dict(os.environ, {harness.RUN_LOG_ENV: run_log}):
+            self.grade_with("if arg('--case') == '2': time.sleep(60)\n" + WRITE_CLEAN, timeout=1)
+        with open(run_log) as f:
+            logged = [json.loads(line) for line in f]
+        self.assertEqual([(r["cases"], r["cases_ended"], r["verdict"]) for r in logged],
+                         [(2, 1, process.TIMEOUT), (1, 0, process.TIMEOUT)])
 
     def test_cases_deferred_before_a_case_stopped_run_again(self):
         """A process stopped in its last case (a shared case over its limit, or one that gave way)
