@@ -33,8 +33,8 @@ def build_object(lab, text, work, arch="75"):
 
 
 def build_objects(builds):
-    """{key: (lab, text, work, arch)}: each built as build_object builds it, side by side, one per core (each
-    in a folder of its own; nvcc's start dominates a build this small): {key: what build_object returns}."""
+    """{key: (lab, text, work, arch)}: each built as build_object builds it, in a folder of its own, side by
+    side, one per core: {key: what build_object returns}."""
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
         started = {key: pool.submit(build_object, *args) for key, args in builds.items()}
     return {key: future.result() for key, future in started.items()}
