@@ -41,8 +41,9 @@ class Lab:
                     shared run's share, gpushare.BYTES_PER_SHARER). A case that needs more holds as
                     many shared slots as its memory fills (gpushare.slots_for); one that needs more
                     than all of them has the GPU alone. The cases whose parameters set "timing" always
-                    have it alone (times_something); every other case shares the GPU with other runs,
-                    which no check that takes no timing can tell.
+                    have it alone (times_something), and so do those that set "alone" (WORK_FILLS_GPU);
+                    every other case shares the GPU with other runs, which no check that takes no
+                    timing can tell.
     heap_per_process  True where the harness sizes a device memory for every case of its process before any
                     runs (Lab 04's device heap, which the runtime fixes once a kernel has called malloc):
                     a process then holds its largest case's memory from its first case, so the cases
@@ -121,6 +122,20 @@ class Lab:
 def times_something(params):
     """Whether a case has the GPU to itself for what it times: its parameters set "timing"."""
     return bool(params.get("timing"))
+
+
+# A case parameter, for the grader only (a harness contract's case_keys): the case times nothing, but
+# its own work fills the GPU, so it runs with the GPU alone. Shared, such a case outlasts its limit alone
+# whenever a class keeps the GPU busy, gives way, and runs again alone all the same: in a class of 200
+# Lab 04 submissions on an H200 (16 jobs), 50 of the 60 shared processes that ran the case of 100,000
+# lines (a child grid and a heap block per line) were stopped in it, where it takes about 2 s alone, at
+# most 2.4 s (RESULTS.md, "Lab 04's largest case alone").
+WORK_FILLS_GPU = "alone"
+
+
+def work_fills_gpu(params):
+    """Whether a case that times nothing has the GPU to itself all the same (WORK_FILLS_GPU)."""
+    return bool(params.get(WORK_FILLS_GPU))
 
 
 def hint(lab_handout, section):

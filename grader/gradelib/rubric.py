@@ -7,11 +7,11 @@ from . import checks as chk
 from . import harness, ptx
 from .harness import NOT_RUN, Contract
 from .objects import Imports
-from .registry import Lab, hint
+from .registry import WORK_FILLS_GPU, Lab, hint
 from .runs import FAULT, launch_log_problem
 from .standard_checks import COMPILES, MEMCHECK, RUNS_CLEANLY, compiles, memcheck_clean, runs_cleanly
 
-__all__ = ["COMPILES", "MEMCHECK", "RUNS_CLEANLY", "FAULT", "NOT_RUN", "Contract", "Imports", "Lab", "chk",
+__all__ = ["COMPILES", "MEMCHECK", "RUNS_CLEANLY", "FAULT", "NOT_RUN", "WORK_FILLS_GPU", "Contract", "Imports", "Lab", "chk",
            "hint", "ptx", "compiles", "memcheck_clean", "runs_cleanly", "launch_log_problem", "launched_grids_problem",
            "CONSTANT_STREAM_NAMES", "side_by_side_stream_problems", "timing_run", "launches_checked_in_order",
            "MIN_EXPLANATION_WORDS", "explained", "barrier_reached", "left_out_for_memory", "left_out_note", "per_case"]

@@ -8,8 +8,8 @@ against kit-owned versions: the student's children against the kit's NULL-stream
 children must not serialize), and CDP against flat on a heavy-tailed workload.
 """
 from gradelib.bezier_lines import first_wrong_vertex
-from gradelib.rubric import (COMPILES, RUNS_CLEANLY, Contract, Imports, Lab, chk, compiles, hint,
-                             launch_log_problem, launched_grids_problem, launches_checked_in_order,
+from gradelib.rubric import (COMPILES, RUNS_CLEANLY, WORK_FILLS_GPU, Contract, Imports, Lab, chk, compiles,
+                             hint, launch_log_problem, launched_grids_problem, launches_checked_in_order,
                              memcheck_clean, per_case, ptx, runs_cleanly, side_by_side_stream_problems,
                              timing_run)
 
@@ -67,8 +67,9 @@ def make_cases(rng):
     # Drawn after the others, so that a seed keeps the cases it had before these were added.
     edges = [
         # as many lines as the harness takes, each short: the kit's KIT_ALLOC_OVERHEAD per block
-        # outweighs the vertices 16 to 32 times, and a child per line may be pending at once
-        case(HARNESS_MAX_LINES, max_vertices=rng.choice((4, 8))),
+        # outweighs the vertices 16 to 32 times, and a child per line may be pending at once; its
+        # 100,000 child grids fill the GPU, so it has the GPU alone (registry.WORK_FILLS_GPU)
+        dict(case(HARNESS_MAX_LINES, max_vertices=rng.choice((4, 8))), **{WORK_FILLS_GPU: True}),
         # a worst case just past 4 GiB (2^32 bytes of vertices and 1 MiB of overhead): a heap size
         # computed in 32 bits wraps around to a few MiB
         case(1024, max_vertices=1 << 19),
@@ -94,7 +95,7 @@ HARNESS = Contract(
     # cdp_grids: the child grids the kit saw compute lines (recordings before it lack it);
     # timed_runs_checked: every run of the student's timing loop checked (timing runs only).
     optional_result_keys=["timing_ms", "timed_runs_checked", "figure", "cdp_grids"],
-    case_keys=["timing"])
+    case_keys=["timing", WORK_FILLS_GPU])
 
 
 def check_launch_and_streams(ctx):

@@ -755,6 +755,17 @@ class MemorySlotsTest(FakeHarnessBase):
         self.assertEqual(held, [[([1], False, 1), ([2], True, 1)]])
         self.assertTrue(self.ctx.runs[1].alone)
 
+    def test_a_case_whose_work_fills_the_gpu_runs_alone_in_the_same_process(self):
+        """A case that sets registry.WORK_FILLS_GPU times nothing, yet has the GPU alone: after the shared
+        cases, in their process (one CUDA context), with the limit of a case alone."""
+        self.lab.harness.case_keys = [registry.WORK_FILLS_GPU]
+        self.lab.make_cases = lambda rng: [{"case": 1}, {"case": 2, registry.WORK_FILLS_GPU: True}, {"case": 3}]
+        held = self.held(WRITE_CLEAN)
+        runs, value = self.graded
+        self.assertEqual((runs.status, value.status), (chk.PASSED, chk.PASSED), runs.message)
+        self.assertEqual(held, [[([1, 3], False, 1), ([2], True, 1)]])
+        self.assertEqual([r.alone for r in self.ctx.runs], [False, True, False])
+
 
 class LeftOutCasesTest(unittest.TestCase):
     """A case the harness leaves out for want of GPU memory (its document says "not_run") is not

@@ -5,7 +5,7 @@ import re
 import unittest
 
 from gradelib import checks as chk
-from gradelib import gpushare, paths
+from gradelib import gpushare, paths, registry, runs
 from rubrics import lab04
 from tests.fakes import FakeContext
 
@@ -122,6 +122,20 @@ class Lab04Test(unittest.TestCase):
         self.assertTrue(any(c["lines"] * c["max"] * 8 > 8 << 20 for c in self.cases), "a case past the 8 MiB heap")
         self.assertEqual(sorted(c["timing"] for c in self.cases if "timing" in c), ["heavy", "short", "streams"])
         self.assertEqual(self.cases, lab04.make_cases(random.Random(9)))
+
+    def test_the_case_of_the_most_lines_has_the_gpu_alone_in_the_first_process(self):
+        """Its 100,000 child grids fill the GPU (registry.WORK_FILLS_GPU): it runs alone, after the shared
+        cases of the submission's first process, in that process's one CUDA context."""
+        most = max(range(len(self.cases)), key=lambda k: self.cases[k]["lines"])
+        self.assertEqual(self.cases[most]["lines"], lab04.HARNESS_MAX_LINES)
+        alone = [runs.runs_alone(lab04.LAB, c) for c in self.cases]
+        self.assertTrue(alone[most])
+        self.assertNotIn("--" + registry.WORK_FILLS_GPU, lab04.LAB.harness_args(self.cases[most]))
+        self.assertEqual([k for k, c in enumerate(self.cases) if c.get(registry.WORK_FILLS_GPU)], [most])
+        slots = [gpushare.slots_for(lab04.gpu_bytes(c)) for c in self.cases]
+        first = runs.first_processes(lab04.LAB, slots, alone)[0]
+        self.assertEqual(first[-1][:2], (True, 1))
+        self.assertIn(most, first[-1][2])
 
     def test_edge_cases_of_prepare_cdp(self):
         with open(os.path.join(paths.KIT_ROOT, "common", "include", "bezier_lines.h")) as f:
