@@ -14,8 +14,9 @@ the suite's wall time, as CTest wrote it: summed over the files, or with --side-
 at the same time, one per GPU) the longest. --command: how the suite was run, for
 the pages (default: through tools/gpu-suite.sh tests).
 RUNS.jsonl: the harness runs the tests made (KIT_RUN_LOG, gradelib/harness.py), summed up under "runs":
-how many, the CUDA contexts they made and the wall time those took between them (the driver makes
-them about one at a time; the median and the longest, of the runs that got past theirs), the runs
+how many, the CUDA contexts they made (a run stopped before its end counts where its channel's first
+line says its context was made) and the wall time those took between them (the driver makes them
+about one at a time; the median and the longest, of the runs that ended with their clock line), the runs
 that hit their time limit, what the runs that had the GPU alone held it for, and for each lab's
 program the median of the contexts one grader process made (a test's grading of one submission);
 and where the GPU's time went (gpu_time, the runs under compute-sanitizer's memcheck counted too).
@@ -142,6 +143,7 @@ def runs_summary(lines):
         if "context_s" in first:
             begin = run["spawned_s"] + first["start_s"]
             contexts.append((begin, begin + first["context_s"]))
+        if "context_s" in first or "start_context_s" in first:  # stopped before its end: made, its time unknown
             made[run.get("pid")] += 1
         if not run["alone"]:
             continue
@@ -155,7 +157,7 @@ def runs_summary(lines):
             phases = ("exit_s",) if run.get("started_before") else ("start_s", "context_s", "exit_s")
             alone["start_context_exit_s"] += sum(c.get(k, 0) for c in run["costs"] for k in phases)
     span = [(run["spawned_s"], run["spawned_s"] + run["seconds"]) for run in runs]
-    return {"harness_runs": sum(per_program.values()), "contexts_made": len(contexts),
+    return {"harness_runs": sum(per_program.values()), "contexts_made": sum(sum(m.values()) for m in per_grader.values()),
             "span_s": round(max(e for _, e in span) - min(b for b, _ in span), 1) if span else 0.0,
             "context_sum_s": round(sum(e - b for b, e in contexts), 1),
             "context_union_s": round(_union_s(contexts), 1),

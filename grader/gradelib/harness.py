@@ -211,7 +211,7 @@ def _case_output(output, k):
     return output[begin:] if end < 0 else output[begin:end]
 
 
-def run_costs(cases, clock, spawned_ns, ended_ns, waited_s, count, handed_ns=None, resumed=None):
+def run_costs(cases, clock, spawned_ns, ended_ns, waited_s, count, handed_ns=None, resumed=None, made_ns=None):
     """What each of count cases cost, in seconds: [{phase: s}], one per case ({} for a case that did not
     run). The first case carries the run's wait for the GPU (gpushare), its start (process, sandbox,
     loader: until main) and its context (making the CUDA context); each case its own span (case_s,
@@ -221,7 +221,9 @@ def run_costs(cases, clock, spawned_ns, ended_ns, waited_s, count, handed_ns=Non
     was spawned): the time it waited for them, with its context made, counts as wait. resumed: {k: (when
     the grader let the run go on at case k's hold, the seconds it waited for the GPU there)}: case k's
     span starts at its go, and that wait is its own. Where the channel's stamps do not fit inside the
-    run, the first case carries the whole run. run_segments adds held_s to each segment's first case:
+    run, the first case carries the whole run; made_ns: when the channel's first line came, which the
+    harness writes once its CUDA context is made: a run with no clock line (stopped before its end) then
+    says it made its context, by when (start_context_s: its start and its context together). run_segments adds held_s to each segment's first case:
     how long the segment held the GPU (from its cases' start, for a run started before its hold).
     Diagnostics only: a run can forge its stamps."""
     costs = [{} for _ in range(count)]
@@ -234,6 +236,8 @@ def run_costs(cases, clock, spawned_ns, ended_ns, waited_s, count, handed_ns=Non
     if not clock or any(b < a for a, b in zip(marks, marks[1:])):
         costs[0] = {"wait_s": round(waited_s + idle_ns / 1e9, 4),
                     "total_s": round((ended_ns - spawned_ns - idle_ns) / 1e9, 4)}
+        if not clock and made_ns is not None and spawned_ns <= made_ns <= ended_ns:
+            costs[0]["start_context_s"] = round((made_ns - spawned_ns) / 1e9, 4)
         return costs
 
     def span(a, b):
@@ -472,8 +476,10 @@ def run_segments(lab, program, segments, timeout, cwd=None, sandboxed=False, sta
     if sandboxed:
         sandbox.check_made(result, "a harness run")
     found, clock, why = read_channel(result.channel, run.nonce)
+    nonce_line = NONCE_LINE + run.nonce.encode("ascii") + b"\n"  # the kit's first line: its context made
+    made_ns = run.bounded.first_line_ns if (result.channel or b"").startswith(nonce_line) else None
     costs = run_costs(found, clock, run.spawned_ns, ended, waited_first + run.waited_before_s, len(cases),
-                      run.handed_ns, resumed)
+                      run.handed_ns, resumed, made_ns)
     outcomes = []
     ended_on = None  # the case the process ended on: the first not done, else the last
 

@@ -154,6 +154,7 @@ class BoundedRun:
         self.give_way = None
         self._next_look = 0.0
         self._began = None  # when the piece under way began (its clock's restart; the first's: the channel's first line)
+        self.first_line_ns = None  # when the channel's first line came (monotonic ns), or None
         self.start = time.monotonic()
         self.keeper = _OutputKeeper()
         self.channel = bytearray()
@@ -233,7 +234,8 @@ class BoundedRun:
                     seen = len(self.channel)
                     self.channel += chunk
                     if self._began is None and b"\n" in self.channel:
-                        self._began = time.monotonic()
+                        self.first_line_ns = time.monotonic_ns()
+                        self._began = self.first_line_ns / 1e9
                     marked = self.restart_marker
                     ended = self.channel[max(0, seen - len(marked) + 1):].count(marked) if marked else 0
                     if ended:

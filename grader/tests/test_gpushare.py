@@ -331,6 +331,17 @@ class ChannelTest(unittest.TestCase):
         self.assertEqual(self.costs(body, 0, 500000000, 0, 1), [{"wait_s": 0, "total_s": 0.5}])
         self.assertEqual(harness.run_costs([], None, 0, 500000000, 0, 2), [{"wait_s": 0, "total_s": 0.5}, {}])
 
+    def test_a_run_stopped_before_its_clock_line_says_it_made_its_context(self):
+        """made_ns: when the channel's first line came (the harness writes it once its context is made)."""
+        self.assertEqual(harness.run_costs([], None, 1000000000, 3000000000, 0.5, 2, made_ns=1250000000),
+                         [{"wait_s": 0.5, "total_s": 2.0, "start_context_s": 0.25}, {}])
+        self.assertEqual(harness.run_costs([], None, 1000000000, 3000000000, 0, 1, made_ns=900000000),
+                         [{"wait_s": 0, "total_s": 2.0}])  # not within the run
+        body = b'{"value": 1}\nkit-case 0 1400000000 1500000000\nkit-clock 1100000000 1400000000 1500000000\n'
+        cases, clock, _ = harness.read_channel(self.channel(body), self.NONCE)
+        self.assertNotIn("start_context_s", harness.run_costs(cases, clock, 1000000000, 1600000000, 0, 1,
+                                                              made_ns=1400000000)[0])  # the clock says it all
+
     def test_a_clock_outside_the_run_is_not_believed(self):
         body = b'{"value": 1}\nkit-case 0 1400000000 1500000000\nkit-clock 900000000 1400000000 1500000000\n'
         self.assertEqual(self.costs(body, 1000000000, 1600000000, 0, 1), [{"wait_s": 0, "total_s": 0.6}])

@@ -168,6 +168,14 @@ class FakeHarnessTest(FakeHarnessBase):
         self.assert_not_clean("hang", ["time limit", "case=1", "case=2: not run: an earlier case hit the time limit"], failures.TIMEOUT,
                               timeout=1)
 
+    def test_a_run_stopped_at_its_limit_says_it_made_its_context(self):
+        """It writes no clock line; its channel's first line, the nonce, came once its context was made
+        (harness.run_costs: start_context_s). A first line not of this run's nonce says nothing."""
+        self.grade_with(FAKE_HARNESSES["hang"], timeout=1)
+        self.assertGreater(self.ctx.runs[0].result.costs.get("start_context_s", 0), 0, self.ctx.runs[0].result.costs)
+        self.grade_with(FAKE_HARNESSES["hang"], timeout=1, first_line="None")
+        self.assertNotIn("start_context_s", self.ctx.runs[0].result.costs)
+
 
     def test_a_timing_case_out_of_time_leaves_the_other_checks_to_the_clean_runs(self):
         """A case that times something and runs out of time is too slow to time, not a hang that voids

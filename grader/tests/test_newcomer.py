@@ -355,6 +355,13 @@ class ClassCostsTest(unittest.TestCase):
         self.assertEqual(row["contexts"], 1)
         self.assertEqual(cases, [1.3, 2.0, 1.6])
 
+    def test_a_run_stopped_before_its_end_counts_its_context(self):
+        record = {"costs": {"runs": [{"wait_s": 0.5, "total_s": 7.0, "start_context_s": 1.5, "alone": False},
+                                     {}, {"start_s": 0.1, "context_s": 0.3, "case_s": 1.0, "total_s": 1.4,
+                                          "alone": True}]}}
+        row, _ = batch_throughput.submission_costs(record)
+        self.assertEqual((row["contexts"], row["context_s"]), (2, 0.3))
+
     def test_the_time_alone_is_the_hold_where_runs_say_it(self):
         """A run started before its hold makes its context while others share the GPU: its held_s, from
         its cases' start, is its time alone, not its context."""
@@ -520,6 +527,15 @@ class SuiteRunsSummary(unittest.TestCase):
         self.assertEqual(got["alone_start_context_exit_s"], 0.5)  # of the run that did not hang
         self.assertEqual(got["timeouts"], 2)  # every run that hit its time limit, shared or alone
 
+
+    def test_a_run_stopped_before_its_end_made_its_context(self):
+        """A run stopped before its clock line says when its channel's first line came (start_context_s): it
+        made its context, which counts, though not its time."""
+        lines = [self.line("a", 1.0, False, [{"wait_s": 0.1, "total_s": 8.0, "start_context_s": 2.0}, {}]),
+                 self.line("a", 2.0, False, [{"start_s": 0.5, "context_s": 1.0, "case_s": 1.0, "total_s": 2.5}])]
+        got = suite_summary.runs_summary(lines)
+        self.assertEqual((got["contexts_made"], got["context_sum_s"], got["context_max_s"]), (2, 1.0, 1.0))
+        self.assertEqual(got["contexts_per_grader"], {"a": 2})
 
     def test_a_run_started_before_its_hold_counts_from_its_cases(self):
         """harness.start_runs: the process made its context before the hold; held_s is the hold, and only
