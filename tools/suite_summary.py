@@ -157,7 +157,8 @@ def runs_summary(lines):
             phases = ("exit_s",) if run.get("started_before") else ("start_s", "context_s", "exit_s")
             alone["start_context_exit_s"] += sum(c.get(k, 0) for c in run["costs"] for k in phases)
     span = [(run["spawned_s"], run["spawned_s"] + run["seconds"]) for run in runs]
-    return {"harness_runs": sum(per_program.values()), "contexts_made": sum(sum(m.values()) for m in per_grader.values()),
+    return {"harness_runs": sum(per_program.values()),
+            "contexts_made": sum(sum(made.values()) for made in per_grader.values()),
             "span_s": round(max(e for _, e in span) - min(b for b, _ in span), 1) if span else 0.0,
             "context_sum_s": round(sum(e - b for b, e in contexts), 1),
             "context_union_s": round(_union_s(contexts), 1),

@@ -221,10 +221,11 @@ def run_costs(cases, clock, spawned_ns, ended_ns, waited_s, count, handed_ns=Non
     was spawned): the time it waited for them, with its context made, counts as wait. resumed: {k: (when
     the grader let the run go on at case k's hold, the seconds it waited for the GPU there)}: case k's
     span starts at its go, and that wait is its own. Where the channel's stamps do not fit inside the
-    run, the first case carries the whole run; made_ns: when the channel's first line came, which the
+    run, the first case carries the whole run. made_ns: when the channel's first line came, which the
     harness writes once its CUDA context is made: a run with no clock line (stopped before its end) then
-    says it made its context, by when (start_context_s: its start and its context together). run_segments adds held_s to each segment's first case:
-    how long the segment held the GPU (from its cases' start, for a run started before its hold).
+    says it made its context, by when (start_context_s: its start and its context together).
+    run_segments adds held_s to each segment's first case: how long the segment held the GPU (from its
+    cases' start, for a run started before its hold).
     Diagnostics only: a run can forge its stamps."""
     costs = [{} for _ in range(count)]
     if not count:

@@ -11,8 +11,9 @@ from .registry import WORK_FILLS_GPU, Lab, hint
 from .runs import FAULT, launch_log_problem
 from .standard_checks import COMPILES, MEMCHECK, RUNS_CLEANLY, compiles, memcheck_clean, runs_cleanly
 
-__all__ = ["COMPILES", "MEMCHECK", "RUNS_CLEANLY", "FAULT", "NOT_RUN", "WORK_FILLS_GPU", "Contract", "Imports", "Lab", "chk",
-           "hint", "ptx", "compiles", "memcheck_clean", "runs_cleanly", "launch_log_problem", "launched_grids_problem",
+__all__ = ["COMPILES", "MEMCHECK", "RUNS_CLEANLY", "FAULT", "NOT_RUN", "WORK_FILLS_GPU", "Contract", "Imports",
+           "Lab", "chk", "hint", "ptx", "compiles", "memcheck_clean", "runs_cleanly", "launch_log_problem",
+           "launched_grids_problem",
            "CONSTANT_STREAM_NAMES", "side_by_side_stream_problems", "timing_run", "launches_checked_in_order",
            "MIN_EXPLANATION_WORDS", "explained", "barrier_reached", "left_out_for_memory", "left_out_note", "per_case"]
 
