@@ -155,8 +155,7 @@ def submission_costs(record):
     row["memcheck_wait_s"] = round(sum(m.get("wait_s", 0.0) for m in memcheck), 4)
     row["memcheck_s"] = round(sum(m.get("total_s", 0.0) for m in memcheck), 4)
     row["alone_s"] = round(row["alone_s"] + sum(m.get("total_s", 0.0) for m in memcheck if m.get("alone")), 4)
-    # a run stopped before its end says only that it made its context (harness.run_costs: start_context_s)
-    row["contexts"] = sum(1 for r in runs if "context_s" in r or "start_context_s" in r)
+    row["contexts"] = sum(1 for r in runs if harness.made_context(r))
     return row, [r.get("total_s", 0.0) for r in runs]
 
 

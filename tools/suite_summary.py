@@ -32,7 +32,7 @@ import xml.etree.ElementTree as ET
 KIT_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, os.path.join(KIT_ROOT, "grader"))
 
-from gradelib import process  # noqa: E402
+from gradelib import harness, process  # noqa: E402
 TEST_BUILD = os.path.join(KIT_ROOT, "build", "tests")
 
 
@@ -143,7 +143,7 @@ def runs_summary(lines):
         if "context_s" in first:
             begin = run["spawned_s"] + first["start_s"]
             contexts.append((begin, begin + first["context_s"]))
-        if "context_s" in first or "start_context_s" in first:  # stopped before its end: made, its time unknown
+        if harness.made_context(first):  # a run stopped before its end: made, its time unknown
             made[run.get("pid")] += 1
         if not run["alone"]:
             continue

@@ -147,8 +147,8 @@ def _document(line):
 
 def read_channel(data, nonce):
     """What a run's channel says: ([ChannelCase] in order, the last one possibly not done; the
-    kit-clock stamps [main, ready, done] or None; why no case can be read from it, or None). Documents
-    count only when the channel's first line carries this run's nonce."""
+    kit-clock stamps [main, ready, done] or None; why no case can be read from it, or None: None exactly
+    when the channel's first line carries this run's nonce). Documents count only then."""
     if data is None:
         return [], None, "its result was too large to read"
     first, _, rest = data.partition(b"\n")
@@ -278,6 +278,12 @@ def run_policy(program):
                           devices=sandbox.gpu_devices(), cwd="/tmp",
                           tmp_bytes=RUN_TMP_BYTES, max_file_bytes=RUN_FILE_BYTES, max_processes=RUN_PROCESSES,
                           env=gpushare.visible_env())
+
+
+def made_context(first_costs):
+    """Whether a run's first case's costs (run_costs) say the run made its CUDA context: timed by its clock
+    line, or, stopped before its end, by its channel's first line (start_context_s)."""
+    return "context_s" in first_costs or "start_context_s" in first_costs
 
 
 RUN_LOG_ENV = "KIT_RUN_LOG"  # a file: one JSON line per harness run (when, alone or not, what it cost)
@@ -477,8 +483,7 @@ def run_segments(lab, program, segments, timeout, cwd=None, sandboxed=False, sta
     if sandboxed:
         sandbox.check_made(result, "a harness run")
     found, clock, why = read_channel(result.channel, run.nonce)
-    nonce_line = NONCE_LINE + run.nonce.encode("ascii") + b"\n"  # the kit's first line: its context made
-    made_ns = run.bounded.first_line_ns if (result.channel or b"").startswith(nonce_line) else None
+    made_ns = run.bounded.first_line_ns if why is None else None  # its first line carried this run's nonce
     costs = run_costs(found, clock, run.spawned_ns, ended, waited_first + run.waited_before_s, len(cases),
                       run.handed_ns, resumed, made_ns)
     outcomes = []
