@@ -133,11 +133,6 @@ def times_something(params):
 WORK_FILLS_GPU = "alone"
 
 
-def work_fills_gpu(params):
-    """Whether a case that times nothing has the GPU to itself all the same (WORK_FILLS_GPU)."""
-    return bool(params.get(WORK_FILLS_GPU))
-
-
 def hint(lab_handout, section):
     """A hint line that names the handout and section."""
     return "read %s, section %s" % (lab_handout, section)

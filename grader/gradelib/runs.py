@@ -4,7 +4,7 @@ something; a shared case that hit the time limit or found too little free memory
 each run diagnosed (a CUDA error, a crash, a hang, failed device launches, the lab's own problem)."""
 from . import exits, failures, gpushare, harness, process
 from .context import CaseRun
-from .registry import times_something, work_fills_gpu
+from .registry import WORK_FILLS_GPU, times_something
 
 
 EXIT_CUDA_ERROR = 3   # KIT_EXIT_CUDA_ERROR in common/include/kit_check.h
@@ -153,7 +153,7 @@ def runs_alone(lab, params):
     """Whether a case runs with the GPU held alone: it times something, its work fills the GPU
     (registry.WORK_FILLS_GPU), or it needs more memory than every shared slot of this thread's GPU holds
     (gpushare.slots_for)."""
-    return (times_something(params) or work_fills_gpu(params)
+    return (times_something(params) or bool(params.get(WORK_FILLS_GPU))
             or gpushare.slots_for(lab.gpu_bytes(params)) > gpushare.gate().count)
 
 
