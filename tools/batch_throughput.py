@@ -53,8 +53,9 @@ from gradelib.sheets import FULL_MARKS  # noqa: E402
 from selftest import GRADE, lost_words, read_note  # noqa: E402
 import suite_summary  # noqa: E402
 
-# retried: runs shared whose case ran again alone (it needed more memory than was free, or hit the time
-# limit), their wait included; alone: how long its runs alone held the GPU (held_s; a run started before its
+# retried: the runs of a case before the one judged, their wait included: shared runs whose case ran again
+# alone (it needed more memory than was free, or hit the time limit), and runs alone whose host was too busy
+# to time them (gradelib.runs.BUSY_RUNS_AGAIN); alone: how long its runs alone held the GPU (held_s; a run started before its
 # hold made its context outside it): a class on one GPU takes at least its size times this, whatever the jobs;
 # memcheck_wait_s, memcheck_s: its memcheck run's wait for the GPU (shared), then the run itself
 PHASES = ("build_s", "static_s", "runtime_s", "wait_s", "start_s", "context_s", "case_s", "exit_s", "retried_s",

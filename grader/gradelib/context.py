@@ -17,6 +17,7 @@ class CaseRun:
         self.problem = problem  # None when the run was clean
         self.failure = failure  # why not, as a kind of gradelib.failures
         self.alone = False  # it had the GPU to itself (gpushare)
+        self.host_busy_before = []  # why each earlier run of this case was too busy to judge (runs.run_all)
 
     def label(self):
         return " ".join("%s=%s" % kv for kv in self.params.items())

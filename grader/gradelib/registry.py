@@ -52,6 +52,9 @@ class Lab:
     imports         what the student's objects may import beyond what every lab may (gradelib.objects.Imports):
                     the kit functions its header declares for the student's device code, the runtime
                     calls its parts need; its README shows the whole list
+    host_too_busy   params, doc -> why the host was too busy for this run's timing to be judged (the kit's own
+                    evidence in the document), or None (default: no lab's run is). A clean run alone that it
+                    names runs again alone in a fresh process, at most runs.BUSY_RUNS_AGAIN times (runs.run_all)
     time_limit      seconds that a case which times something, or needs more GPU memory than one shared run's
                     share (gpu_bytes), may run unless a grading is told otherwise (grade.py --timeout); every
                     other case gets CASE_TIME_LIMIT, or time_limit where that is less (case_time_limit).
@@ -62,7 +65,8 @@ class Lab:
     """
 
     def __init__(self, name, title, handout, harness, make_cases, recorded_case, checks, starter_must_fail=(),
-                 gpu_bytes=None, time_limit=CASE_TIME_LIMIT, memcheck_case=None, imports=None, heap_per_process=False):
+                 gpu_bytes=None, time_limit=CASE_TIME_LIMIT, memcheck_case=None, imports=None, heap_per_process=False,
+                 host_too_busy=None):
         self.name = name
         self.title = title
         self.handout = handout
@@ -76,6 +80,7 @@ class Lab:
         self.time_limit = time_limit
         self.imports = imports or objects.Imports()
         self.heap_per_process = heap_per_process
+        self.host_too_busy = host_too_busy
 
     @property
     def number(self):

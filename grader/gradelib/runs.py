@@ -56,6 +56,12 @@ FAULT = "fault"
 
 SKIPPED_AFTER_HANG = "not run: an earlier case hit the time limit"
 
+# A clean run alone whose document shows the host too busy to time it (Lab.host_too_busy) runs again
+# alone, in a fresh process, at most this many times. The last run is judged whatever it shows, so a
+# submission that keeps its own host busy gains nothing but time; a load that passes (a classmate's
+# runaway program ended at its limit, a burst of builds) no longer costs a correct submission points.
+BUSY_RUNS_AGAIN = 2
+
 
 def run_in_turn(ctx, ks, lab_problem, alone, runs, hang, started=None, slots=1, sent_alone=None):
     """Run cases ks (indexes of ctx.cases) into runs: all in one process (kit_harness.h), the GPU
@@ -165,7 +171,8 @@ def run_all(ctx, lab_problem):
     deferred or not reached in a fresh shared process of its weight (run_in_turn), unless a shared case
     hit the time limit; then, with the GPU held alone once for all of them, the cases alone not yet run
     and those a shared run sent there, in one process started, and its context made, before the hold
-    (harness.start_runs)."""
+    (run_alone). Last, the clean runs alone whose documents show the host too busy to time them run again
+    alone (too_busy, BUSY_RUNS_AGAIN)."""
     runs = [None] * len(ctx.cases)
     hang = []  # the first run alone that hit the time limit
     slots = [gpushare.slots_for(ctx.lab.gpu_bytes(params)) for params in ctx.cases]
@@ -195,20 +202,47 @@ def run_all(ctx, lab_problem):
     if lonely and hang:  # one hang is evidence enough: none of them runs
         run_in_turn(ctx, lonely, lab_problem, True, runs, hang)
     elif lonely:
-        started = harness.start_runs(ctx.lab, ctx.program, [[ctx.cases[k] for k in lonely]], ctx.time_limit,
-                                     ctx.work_dir, ctx.sandboxed)
-        try:
-            with gpushare.gate().held(True) as waited:
-                run_in_turn(ctx, lonely, lab_problem, True, runs, hang, started)
-        finally:
-            for left in started:  # after a hang, the run not handed its cases
-                if left is not None:
-                    left.discard()
-        first = runs[lonely[0]].result
-        if first.costs:  # the wait for the GPU alone, taken once for these runs
-            first.costs["wait_s"] = round(first.costs.get("wait_s", 0) + waited, 4)
-    for k, outcome in sent_alone.items():  # what the shared run of a case run again alone cost
-        spent = outcome.result.costs or {}
+        run_alone(ctx, lonely, lab_problem, runs, hang)
+    earlier = {k: [outcome] for k, outcome in sent_alone.items()}  # case: its runs before the one judged
+    busy_before = {}
+    for _ in range(BUSY_RUNS_AGAIN):
+        busy = [] if hang else too_busy(ctx.lab, runs)
+        if not busy:
+            break
+        for k, why in busy:
+            busy_before.setdefault(k, []).append(why)
+            earlier.setdefault(k, []).append(runs[k])
+        run_alone(ctx, [k for k, _ in busy], lab_problem, runs, hang)
+    for k, whys in busy_before.items():
+        runs[k].host_busy_before = whys
+    for k, before in earlier.items():  # what a case's runs before the one judged cost
         if runs[k].result is not None and runs[k].problem != SKIPPED_AFTER_HANG:
-            runs[k].result.costs["retried_s"] = round(spent.get("wait_s", 0) + spent.get("total_s", 0), 4)
+            spent = [r.result.costs or {} for r in before]
+            runs[k].result.costs["retried_s"] = round(sum(c.get("wait_s", 0) + c.get("total_s", 0) for c in spent), 4)
     return runs
+
+
+def run_alone(ctx, ks, lab_problem, runs, hang):
+    """Cases ks with the GPU held alone once for all of them, in one process started, and its context
+    made, before the hold (harness.start_runs)."""
+    started = harness.start_runs(ctx.lab, ctx.program, [[ctx.cases[k] for k in ks]], ctx.time_limit,
+                                 ctx.work_dir, ctx.sandboxed)
+    try:
+        with gpushare.gate().held(True) as waited:
+            run_in_turn(ctx, ks, lab_problem, True, runs, hang, started)
+    finally:
+        for left in started:  # after a hang, the run not handed its cases
+            if left is not None:
+                left.discard()
+    first = runs[ks[0]].result
+    if first.costs:  # the wait for the GPU alone, taken once for these runs
+        first.costs["wait_s"] = round(first.costs.get("wait_s", 0) + waited, 4)
+
+
+def too_busy(lab, runs):
+    """[(case, why)] of the clean runs alone whose documents show the host too busy to time them."""
+    if lab.host_too_busy is None:
+        return []
+    found = [(k, run.alone and run.failure is None and lab.host_too_busy(run.params, run.doc))
+             for k, run in enumerate(runs) if run is not None]
+    return [(k, why) for k, why in found if why]

@@ -13,6 +13,7 @@ from unittest import mock
 
 from gradelib import checks as chk
 from gradelib import context, failures, gpushare, grading, harness, paths, process, registry, rubric, sandbox, standard_checks
+from gradelib import runs as runs_module
 from gradelib.runs import SKIPPED_AFTER_HANG
 from gradelib.standard_checks import RUNS_CLEANLY
 from gradelib.harness import Contract
@@ -773,6 +774,64 @@ class MemorySlotsTest(FakeHarnessBase):
         self.assertEqual((runs.status, value.status), (chk.PASSED, chk.PASSED), runs.message)
         self.assertEqual(held, [[([1, 3], False, 1), ([2], True, 1)]])
         self.assertEqual([r.alone for r in self.ctx.runs], [False, True, False])
+
+
+class HostTooBusyTest(FakeHarnessBase):
+    """A clean run alone whose document shows the host too busy to time it (Lab.host_too_busy) runs again
+    alone, in a fresh process, at most runs.BUSY_RUNS_AGAIN times; the last run is judged, whatever it
+    shows. The fake's timing case (case 2) says "busy" in its runs busy_runs (counted from 1)."""
+
+    def setUp(self):
+        super().setUp()
+        self.lab.harness.case_keys = ["timing"]
+        self.lab.make_cases = lambda rng: [{"case": 1}, {"case": 2, "timing": 1}]
+        self.lab.host_too_busy = lambda params, doc: "the kit's own wait was late" if doc.get("busy") else None
+        self.pids = os.path.join(self.tmp.name, "pids")
+
+    def grade_busy(self, busy_runs, values=None):
+        """Grade with the timing case's document busy in runs busy_runs; values: its value in each run."""
+        count = os.path.join(self.tmp.name, "count")
+        body = ("open(%r, 'a').write('%%d\\n' %% os.getpid())\n"
+                "n = 1\n"
+                "timing = arg('--case') == '2'\n"
+                "if timing:\n"
+                "    n = len(open(%r).read()) + 1 if os.path.exists(%r) else 1\n"
+                "    open(%r, 'a').write('x')\n"
+                "emit({'value': %r.get(n, 42) if timing else 42, 'busy': timing and n in %r,"
+                " 'launch_log': {'failed': 0}})\n") % (self.pids, count, count, count, values or {}, busy_runs)
+        return self.grade_with(body)
+
+    def processes(self):
+        with open(self.pids) as f:
+            return len(set(f.read().split()))
+
+    def test_a_timing_case_the_host_was_too_busy_for_runs_again_and_its_next_run_is_judged(self):
+        runs, value = self.grade_busy([1], values={1: 41})
+        self.assertEqual((runs.status, value.status), (chk.PASSED, chk.PASSED), runs.message)
+        self.assertEqual(self.processes(), 2)
+        self.assertTrue(self.ctx.runs[1].alone)
+        self.assertEqual(self.ctx.runs[1].host_busy_before, ["the kit's own wait was late"])
+        self.assertEqual(self.ctx.runs[0].host_busy_before, [])
+        self.assertIn("ran again", runs.message)
+        self.assertIn("retried_s", self.ctx.runs[1].result.costs)
+
+    def test_a_host_busy_in_every_run_is_judged_on_its_last_run_not_its_best(self):
+        """A submission that keeps its own host busy gains nothing: its last run counts."""
+        runs, value = self.grade_busy([1, 2, 3], values={3: 41})
+        self.assertEqual(self.processes(), 1 + runs_module.BUSY_RUNS_AGAIN)
+        self.assertEqual(len(self.ctx.runs[1].host_busy_before), runs_module.BUSY_RUNS_AGAIN)
+        self.assertEqual((runs.status, value.status), (chk.PASSED, chk.FAILED), runs.message)
+
+    def test_a_case_that_shares_the_gpu_or_did_not_run_cleanly_does_not_run_again(self):
+        self.lab.make_cases = lambda rng: [{"case": 1, "timing": 1}]
+        self.lab.host_too_busy = lambda params, doc: "busy"  # every document
+        runs, _ = self.grade_with(FAKE_HARNESSES["launch-failed"])
+        self.assertEqual(runs.failure, failures.FAILED_LAUNCHES)
+        self.assertEqual(self.ctx.runs[0].host_busy_before, [])
+        self.lab.make_cases = lambda rng: [{"case": 1}]
+        runs, _ = self.grade_busy([1])
+        self.assertEqual(self.processes(), 1)
+        self.assertEqual(runs.status, chk.PASSED, runs.message)
 
 
 class LeftOutCasesTest(unittest.TestCase):
