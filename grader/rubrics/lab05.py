@@ -99,6 +99,15 @@ DELAY_FACTOR = 2
 # last 12 began; beside a class of Lab 04, in its slowest round the last worker started 1.6 ms after the
 # first. 4,000 us is 2.4x that.
 FULL_TABLE_SPIN_US = 4000
+# A run too busy to judge runs again (Lab.host_too_busy, gradelib.runs.BUSY_RUNS_AGAIN; its last run is
+# judged whatever it shows): the kit's own wait in Part B (the reference thread) returned more than
+# HOST_BUSY_WAIT_US after its kernel ended even in its best round, or the host started a pair of threads
+# too late for their kernels to overlap in every round (the harness's clock). In the recorded runs of the
+# solution and every known-wrong submission (H200, grader/tests/data/recorded/) the kit's wait was
+# 64 to 172 us late in its best round. Beside the kit's whole suite on one H200, the reference lost Part
+# B's wait check in a run where the kit's wait was about 1,990 us late (RESULTS.md, "Lab 05's bystander
+# again"); a load that lasts is not helped, and the pair check's losses there were not all flagged.
+HOST_BUSY_WAIT_US = 1000.0
 
 
 def make_cases(rng):
@@ -379,6 +388,19 @@ def check_waits_own_stream(ctx):
     return outcome
 
 
+def host_too_busy(params, doc):
+    """Why this run's host was too busy for its timing to be judged, from the kit's own evidence, or None."""
+    kit = doc["part_b"]["student"]
+    late = kit.get("reference_lateness_us")
+    if late is not None and late > HOST_BUSY_WAIT_US:
+        return ("in Part B the kit's own wait returned %.0f us after its kernel ended in its best round (more than "
+                "%.0f us)" % (late, HOST_BUSY_WAIT_US))
+    if kit.get("pairs_started_late"):
+        return ("the host started %d pair(s) of Part B's threads too late for their kernels to overlap, in every round"
+                % kit["pairs_started_late"])
+    return None
+
+
 def _hint(*sections):
     return hint(HANDOUT, " and ".join(sections))
 
@@ -413,6 +435,7 @@ LAB = Lab(
     # (a solution among them) would lose every timing check so.
     time_limit=12,
     imports=IMPORTS,
+    host_too_busy=host_too_busy,
     starter_must_fail=("Part B waits without cudaDeviceSynchronize", "fix explained"),
     checks=[
         compiles(1, hint=_hint(S_STEPS, S_PER_THREAD),

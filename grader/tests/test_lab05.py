@@ -1,5 +1,6 @@
 """Lab 05's grading rules on constructed harness documents (no GPU needed), and the flags whitelist
 (the kit's own script, the one the build runs)."""
+import json
 import os
 import random
 import tempfile
@@ -515,6 +516,27 @@ class Lab05Test(unittest.TestCase):
               "stream, so the tiny kernels no longer serialize the workers */")
         self.assertEqual(self.run_check("fix explained", self.ctx(source=nb)).status, chk.PASSED)
         self.assertEqual(self.run_check("fix explained", self.ctx(source="")).status, chk.FAILED)
+
+    def test_a_run_whose_host_was_too_busy_says_why_and_the_recorded_runs_were_not(self):
+        """The kit's own wait late by more than HOST_BUSY_WAIT_US in its best round, or a pair of threads
+        started late in every round: the run runs again (gradelib.runs.BUSY_RUNS_AGAIN). No recorded run
+        of the solution or a known-wrong submission was."""
+        folder = os.path.join(paths.KIT_ROOT, "grader", "tests", "data", "recorded")
+        recorded = [n for n in os.listdir(folder) if n.startswith("lab05-")]
+        self.assertGreater(len(recorded), 10)
+        for name in recorded:
+            with open(os.path.join(folder, name)) as f:
+                doc = json.load(f)
+            self.assertIsNone(lab05.host_too_busy(doc["params"], doc), name)
+        with open(os.path.join(folder, "lab05-solution.json")) as f:
+            doc = json.load(f)
+        student = doc["part_b"]["student"]
+        student["reference_lateness_us"] = lab05.HOST_BUSY_WAIT_US + 1
+        self.assertIn("kit's own wait returned 1001 us", lab05.host_too_busy(doc["params"], doc))
+        student["reference_lateness_us"] = lab05.HOST_BUSY_WAIT_US
+        student["pairs_started_late"] = 2
+        self.assertIn("started 2 pair(s)", lab05.host_too_busy(doc["params"], doc))
+        self.assertIs(lab05.LAB.host_too_busy, lab05.host_too_busy)
 
     def test_checks_have_parents_and_hints(self):
         for c in lab05.LAB.own_checks:
