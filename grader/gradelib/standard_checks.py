@@ -146,8 +146,8 @@ def _runs_cleanly(ctx, lab_problem=None):
     ctx.runs = ctx.all_runs = run_all(ctx, lab_problem)
     bad = [r for r in ctx.runs if r.problem]
     busy = [r for r in ctx.runs if r.host_busy_before]
-    ran_again = ("; %d ran again alone, the host having been too busy to time them (first: %s)"
-                 % (len(busy), busy[0].host_busy_before[0]) if busy else "")
+    ran_again = ("; %d ran again alone, the host having been too busy to time them (first, %s: %s)"
+                 % (len(busy), busy[0].label(), busy[0].host_busy_before[0]) if busy else "")
     if not bad:
         return chk.passed("%d runs%s" % (len(ctx.runs), ran_again))
     clean = [r for r in ctx.runs if not r.problem]

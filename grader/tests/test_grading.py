@@ -812,7 +812,8 @@ class HostTooBusyTest(FakeHarnessBase):
         self.assertTrue(self.ctx.runs[1].alone)
         self.assertEqual(self.ctx.runs[1].host_busy_before, ["the kit's own wait was late"])
         self.assertEqual(self.ctx.runs[0].host_busy_before, [])
-        self.assertIn("ran again", runs.message)
+        self.assertIn("1 ran again alone", runs.message)
+        self.assertIn("case=2 timing=1: the kit's own wait was late", runs.message)
         self.assertIn("retried_s", self.ctx.runs[1].result.costs)
 
     def test_a_host_busy_in_every_run_is_judged_on_its_last_run_not_its_best(self):
