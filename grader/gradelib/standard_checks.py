@@ -146,10 +146,10 @@ def _runs_cleanly(ctx, lab_problem=None):
     ctx.runs = ctx.all_runs = run_all(ctx, lab_problem)
     bad = [r for r in ctx.runs if r.problem]
     busy = [r for r in ctx.runs if r.host_busy_before]
-    ran_again = ("; %d ran again alone, the host having been too busy to time them (first, %s: %s)"
-                 % (len(busy), busy[0].label(), busy[0].host_busy_before[0]) if busy else "")
+    ran_again = ("%d ran again alone, the host having been too busy to time them (first, %s: %s)"
+                 % (len(busy), busy[0].label(), busy[0].host_busy_before[0]) if busy else None)
     if not bad:
-        return chk.passed("%d runs%s" % (len(ctx.runs), ran_again))
+        return chk.passed("; ".join(filter(None, ["%d runs" % len(ctx.runs), ran_again])))
     clean = [r for r in ctx.runs if not r.problem]
     # A case that times something and ran out of its time (with the GPU alone) is too slow to time, not
     # a hang that voids the rest: a version that never splits its work can take minutes on a timing case.
@@ -163,8 +163,8 @@ def _runs_cleanly(ctx, lab_problem=None):
             lines.append(output_tail(r.result.output))
     if len(bad) > 4:
         lines.append("  ... and %d more runs" % (len(bad) - 4))
-    if busy:
-        lines.append(ran_again[2:])
+    if ran_again:
+        lines.append(ran_again)
     first = next(kind for kind in failures.RUN_ORDER if any(r.failure == kind for r in bad))
     if too_slow_to_time:
         lines.append("the checks that time nothing are judged on the %d runs that were clean; those that time "

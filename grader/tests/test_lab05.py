@@ -522,14 +522,15 @@ class Lab05Test(unittest.TestCase):
         started late in every round: the run runs again (gradelib.runs.BUSY_RUNS_AGAIN). No recorded run
         of the solution or a known-wrong submission was."""
         folder = os.path.join(paths.KIT_ROOT, "grader", "tests", "data", "recorded")
-        recorded = [n for n in os.listdir(folder) if n.startswith("lab05-")]
+        recorded = {}
+        for name in os.listdir(folder):
+            if name.startswith("lab05-"):
+                with open(os.path.join(folder, name)) as f:
+                    recorded[name] = json.load(f)
         self.assertGreater(len(recorded), 10)
-        for name in recorded:
-            with open(os.path.join(folder, name)) as f:
-                doc = json.load(f)
+        for name, doc in recorded.items():
             self.assertIsNone(lab05.host_too_busy(doc["params"], doc), name)
-        with open(os.path.join(folder, "lab05-solution.json")) as f:
-            doc = json.load(f)
+        doc = recorded["lab05-solution.json"]
         student = doc["part_b"]["student"]
         student["reference_lateness_us"] = lab05.HOST_BUSY_WAIT_US + 1
         self.assertIn("kit's own wait returned 1001 us", lab05.host_too_busy(doc["params"], doc))
