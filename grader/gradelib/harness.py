@@ -318,7 +318,7 @@ class StartedRun:
     or first started with its cases held back (start_runs) and handed them later (hand_cases). holds:
     the cases before which the run waits for go() (kit_harness.h's kit-hold)."""
 
-    def __init__(self, lab, program, cases, limits, cwd, sandboxed, hold_cases, holds=()):
+    def __init__(self, lab, program, cases, limits, cwd, sandboxed, hold_cases, holds=(), tool=None):
         lines = "".join(("kit-hold\n" if k in holds else "") + " ".join(lab.harness_args(params)) + "\n"
                         for k, params in enumerate(cases))
         lines = (lines + ("kit-end\n" if holds else "")).encode("ascii")
@@ -336,8 +336,13 @@ class StartedRun:
         self.channel_read, channel_write = os.pipe()
         argv = [program, "--json", "fd:%d" % channel_write, "--nonce-fd", str(nonce_read), "--cases-fd",
                 str(cases_read)]
+        if tool is not None:  # (its argv prefix, the folder it lives in): the harness runs under it
+            argv = list(tool[0]) + argv
         if sandboxed:
-            argv = sandbox.wrap(run_policy(program), argv)
+            policy = run_policy(program)
+            if tool is not None:
+                policy.read_only.append(tool[1])
+            argv = sandbox.wrap(policy, argv)
         self.spawned_ns = self.handed_ns = time.monotonic_ns()
         self.waited_before_s = 0.0  # start_runs's wait for the GPU shared, carried by one of its runs
         self.bounded = process.BoundedRun(argv, limits, cwd=cwd, env=None if sandboxed else gpushare.run_env(),
@@ -401,18 +406,19 @@ def case_limits(timeout, cases, alone=True):
     return [timeout(params, alone) if callable(timeout) else timeout for params in cases]
 
 
-def start_runs(lab, program, groups, timeout, cwd=None, sandboxed=False):
+def start_runs(lab, program, groups, timeout, cwd=None, sandboxed=False, tool=None):
     """Start a harness process for each group of cases, with its cases held back: [StartedRun or None].
     Each makes its CUDA context with the GPU shared (its first line on the channel says it is made) and
     then waits, doing nothing on the GPU, for run_cases to hand it its cases, so that a grader that
     holds the GPU alone does not spend the hold on process start and context. None for a process that
     did not get that far within START_LIMIT or its cases' longest limit (timeout: run_segments), the
-    longer (it ended, hung or flooded): run_cases starts it afresh."""
+    longer (it ended, hung or flooded): run_cases starts it afresh. tool: as StartedRun's, each run
+    under it."""
     started = []
     with gpushare.gate().held(False) as waited:
         for cases in groups:
             started.append(StartedRun(lab, program, cases, max(case_limits(timeout, cases) + [START_LIMIT]), cwd,
-                                      sandboxed, hold_cases=True))
+                                      sandboxed, hold_cases=True, tool=tool))
         for k, run in enumerate(started):
             if not run.bounded.until(b"\n"):
                 run.discard()
@@ -534,20 +540,31 @@ def run_under(tool_argv, tool_folder, lab, program, params, timeout, cwd=None, s
               alone=False):
     """Run a lab's built harness on one case under a tool (tool_argv: the tool's argv prefix, e.g.
     compute-sanitizer's; tool_folder: where it lives, which a sandboxed run must see), the GPU shared,
-    holding slots of it (or alone): its RunResult. The harness runs as `make run` runs it, with the case's options
-    and no result channel: what the tool says is in the output, and the tool's exit status is the run's."""
-    argv = list(tool_argv) + [program] + lab.harness_args(params)
-    if sandboxed:
-        policy = run_policy(program)
-        policy.read_only.append(tool_folder)
-        argv = sandbox.wrap(policy, argv)
+    holding slots of it (or alone): its RunResult. What the tool says is in the output, and the tool's
+    exit status is the run's. The run starts as start_runs's do, the tool and the harness's CUDA context
+    made with the GPU shared, and holds the GPU as asked for its case only: compute-sanitizer took about
+    0.8 s to get that far, its case 0.2 s (Lab 05's memcheck case on an H200, RESULTS.md). A run that did
+    not get that far starts afresh under the hold."""
+    tool = (tool_argv, tool_folder)
+    limits = case_limits(timeout, [params])
+    run, = start_runs(lab, program, [[params]], timeout, cwd, sandboxed, tool)
+    started = run is not None
+    waited_before = run.waited_before_s if started else 0.0
     with gpushare.gate().held(alone, slots) as waited:
         begin = time.monotonic_ns()
-        result = process.run_bounded(argv, timeout, cwd=cwd, env=None if sandboxed else gpushare.run_env())
+        if not started:
+            run = StartedRun(lab, program, [params], limits, cwd, sandboxed, hold_cases=False, tool=tool)
+        else:
+            run.hand_cases(limits)
+        result = run.finish()
         end = time.monotonic_ns()
-    result.costs = {"wait_s": round(waited, 4), "total_s": round(result.seconds, 4), "alone": alone}  # as run_costs
+    made = run.bounded.first_line_ns
+    idle_s = max(0, begin - made) / 1e9 if made is not None else 0.0  # with its context made, before its hold
+    result.costs = {"wait_s": round(waited + waited_before + idle_s, 4),  # as run_costs's
+                    "total_s": round(result.seconds - idle_s, 4), "held_s": round((end - begin) / 1e9, 4),
+                    "alone": alone}
     # in the run log under the tool's name: a run like the harness's, which holds the GPU as they do
-    _log_run(tool_argv[0], alone, slots, False, begin, end, begin, result.verdict, 1, [result.costs], tool=True)
+    _log_run(tool_argv[0], alone, slots, started, begin, end, begin, result.verdict, 1, [result.costs], tool=True)
     if sandboxed:
         sandbox.check_made(result, "a harness run under %s" % os.path.basename(tool_argv[0]))
     return result

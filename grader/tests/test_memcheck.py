@@ -4,6 +4,7 @@ import json
 import os
 import sys
 import tempfile
+import time
 import unittest
 from unittest import mock
 
@@ -98,13 +99,79 @@ class RunUnderTest(unittest.TestCase):
             with open(run_log) as f:
                 logged = [json.loads(line) for line in f]
         self.assertEqual(result.verdict, process.OK, result.output)
-        self.assertEqual(set(result.costs), {"wait_s", "total_s", "alone"})
+        self.assertEqual(set(result.costs), {"wait_s", "total_s", "held_s", "alone"})
         self.assertIs(result.costs["alone"], False)
         self.assertGreaterEqual(result.costs["total_s"], 0.2)
         # the run log has it under the tool's name, shared, held for the whole run
         self.assertEqual([(r["program"], r["tool"], r["alone"], r["slots"], r["costs"]) for r in logged],
                          [(os.path.basename(sys.executable), True, False, 1, [result.costs])])
         self.assertGreaterEqual(logged[0]["held_s"], 0.2)
+
+
+# A stand-in for compute-sanitizer: its banner, a start that takes a while, then the harness as its child
+# (the descriptors the grader passed it go on to the harness, as the sanitizer's do), then its summary.
+FAKE_TOOL = """#!{python}
+import subprocess, sys, time
+print('TOOL banner', flush=True)
+time.sleep(0.5)
+status = subprocess.call(sys.argv[1:], close_fds=False)
+print('TOOL ERROR SUMMARY: 0 errors', flush=True)
+sys.exit(status)
+"""
+
+
+class RunUnderStartedTest(unittest.TestCase):
+    """harness.run_under with a fake tool and a fake harness that speaks the kit's channel protocol."""
+
+    def setUp(self):
+        from tests.fakes import private_gate
+        from tests.test_grading import write_fake
+        self.lab = registry.resolve("05")
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        self.tmp = tmp.name
+        for patch in private_gate(self.tmp):
+            patch.start()
+            self.addCleanup(patch.stop)
+        self.program = write_fake(self.tmp, "print('the case ran', flush=True)\n")
+        self.tool = os.path.join(self.tmp, "tool")
+        with open(self.tool, "w") as f:
+            f.write(FAKE_TOOL.format(python=sys.executable))
+        os.chmod(self.tool, 0o755)
+
+    def run_alone(self):
+        return harness.run_under([self.tool], self.tmp, self.lab, self.program, self.lab.memcheck_case, 10,
+                                 cwd=self.tmp, alone=True)
+
+    def test_the_tool_starts_and_makes_its_context_before_the_gpu_is_held_for_the_case(self):
+        run_log = os.path.join(self.tmp, "runs.jsonl")
+        with mock.patch.dict(os.environ, {harness.RUN_LOG_ENV: run_log}):
+            result = self.run_alone()
+        with open(run_log) as f:
+            logged = [json.loads(line) for line in f]
+        self.assertEqual(result.verdict, process.OK, result.output)
+        self.assertEqual([line for line in result.output.splitlines() if not line.startswith("==")],
+                         ["TOOL banner", "the case ran", "TOOL ERROR SUMMARY: 0 errors"])
+        self.assertGreaterEqual(result.costs["total_s"], 0.5)
+        # held alone for the case only: the tool's start and the context were made before, the GPU shared
+        self.assertEqual([(r["tool"], r["alone"], r["started_before"]) for r in logged], [(True, True, True)])
+        self.assertLess(logged[0]["held_s"], result.costs["total_s"] - 0.4)
+        self.assertEqual(result.costs["held_s"], logged[0]["held_s"])
+
+    def test_its_time_leaves_out_the_wait_for_its_hold(self):
+        """The run sits with its context made while another holds the GPU alone: that is its wait, not its time."""
+        started = harness.start_runs
+
+        def start_then_wait(*args, **kwargs):  # another grader holds the GPU alone for 1 s meanwhile
+            runs = started(*args, **kwargs)
+            time.sleep(1.0)
+            return runs
+        with mock.patch.object(harness, "start_runs", start_then_wait):
+            result = self.run_alone()
+        self.assertEqual(result.verdict, process.OK, result.output)
+        self.assertLess(result.costs["total_s"], result.seconds - 0.9)
+        self.assertGreaterEqual(result.costs["total_s"], 0.5)  # the tool's start is its own
+        self.assertGreaterEqual(result.costs["wait_s"], 1.0)
 
 
 class CheckTest(unittest.TestCase):

@@ -386,6 +386,13 @@ class ClassCostsTest(unittest.TestCase):
         row, _ = batch_throughput.submission_costs(record)
         self.assertEqual((row["alone_s"], row["memcheck_s"]), (3.5, 1.5))
 
+    def test_a_memcheck_run_started_before_its_hold_counts_its_hold_alone(self):
+        """A memcheck run makes its context before its hold (harness.run_under): its held_s is its time alone."""
+        record = {"costs": {"runs": [{"case_s": 1.0, "total_s": 1.2, "held_s": 2.0, "alone": True}],
+                            "memcheck": [{"wait_s": 3.0, "total_s": 1.5, "held_s": 0.7, "alone": True}]}}
+        row, _ = batch_throughput.submission_costs(record)
+        self.assertEqual((row["alone_s"], row["memcheck_s"]), (2.7, 1.5))
+
     def test_the_document_names_the_gpu_probed_before_the_class(self):
         """A probe after the batch may find no GPU (one stopped at its limit, on an H200): the document
         names the GPU the class ran on, probed before it."""
