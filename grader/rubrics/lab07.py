@@ -35,22 +35,26 @@ TIMING_REPEATS = 7
 MIN_EXHAUSTIVE_OVER_CDP = 1.0
 # The timing cases are 4,096 pixels a side with max_depth 4: their squares stop at 64 x 64, as at 8,192
 # with max_depth 5, for a quarter of the exhaustive kernel's work, so that a grading holds the GPU alone
-# for under a second (0.93 s for the solution on an H100), not four.
+# for under a second, not four.
 TIMING_CASES = {
     # most of the area inside the set's main body: whole rectangles filled, their inside never computed
     "uniform": {"width": 4096, "height": 4096, "view": "full", "zoom": 2, "max_dwell": 4096, "max_depth": 4,
                 "min_side": 16},
-    # filaments everywhere: little to fill, a launch per rectangle for nothing (reported, never thresholded)
+    # filaments everywhere: little to fill, a launch per rectangle for nothing. Never thresholded, so the
+    # grader does not run it (it held the GPU alone 0.4 s of the solution's 1.0 s, and 6.9 s of null-stream's
+    # 14.7 s, in a class on an H200: RESULTS.md); the feedback says how to time it (make run), and
+    # tools/measure_thresholds.py records it for the solution.
     "filaments": {"width": 4096, "height": 4096, "view": "seahorse", "zoom": 14, "max_dwell": 4096,
                   "max_depth": 4, "min_side": 16},
 }
+GRADED_TIMING = "uniform"
 FEEDBACK_FIGURE_SIDE = 256
 
 
 def make_cases(rng):
     """The whole set, clipped rectangles (sizes that are no multiple of any side), one-pixel strips
     (every pixel is border), a cutoff at the first rectangle, more child grids than the default
-    pending-launch pool by ten times, seeded regions of every view and zoom, and the timing cases."""
+    pending-launch pool by ten times, seeded regions of every view and zoom, and the uniform timing case."""
     def case(width, height, view="full", zoom=0, max_dwell=512, max_depth=5, min_side=16, seed=0):
         return {"width": width, "height": height, "view": view, "zoom": zoom, "seed": seed, "max_dwell": max_dwell,
                 "max_depth": max_depth, "min_side": min_side}
@@ -77,8 +81,7 @@ def make_cases(rng):
         cases.append(case(rng.randint(2, 1500), rng.randint(2, 1500), rng.choice(VIEWS), rng.randint(0, 24),
                           rng.choice((64, 256, 1024, 4096)), rng.randint(2, 6), rng.choice((4, 8, 16, 32, 64)),
                           rng.randint(1, 10 ** 9)))
-    timing = [dict(cfg, seed=0, repeats=TIMING_REPEATS, timing=name) for name, cfg in TIMING_CASES.items()]
-    return cases + timing
+    return cases + [dict(TIMING_CASES[GRADED_TIMING], seed=0, repeats=TIMING_REPEATS, timing=GRADED_TIMING)]
 
 
 # The harness's contract (common/harness/07-mandelbrot/harness.cu). The cases share a process: before
@@ -274,9 +277,9 @@ def check_beats_exhaustive(ctx):
     """Where most of the area is uniform, the subdivision skips it: the kit's exhaustive kernel over the
     student's, medians in the same run. A time counts only for the subdivision the rule asks for, its
     image the rule's: doing less is faster; and only if every timed run made that image again (the harness
-    poisons the image before each and compares it after). The filaments case is reported, never
-    thresholded."""
-    run, t = timing_run(ctx, "uniform")
+    poisons the image before each and compares it after). Where filaments are everywhere it says how to
+    time that case, which the grader does not run."""
+    run, t = timing_run(ctx, GRADED_TIMING)
     if not t or not t.get("cdp_student"):
         return chk.failed("the uniform timing case reported no timing")
     if not _follows_rule(run):
@@ -294,12 +297,9 @@ def check_beats_exhaustive(ctx):
     message = ("%s: %.0f%% of the pixels filled by the rule; the kit's exhaustive kernel %.3f ms, yours %.3f ms: "
                "%.2fx faster (at least %.2fx wanted)" % (run.label(), _filled_share(run), t["exhaustive"],
                                                          t["cdp_student"], ratio, MIN_EXHAUSTIVE_OVER_CDP))
-    other, o = timing_run(ctx, "filaments")
-    if o and o.get("cdp_student"):
-        message += ("\nnot graded, for reference: where filaments are everywhere (%s, %.0f%% filled) the exhaustive "
-                    "kernel took %.3f ms and yours %.3f ms (%.2fx)" % (other.label(), _filled_share(other),
-                                                                       o["exhaustive"], o["cdp_student"],
-                                                                       o["exhaustive"] / o["cdp_student"]))
+    filaments = dict(TIMING_CASES["filaments"], repeats=TIMING_REPEATS)
+    message += ("\nnot graded: where filaments are everywhere, little is uniform and subdividing loses; to time it: "
+                'make run LAB=%s ARGS="%s"' % (LAB.number, " ".join(HARNESS.argv(filaments))))
     return chk.passed(message) if ratio >= MIN_EXHAUSTIVE_OVER_CDP else chk.failed(message)
 
 
