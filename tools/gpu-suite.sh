@@ -230,9 +230,12 @@ if [ -n "${CLASS_SPREAD:-}" ] && [ "${gpus:-0}" -gt 1 ]; then
     IFS=';' read -ra queues <<< "$CLASS_SPREAD"
     for share in "${queues[@]}"; do
         others=$(echo "$CLASS_SPREAD" | tr ';' '\n' | sed "$((g + 1))d" | tr ' ' '\n' | grep . | paste -sd, | sed 's/,/, /g')
+        what="Lab $others's class" where="the other GPU"
+        case $others in *,*) what="the classes of Labs $others" ;; esac
+        [ "$gpus" -gt 2 ] && where="the other GPUs"
         ( status=0
           for lab in $share; do
-              class_batch "$lab" "$g" $(( $(nproc) / gpus )) "Labs $others, on the other GPU" || status=1
+              class_batch "$lab" "$g" $(( $(nproc) / gpus )) "$what, on $where" || status=1
               keep_logs
           done
           exit $status ) &
