@@ -527,8 +527,8 @@ def run_segments(lab, program, segments, timeout, cwd=None, sandboxed=False, sta
         alone, slots, group = segments[s]
         last = s == len(spans) - 1
         held_from = begin if s else run.handed_ns  # its cases' start where it was started before its hold
-        if costs[firsts[s]]:
-            costs[firsts[s]]["held_s"] = round((end - held_from) / 1e9, 4)
+        # the hold is the grader's own, kept where the run wrote no clock line too (stopped at its limit)
+        costs[firsts[s]]["held_s"] = round((end - held_from) / 1e9, 4)
         ended = sum(1 for case in found[firsts[s]:firsts[s] + len(group)] if case is not None and case.done)
         _log_run(program, alone, slots, started is not None or s > 0, begin, end, held_from,
                  result.verdict if last else process.OK, len(group), costs[firsts[s]:firsts[s] + len(group)], s,

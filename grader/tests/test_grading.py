@@ -632,6 +632,20 @@ class OneProcessTest(FakeHarnessBase):
         self.assertNotIn("context_s", timing)
         self.assertIn("held_s", self.ctx.runs[0].result.costs)  # each segment's first case says its hold
 
+    def test_a_run_stopped_in_its_segment_alone_says_that_hold(self):
+        """A process stopped at the limit writes no clock line, so its phases are one span; each segment's
+        hold is the grader's own and is kept all the same: the class's time alone counts a run alone that
+        ran to its limit (batch_throughput.submission_costs)."""
+        self.lab.harness.case_keys = ["timing"]
+        self.lab.make_cases = lambda rng: [{"case": 1}, {"case": 2, "timing": 1}]
+        runs, _ = self.grade_with("if arg('--case') == '2':\n    time.sleep(30)\n" + WRITE_CLEAN, timeout=1)
+        self.assertEqual(runs.failure, failures.TIMEOUT, runs.message)
+        self.assertEqual([r.alone for r in self.ctx.all_runs], [False, True])
+        stopped = self.ctx.all_runs[1].result.costs
+        self.assertGreaterEqual(stopped.get("held_s", 0), 1, stopped)  # its limit alone
+        self.assertNotIn("total_s", stopped)  # the run's span is the first case's, counted once
+        self.assertIn("total_s", self.ctx.all_runs[0].result.costs)
+
     def test_a_hang_before_the_hold_leaves_the_timing_case_to_the_run_alone(self):
         """A shared case that hit the time limit ends the process before its hold: the cases left, the
         timing case among them, go to the run alone, where the first hang ends the grade."""
