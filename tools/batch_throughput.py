@@ -162,10 +162,12 @@ def submission_costs(record):
 
 
 def spread(values):
+    """Median, 90th percentile and mean: the mean bounds a class, where a few slow submissions count."""
     values = sorted(values)
     if not values:
-        return {"median": None, "p90": None}
-    return {"median": round(statistics.median(values), 4), "p90": round(values[int(0.9 * (len(values) - 1))], 4)}
+        return {"median": None, "p90": None, "mean": None}
+    return {"median": round(statistics.median(values), 4), "p90": round(values[int(0.9 * (len(values) - 1))], 4),
+            "mean": round(statistics.fmean(values), 4)}
 
 
 def sandbox_cost(lab, out, subs, count, rounds):
@@ -252,6 +254,8 @@ def report(lab, out, members, seconds, batch_status, records, finished=True, tim
     for k, c in enumerate(cases):
         print("  case %-5d %8s / %s" % (k, c["median"], c["p90"]))
     print("CUDA contexts a submission's runs made (memcheck's aside): %s / %s" % (contexts["median"], contexts["p90"]))
+    print("the GPU alone, a submission's mean: %s s (a class of N on one GPU takes at least N times it)"
+          % phases["alone_s"]["mean"])
     if result["gpu_time"]:
         print("the GPU's time, seconds: held alone %(alone_s)s, shared %(shared_s)s (of it, %(draining_s)s draining "
               "before a run alone), by no run %(idle_s)s" % result["gpu_time"])
@@ -306,6 +310,7 @@ def gather(out, folders):
                     "wall_s": t["wall_s"], "verdicts_as_expected": t["verdicts_as_expected"], "jobs": t["jobs"],
                     "time_limit_s": t.get("time_limit_s"), "beside": t.get("beside"),
                     "contexts": t["contexts"]["median"], "gpu_time": t.get("gpu_time"),
+                    "alone_mean_s": t["phases"].get("alone_s", {}).get("mean"),  # older documents: none
                     "phases": {k: t["phases"][k]["median"] for k in PHASES if k in t["phases"]}})
     latency_doc = os.path.join(out, "latency.json")
     if os.path.isfile(latency_doc):

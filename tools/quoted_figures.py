@@ -432,8 +432,9 @@ def _suite_table(load):
 def _class_scale_table(load, names=None):
     """Every class-scale document (tools/batch_throughput.py --gather, one per host): each class of a lab on
     one GPU and on all of the host's, the time per phase of a submission (medians), and what a student waits
-    for. GPU alone is the time a submission held the GPU alone: a class of N on G GPUs takes at least N
-    times it over G, whatever the jobs. Memcheck: its run under compute-sanitizer, which shares the GPU,
+    for. GPU alone is the time the median submission held the GPU alone; its floor, N times the mean
+    submission's (the median's in documents before the mean) over G, bounds a class of N on G GPUs,
+    whatever the jobs. Memcheck: its run under compute-sanitizer, which shares the GPU,
     and its wait for the GPU (documents before the kit timed it have none). Beside it: what else ran on
     the host meanwhile (another class on another GPU), which only makes a class slower."""
     names = names or sorted(f[:-len(".json")] for f in os.listdir(os.path.join(KIT_ROOT, DATA_DIR))
@@ -458,7 +459,8 @@ def _class_scale_table(load, names=None):
             memcheck = ("%s, %s" % (_number(p["memcheck_s"], 2), _number(p["memcheck_wait_s"], 2))
                         if p.get("memcheck_s") is not None else "")
             rows.append(head + " %g | %s | %s | %s | %s | %s | %s | %s |" % (
-                c["contexts"], _number(p["alone_s"], 2), _number(c["submissions"] * p["alone_s"] / c["gpus"], 0),
+                c["contexts"], _number(p["alone_s"], 2),
+                _number(c["submissions"] * (c.get("alone_mean_s") or p["alone_s"]) / c["gpus"], 0),
                 _number(p["build_s"], 2), _number(p["wait_s"], 2), _number(p["context_s"], 2),
                 _number(p["case_s"], 2), memcheck))
         if doc.get("latency"):

@@ -463,7 +463,10 @@ class ClassCostsTest(unittest.TestCase):
                                "jobs": 16, "cores": 32, "contexts": {"median": 1, "p90": 1},
                                "beside": "Lab 05's class" if gpus == 1 else None,
                                **({"gpu_time": {"span_s": 60.0}} if gpus == 4 else {}),
-                               "phases": {k: {"median": 0.5, "p90": 1.0} for k in batch_throughput.PHASES}}, f)
+                               "phases": dict({k: {"median": 0.5, "p90": 1.0} for k in batch_throughput.PHASES},
+                                              # a document from before the mean: no mean
+                                              **({"alone_s": {"median": 0.5, "p90": 1.0, "mean": 0.75}}
+                                                 if gpus == 1 else {}))}, f)
             with open(os.path.join(out, "latency.json"), "w") as f:
                 json.dump({"device": "GPU", "labs": {"03": {"cold_s": 7.0, "warm_s": 5.0, "alone_s": 0.0}}}, f)
             with contextlib.redirect_stdout(io.StringIO()):
@@ -475,6 +478,7 @@ class ClassCostsTest(unittest.TestCase):
         self.assertEqual([(c["lab"], c["gpus"], c["graded"], c["finished"]) for c in doc["classes"]],
                          [("03", 1, 40, False), ("03", 4, 200, True)])
         self.assertEqual(doc["classes"][0]["phases"]["alone_s"], 0.5)
+        self.assertEqual([c["alone_mean_s"] for c in doc["classes"]], [0.75, None])  # where the document has it
         self.assertEqual(doc["latency"]["labs"]["03"]["warm_s"], 5.0)
         self.assertEqual(doc["classes"][0]["beside"], "Lab 05's class")
         self.assertEqual([c["gpu_time"] for c in doc["classes"]], [None, {"span_s": 60.0}])  # where measured

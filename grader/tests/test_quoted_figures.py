@@ -175,6 +175,9 @@ class ClassScaleTableTest(unittest.TestCase):
                            {"lab": "06", "gpus": 4, "submissions": 200, "graded": 200, "finished": True,
                             "wall_s": 300.0, "contexts": 1.0, "time_limit_s": 6, "beside": "Lab 05's class",
                             "phases": dict(phases, memcheck_s=25.44, memcheck_wait_s=14.763)},
+                           {"lab": "07", "gpus": 1, "submissions": 200, "graded": 148, "finished": False,
+                            "wall_s": 480.0, "contexts": 1, "phases": phases, "time_limit_s": 12,
+                            "alone_mean_s": 1.5},
                            {"lab": "07", "gpus": 1, "submissions": 200, "graded": 0, "finished": False,
                             "wall_s": 60.1, "contexts": None, "phases": {"alone_s": None}, "time_limit_s": 20}],
                "latency": {"labs": {"06": {"cold_s": 9.04, "warm_s": 6.1, "alone_s": 2.5}}}}
@@ -186,6 +189,9 @@ class ClassScaleTableTest(unittest.TestCase):
                       rows)
         self.assertIn("| 06 | 4 | Lab 05's class | 6 | 200 of 200 | 300.0 | 1 | 2.50 | 125 | 3.00 | 40.00 | 0.30 | 9.00 "
                       "| 25.44, 14.76 |", rows)
+        # the mean submission's time alone where the document has it: a mix's slow few count
+        self.assertIn("| 07 | 1 |  | 12 | 148 of 200, stopped | 480.0 | 1 | 2.50 | 300 | 3.00 | 40.00 | 0.30 | 9.00 |  |",
+                      rows)
         self.assertIn("| 07 | 1 |  | 20 | 0 of 200, stopped | 60.1 | | | | | | | | |", rows)
         self.assertIn("| 06 | 9.0 | 6.1 | 2.50 |", rows)
 
