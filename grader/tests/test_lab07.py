@@ -1,5 +1,6 @@
 """Lab 07's grading rules on constructed harness documents and PTX (no GPU needed)."""
 import copy
+import json
 import os
 import random
 import re
@@ -112,11 +113,12 @@ def good_doc(p, timing=None):
     return doc
 
 
-def timed(exhaustive, cdp_student, wrong_runs=0, first_unlike=0):
-    """A timing_ms section: the medians, and each of the student's timed runs (a warm-up and the repeats)
-    checked against the rule's image."""
-    return {"exhaustive": exhaustive, "cdp_student": cdp_student, "cdp_student_runs": 1 + lab07.TIMING_REPEATS,
-            "cdp_student_wrong_runs": wrong_runs, "cdp_student_first_unlike": first_unlike}
+def timed(exhaustive, cdp_student, wrong_runs=0, first_unlike=0, timed_runs=lab07.TIMING_REPEATS):
+    """A timing_ms section: the medians, the student's timed runs made (fewer than the repeats where the
+    harness gave up), and each of them and the warm-up checked against the rule's image."""
+    return {"exhaustive": exhaustive, "cdp_student": cdp_student, "cdp_student_timed": timed_runs,
+            "cdp_student_runs": 1 + timed_runs, "cdp_student_wrong_runs": wrong_runs,
+            "cdp_student_first_unlike": first_unlike}
 
 
 TIMING = {"uniform": timed(30.0, 6.0)}
@@ -203,6 +205,21 @@ class Lab07ContractTest(unittest.TestCase):
     def test_block_size_is_the_headers(self):
         threads = re.search(r"#define MS_THREADS (\d+)", _read(HARNESS_DIR, "mandelbrot.h"))
         self.assertEqual(int(threads.group(1)), lab07.MS_THREADS)
+
+    def test_the_give_up_factor_is_the_harnesss(self):
+        factor = re.search(r"#define GIVE_UP_SLOWER ([\d.]+)", _read(HARNESS_DIR, "harness.cu"))
+        self.assertEqual(float(factor.group(1)), lab07.GIVE_UP_SLOWER)
+
+    def test_giving_up_keeps_2x_headroom_on_both_sides(self):
+        # a run given up is at most 1 / GIVE_UP_SLOWER: it could not have passed; and every correct variant's
+        # measured ratio (tools/measure_thresholds.py) is far above that, so none is ever given up
+        given_up = 1.0 / lab07.GIVE_UP_SLOWER
+        self.assertLessEqual(2 * given_up, lab07.MIN_EXHAUSTIVE_OVER_CDP)
+        with open(os.path.join(paths.KIT_ROOT, "handouts", "figures", "data", "thresholds.json")) as f:
+            measured = json.load(f)["lab07"]["timing"]
+        correct = [r for side in ("solution", "one-thread-launches", "created-streams")
+                   for r in measured[side]["uniform"]["exhaustive_over_cdp"]]
+        self.assertGreaterEqual(min(correct), 2 * given_up)
 
     def test_constructed_documents_have_the_contracts_keys(self):
         self.assertIsNone(lab07.HARNESS.document_problem(RECORDED))
@@ -556,6 +573,29 @@ class Lab07RuntimeTest(unittest.TestCase):
         # one wrong run is enough
         timing = dict(TIMING, uniform=timed(30.0, 6.0, wrong_runs=1, first_unlike=3))
         self.assertEqual(lab07.check_beats_exhaustive(self.ctx(timing=timing)).status, chk.FAILED)
+
+    def test_timing_given_up_fails_and_says_so(self):
+        # fill-computes: every pixel computed, 0.05x; the harness stopped after one timed run
+        timing = dict(TIMING, uniform=timed(28.0, 551.0, timed_runs=1))
+        outcome = lab07.check_beats_exhaustive(self.ctx(timing=timing))
+        self.assertEqual(outcome.status, chk.FAILED)
+        self.assertIn("0.05x faster (at least %.2fx wanted)" % lab07.MIN_EXHAUSTIVE_OVER_CDP, outcome.message)
+        self.assertIn("\ntiming given up after 1 timed run(s): the warm-up and each timed run took %gx the kit's "
+                      "kernel or longer" % lab07.GIVE_UP_SLOWER, outcome.message)
+        # every repeat made: nothing said
+        outcome = lab07.check_beats_exhaustive(self.ctx(timing=dict(TIMING, uniform=timed(28.0, 551.0))))
+        self.assertNotIn("given up", outcome.message)
+
+    def test_a_subdivision_unlike_the_rule_is_not_timed_and_fails_for_that(self):
+        # never-splits: the harness times no subdivision that differs from the rule, so there is no timing;
+        # the verdict says why, not that the timing is missing
+        def one_rectangle(p, d):
+            if p.get("timing") == "uniform":
+                d["rects"]["missing"] = d["rule"]["rects"] - 1
+        outcome = lab07.check_beats_exhaustive(self.ctx(one_rectangle, timing={}))
+        self.assertEqual(outcome.status, chk.FAILED)
+        self.assertIn("differ from the rule's, or a launch failed (the checks above say how): its time does not "
+                      "count", outcome.message)
 
     def test_timing_without_the_runs_check_fails(self):
         timing = dict(TIMING, uniform={"exhaustive": 30.0, "cdp_student": 6.0})

@@ -7,7 +7,9 @@
  *
  * The region: a view from the kit's table (view_names[] below: a centre and a span of 3.0 at zoom 0), the
  * span halved --zoom times, the centre moved by up to a tenth of the span by --seed (0: not moved).
- * --repeats N times the kit's exhaustive kernel and the student's subdivision N times each (medians).
+ * --repeats N times the kit's exhaustive kernel and the student's subdivision N times each (medians),
+ * only where the counted subdivision left the rule's image and rectangles (a time counts for nothing
+ * else), and stops timing the student's once it is GIVE_UP_SLOWER times slower than the kernel.
  * --figure S (default 256; 0: none) puts the student's image, one pixel in every
  * ceil(max(width, height) / S), and the rectangles it reported in the document ("figure"), from which
  * the kit draws a PNG (grader/gradelib/figures.py; make run LAB=07 writes it next to the program). The
@@ -38,6 +40,10 @@
 #define DEPTH_SLOTS 16         /* grids counted per depth; slot DEPTH_SLOTS - 1 takes any other depth */
 #define FIGURE_MAX_SIDE 256
 #define BENCH_MAX_DEPTH 5      /* the bench's cutoffs (the grader's timing cases: 4 at 4,096 pixels) */
+/* The student's timed runs stop after the first timed one when it and the warm-up each took this many
+ * times the exhaustive kernel's median: the rest could not bring the ratio near the grader's 1.0, they
+ * would only hold the GPU (a subdivision that computes every pixel took seconds). */
+#define GIVE_UP_SLOWER 10.0
 #define BENCH_MIN_SIDE 16
 #define FIGURE_MAX_RECTS 8192
 #define EXHAUSTIVE_X 32
@@ -536,17 +542,18 @@ static void poison_image(void *p)
 static void timed_student_step(void *p) { run_student(((timed_student_t *)p)->job); }
 
 typedef struct {
-    kit_timing_t timing;
+    kit_timing_t timing;    /* of the timed runs made: timing.repeats, fewer than asked when given up */
     int runs, wrong_runs;   /* every run, the warm-up's too; those whose image was not the rule's */
     long long first_unlike; /* the pixels unlike the rule's in the first such run */
 } checked_timing_t;
 
-static checked_timing_t time_student_checked(mandel_job_t job, const int *expected, int repeats)
+/* Up to repeats timed runs after a warm-up, each checked; given up (GIVE_UP_SLOWER) once every run so
+ * far, at least one timed, took longer than give_up_ms. */
+static checked_timing_t time_student_checked(mandel_job_t job, const int *expected, int repeats, double give_up_ms)
 {
     const int warmup = 1;
     checked_timing_t c;
     memset(&c, 0, sizeof c);
-    c.timing.repeats = repeats;
     timed_student_t t = {job, sizeof(int) * (size_t)job.width * job.height};
     long long pixels = (long long)job.width * job.height;
     int *d_expected = NULL;
@@ -555,7 +562,8 @@ static checked_timing_t time_student_checked(mandel_job_t job, const int *expect
     KIT_CHECK(cudaMemcpy(d_expected, expected, t.bytes, cudaMemcpyHostToDevice));
     KIT_CHECK(cudaMalloc((void **)&d_unlike, sizeof *d_unlike));
     double *ms = (double *)kit_host_alloc(sizeof(double) * (size_t)repeats);
-    for (int i = 0; i < warmup + repeats; i++) {
+    int timed = 0, all_slow = 1;
+    for (int i = 0; i < warmup + repeats && !(timed > 0 && all_slow); i++) {
         kit_timing_t one = kit_time_kernel(poison_image, timed_student_step, &t, 0, 1);
         unsigned long long unlike = 0;
         KIT_CHECK(cudaMemset(d_unlike, 0, sizeof unlike));
@@ -566,11 +574,13 @@ static checked_timing_t time_student_checked(mandel_job_t job, const int *expect
         if (unlike && c.wrong_runs++ == 0)
             c.first_unlike = (long long)unlike;
         if (i >= warmup)
-            ms[i - warmup] = one.median_ms;
+            ms[timed++] = one.median_ms;
+        all_slow = all_slow && one.median_ms > give_up_ms;
     }
-    c.timing.median_ms = (float)kit_median(ms, repeats);
+    c.timing.repeats = timed;
+    c.timing.median_ms = (float)kit_median(ms, timed);
     c.timing.min_ms = (float)ms[0];
-    c.timing.max_ms = (float)ms[repeats - 1];
+    c.timing.max_ms = (float)ms[timed - 1];
     free(ms);
     KIT_CHECK(cudaFree(d_expected));
     KIT_CHECK(cudaFree(d_unlike));
@@ -1045,14 +1055,22 @@ static int run_case(int argc, char **argv)
            100.0 * vs_exhaustive / pixels);
     kit_print_launch_log("  ", launches);
 
-    /* 4. timing: the kit's exhaustive kernel and the student's subdivision, nothing counted */
+    /* 4. timing: the kit's exhaustive kernel and the student's subdivision, nothing counted; not where the
+     * counted subdivision already differs from the rule, whose time would count for nothing */
     kit_timing_t t_exhaustive = {0, 0, 0, 0}, t_student = {0, 0, 0, 0};
     checked_timing_t checked;
     memset(&checked, 0, sizeof checked);
+    if (repeats > 0 && (wrong || rects.missing || rects.extra)) {
+        printf("  not timed: the subdivision above differs from the rule's\n");
+        repeats = 0;
+    }
     if (repeats > 0) {
         t_exhaustive = kit_time_kernel(NULL, exhaustive_step, &job, 1, repeats);
-        checked = time_student_checked(job, rule.expected, repeats);
+        checked = time_student_checked(job, rule.expected, repeats, GIVE_UP_SLOWER * t_exhaustive.median_ms);
         t_student = checked.timing;
+        if (t_student.repeats < repeats)
+            printf("  timing given up after %d timed run(s), each %.0fx the exhaustive kernel or slower\n",
+                   t_student.repeats, GIVE_UP_SLOWER);
         if (checked.wrong_runs)
             printf("  %d of your %d timed runs left an image unlike the rule's (the first: %lld pixels): work skipped "
                    "in a later launch, so the time does not count\n", checked.wrong_runs, checked.runs,
@@ -1128,6 +1146,7 @@ static int run_case(int argc, char **argv)
             kit_json_double(&j, "exhaustive", t_exhaustive.median_ms);
             kit_json_double(&j, "cdp_student", t_student.median_ms);
             /* each of the student's timed runs (the warm-up's too) checked against the rule's image */
+            kit_json_int(&j, "cdp_student_timed", t_student.repeats); /* fewer than repeats: given up */
             kit_json_int(&j, "cdp_student_runs", checked.runs);
             kit_json_int(&j, "cdp_student_wrong_runs", checked.wrong_runs);
             kit_json_int(&j, "cdp_student_first_unlike", checked.first_unlike);
