@@ -436,7 +436,9 @@ def _class_scale_table(load, names=None):
     submission's (the median's in documents before the mean) over G, bounds a class of N on G GPUs,
     whatever the jobs. Memcheck: its run under compute-sanitizer, which shares the GPU,
     and its wait for the GPU (documents before the kit timed it have none). Beside it: what else ran on
-    the host meanwhile (another class on another GPU), which only makes a class slower."""
+    the host meanwhile (another class on another GPU), which only makes a class slower. The class at that
+    rate: the wall time of a class graded whole, else of a batch stopped early, scaled from the submissions
+    it graded to all of them (what the targets are set in)."""
     names = names or sorted(f[:-len(".json")] for f in os.listdir(os.path.join(KIT_ROOT, DATA_DIR))
                             if f.startswith("class-scale") and f.endswith(".json"))
     rows = []
@@ -445,14 +447,18 @@ def _class_scale_table(load, names=None):
         rows += ["On %d x %s, %d cores%s (`%s`):" % (
             doc["gpus_on_host"], doc["device"], doc["cores"],
             ", CUDA %s" % cuda_version(doc["runtime_version"]) if doc.get("runtime_version") else "", name), "",
-            "| lab | GPUs | beside it | longest limit of a case (s) | graded | wall (s) | contexts | GPU alone (s) "
-            "| its floor (s) | build (s) | waiting (s) | context (s) | cases (s) | memcheck, its wait (s) |",
-            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+            "| lab | GPUs | beside it | longest limit of a case (s) | graded | wall (s) | the class at that rate (s) "
+            "| contexts | GPU alone (s) | its floor (s) | build (s) | waiting (s) | context (s) | cases (s) "
+            "| memcheck, its wait (s) |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
         for c in doc["classes"]:
             p = c["phases"]
-            head = "| %s | %d | %s | %s | %d of %d%s | %s |" % (
+            whole = (c["wall_s"] if c["finished"] else
+                     c["submissions"] * c["wall_s"] / c["graded"] if c["graded"] else None)
+            head = "| %s | %d | %s | %s | %d of %d%s | %s | %s |" % (
                 c["lab"], c["gpus"], c.get("beside") or "", _number(c["time_limit_s"], 0), c["graded"],
-                c["submissions"], "" if c["finished"] else ", stopped", _number(c["wall_s"], 1))
+                c["submissions"], "" if c["finished"] else ", stopped", _number(c["wall_s"], 1),
+                _number(whole, 0) if whole is not None else "")
             if p.get("alone_s") is None:  # nothing graded by then
                 rows.append(head + " | | | | | | | |")
                 continue

@@ -183,16 +183,17 @@ class ClassScaleTableTest(unittest.TestCase):
                "latency": {"labs": {"06": {"cold_s": 9.04, "warm_s": 6.1, "alone_s": 2.5}}}}
         rows = qf._class_scale_table(lambda name: doc, names=["class-scale-x"])
         self.assertIn("4 x NVIDIA H100 80GB HBM3, 64 cores, CUDA 13.0", rows[0])
+        # a batch stopped early, scaled to the class: 200 x 120.04 s / 31 graded; a class graded whole: its wall
         # 200 submissions times 2.5 s alone: 500 s on one GPU, 125 s on four
         # a document from before the kit timed memcheck runs leaves their column empty
-        self.assertIn("| 06 | 1 |  | 6 | 31 of 200, stopped | 120.0 | 1 | 2.50 | 500 | 3.00 | 40.00 | 0.30 | 9.00 |  |",
+        self.assertIn("| 06 | 1 |  | 6 | 31 of 200, stopped | 120.0 | 774 | 1 | 2.50 | 500 | 3.00 | 40.00 | 0.30 | 9.00 |  |",
                       rows)
-        self.assertIn("| 06 | 4 | Lab 05's class | 6 | 200 of 200 | 300.0 | 1 | 2.50 | 125 | 3.00 | 40.00 | 0.30 | 9.00 "
+        self.assertIn("| 06 | 4 | Lab 05's class | 6 | 200 of 200 | 300.0 | 300 | 1 | 2.50 | 125 | 3.00 | 40.00 | 0.30 | 9.00 "
                       "| 25.44, 14.76 |", rows)
         # the mean submission's time alone where the document has it: a mix's slow few count
-        self.assertIn("| 07 | 1 |  | 12 | 148 of 200, stopped | 480.0 | 1 | 2.50 | 300 | 3.00 | 40.00 | 0.30 | 9.00 |  |",
+        self.assertIn("| 07 | 1 |  | 12 | 148 of 200, stopped | 480.0 | 649 | 1 | 2.50 | 300 | 3.00 | 40.00 | 0.30 | 9.00 |  |",
                       rows)
-        self.assertIn("| 07 | 1 |  | 20 | 0 of 200, stopped | 60.1 | | | | | | | | |", rows)
+        self.assertIn("| 07 | 1 |  | 20 | 0 of 200, stopped | 60.1 |  | | | | | | | | |", rows)
         self.assertIn("| 06 | 9.0 | 6.1 | 2.50 |", rows)
 
 
