@@ -429,6 +429,47 @@ def _suite_table(load):
     return rows
 
 
+def _at_that_rate(c):
+    """A class's wall time for all its submissions: its own where graded whole, else a stopped batch's
+    scaled from the submissions it graded (None: none graded)."""
+    if c["finished"]:
+        return c["wall_s"]
+    return c["submissions"] * c["wall_s"] / c["graded"] if c["graded"] else None
+
+
+def _class_scale_by_lab(docs):
+    """Each lab's class on one GPU and on each larger count measured, from the class that tells the most:
+    nothing else on the host beside it, then graded whole, then the most graded; its document named."""
+    best = {}
+    for name, doc in docs:
+        for c in doc["classes"]:
+            if not c["graded"]:
+                continue
+            key = (c["lab"], c["gpus"])
+            rank = (c.get("beside") is not None, not c["finished"], -c["graded"])
+            if key not in best or rank < best[key][0]:
+                best[key] = (rank, c, name, doc["device"])
+    if not best:
+        return []
+    counts = sorted({gpus for _, gpus in best})
+    rows = ["Each lab's class, from the class that tells the most (nothing beside it, then graded whole, then the "
+            "most graded; its document's own table below):", "",
+            "| lab | " + " | ".join("%d GPU%s: the class at that rate (s) | graded | on | document" % (
+                n, "" if n == 1 else "s") for n in counts) + " |",
+            "| --- |" + " --- | --- | --- | --- |" * len(counts)]
+    for lab in sorted({lab for lab, _ in best}):
+        cells = []
+        for n in counts:
+            if (lab, n) not in best:
+                cells.append("not measured | | |")
+                continue
+            _, c, name, device = best[(lab, n)]
+            cells.append("%s | %d of %d | %s | `%s`" % (_number(_at_that_rate(c), 0), c["graded"], c["submissions"],
+                                                        device, name))
+        rows.append("| %s | %s |" % (lab, " | ".join(cells)))
+    return rows + [""]
+
+
 def _class_scale_table(load, names=None):
     """Every class-scale document (tools/batch_throughput.py --gather, one per host): each class of a lab on
     one GPU and on all of the host's, the time per phase of a submission (medians), and what a student waits
@@ -441,9 +482,9 @@ def _class_scale_table(load, names=None):
     it graded to all of them (what the targets are set in)."""
     names = names or sorted(f[:-len(".json")] for f in os.listdir(os.path.join(KIT_ROOT, DATA_DIR))
                             if f.startswith("class-scale") and f.endswith(".json"))
-    rows = []
-    for name in names:
-        doc = load(name)
+    docs = [(name, load(name)) for name in names]
+    rows = _class_scale_by_lab(docs)
+    for name, doc in docs:
         rows += ["On %d x %s, %d cores%s (`%s`):" % (
             doc["gpus_on_host"], doc["device"], doc["cores"],
             ", CUDA %s" % cuda_version(doc["runtime_version"]) if doc.get("runtime_version") else "", name), "",
@@ -453,8 +494,7 @@ def _class_scale_table(load, names=None):
             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
         for c in doc["classes"]:
             p = c["phases"]
-            whole = (c["wall_s"] if c["finished"] else
-                     c["submissions"] * c["wall_s"] / c["graded"] if c["graded"] else None)
+            whole = _at_that_rate(c)
             head = "| %s | %d | %s | %s | %d of %d%s | %s | %s |" % (
                 c["lab"], c["gpus"], c.get("beside") or "", _number(c["time_limit_s"], 0), c["graded"],
                 c["submissions"], "" if c["finished"] else ", stopped", _number(c["wall_s"], 1),

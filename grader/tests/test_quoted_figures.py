@@ -182,7 +182,7 @@ class ClassScaleTableTest(unittest.TestCase):
                             "wall_s": 60.1, "contexts": None, "phases": {"alone_s": None}, "time_limit_s": 20}],
                "latency": {"labs": {"06": {"cold_s": 9.04, "warm_s": 6.1, "alone_s": 2.5}}}}
         rows = qf._class_scale_table(lambda name: doc, names=["class-scale-x"])
-        self.assertIn("4 x NVIDIA H100 80GB HBM3, 64 cores, CUDA 13.0", rows[0])
+        self.assertIn("4 x NVIDIA H100 80GB HBM3, 64 cores, CUDA 13.0", [r for r in rows if r.startswith("On ")][0])
         # a batch stopped early, scaled to the class: 200 x 120.04 s / 31 graded; a class graded whole: its wall
         # 200 submissions times 2.5 s alone: 500 s on one GPU, 125 s on four
         # a document from before the kit timed memcheck runs leaves their column empty
@@ -195,6 +195,24 @@ class ClassScaleTableTest(unittest.TestCase):
                       rows)
         self.assertIn("| 07 | 1 |  | 20 | 0 of 200, stopped | 60.1 |  | | | | | | | | |", rows)
         self.assertIn("| 06 | 9.0 | 6.1 | 2.50 |", rows)
+
+
+    def test_each_lab_from_the_class_that_tells_the_most(self):
+        def cls(lab, gpus, graded, wall, beside=None):
+            return {"lab": lab, "gpus": gpus, "submissions": 200, "graded": graded, "finished": graded == 200,
+                    "wall_s": wall, "beside": beside, "contexts": 1, "time_limit_s": 6, "phases": {"alone_s": None}}
+        docs = {"class-scale-a": {"device": "NVIDIA H100 80GB HBM3", "gpus_on_host": 1, "cores": 16,
+                                  "classes": [cls("06", 1, 177, 540.0, beside="Lab 07's class"), cls("07", 1, 148, 480.0),
+                                              cls("05", 1, 0, 60.0)]},
+                "class-scale-b": {"device": "NVIDIA H200", "gpus_on_host": 4, "cores": 64,
+                                  "classes": [cls("06", 1, 46, 140.0), cls("07", 1, 200, 388.6), cls("04", 4, 106, 250.0)]}}
+        rows = qf._class_scale_table(lambda name: docs[name], names=sorted(docs))
+        # nothing beside it beats more graded; graded whole beats stopped; a batch that graded none is no evidence
+        self.assertIn("| 06 | 609 | 46 of 200 | NVIDIA H200 | `class-scale-b` | not measured | | | |", rows)
+        self.assertIn("| 07 | 389 | 200 of 200 | NVIDIA H200 | `class-scale-b` | not measured | | | |", rows)
+        self.assertIn("| 04 | not measured | | | | 472 | 106 of 200 | NVIDIA H200 | `class-scale-b` |", rows)
+        summary = rows[:next(i for i, r in enumerate(rows) if r.startswith("On "))]
+        self.assertFalse([r for r in summary if r.startswith("| 05 |")], summary)
 
 
 class MistakesTableTest(unittest.TestCase):
