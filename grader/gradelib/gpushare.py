@@ -18,6 +18,11 @@ drain once for all of them. The gate is made of flock(2) locks on files in a fol
 (gate_dir()): a grader that dies releases what it held, and two kit checkouts on one machine share
 one gate. Within one process, a semaphore keeps to the same number of shared runs.
 
+A process started before its run alone (harness.start_run) makes its CUDA context with the GPU shared
+and then waits for the run alone, its context made. At most READY_BEFORE_ALONE processes per GPU wait
+so (ready): every CUDA context made costs more for each process alive on the GPU (measured: RESULTS.md,
+"Lab 05's class: its memcheck run alone").
+
 KIT_GPU_SHARERS=N sets how many shared runs may hold the GPU at once (1: every run has it alone,
 one at a time, as on a GPU that other people use too).
 
@@ -39,6 +44,7 @@ from . import gpu
 SHARERS_ENV = "KIT_GPU_SHARERS"
 MAX_SHARERS = 16           # more contexts than this gain nothing: each run's start is CPU work
 BYTES_PER_SHARER = 2 << 30  # every shared run may use 2 GiB of GPU memory (a lab's shared cases use less)
+READY_BEFORE_ALONE = 2  # processes per GPU with their context made, waiting for a run alone
 
 
 def sharers(device=None, cpus=None):
@@ -82,6 +88,7 @@ class Gate:
         self._free_in_process = count  # slots no thread of this process holds
         self._waiting_for_several = 0  # threads of this process waiting for more than one slot
         self._slots_changed = threading.Condition()
+        self._ready_in_process = threading.Semaphore(READY_BEFORE_ALONE)
 
     def _open(self, name):
         os.makedirs(self.folder, mode=0o700, exist_ok=True)
@@ -131,11 +138,12 @@ class Gate:
         finally:
             os.close(fd)
 
-    def _slots(self, slots):
-        """slots of the count slot locks, shared by every process on this machine: any that are free, from
-        the top; where fewer are free, none is kept while the run waits for one of them (pid % count)
-        to be let go, and it looks again (no two runs can wait for each other)."""
-        fds = [self._open("slot-%d" % k) for k in range(self.count)]
+    def _slots(self, slots, name="slot", count=None):
+        """slots of the count slot locks (name-k), shared by every process on this machine: any that are
+        free, from the top; where fewer are free, none is kept while the run waits for one of them
+        (pid % count) to be let go, and it looks again (no two runs can wait for each other)."""
+        count = count or self.count
+        fds = [self._open("%s-%d" % (name, k)) for k in range(count)]
         taken = []
         kept = []  # what is returned; on an exception, nothing (closing a lock file lets its lock go)
         try:
@@ -152,7 +160,7 @@ class Gate:
                 for fd in taken:
                     fcntl.flock(fd, fcntl.LOCK_UN)
                 taken = []
-                waited = fds[os.getpid() % self.count]
+                waited = fds[os.getpid() % count]
                 fcntl.flock(waited, fcntl.LOCK_EX)
                 if slots == 1:
                     kept = [waited]
@@ -180,6 +188,25 @@ class Gate:
             with self._slots_changed:
                 self._free_in_process += slots
                 self._slots_changed.notify_all()
+
+    def ready(self):
+        """A place among the READY_BEFORE_ALONE processes of this GPU that may wait, their contexts made,
+        for a run alone: a function that lets it go, to call once the run holds the GPU (or is not used);
+        None in a thread that holds the GPU alone already. Within one process, a semaphore keeps to the
+        same count, so that its threads do not all wait for one of the places while another is free."""
+        if getattr(_this_thread, "alone", False):
+            return None
+        self._ready_in_process.acquire()
+        try:
+            fd, = self._slots(1, "ready", READY_BEFORE_ALONE)
+        except BaseException:
+            self._ready_in_process.release()
+            raise
+
+        def let_go():
+            os.close(fd)
+            self._ready_in_process.release()
+        return let_go
 
     @contextlib.contextmanager
     def held(self, alone, slots=1):

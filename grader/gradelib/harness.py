@@ -217,7 +217,7 @@ def run_costs(cases, clock, spawned_ns, ended_ns, waited_s, count, handed_ns=Non
     loader: until main) and its context (making the CUDA context); each case its own span (case_s,
     from the end of the case before, or from the context); the last case, the exit (tearing down) when
     every case was done, else the case the run ended on, the rest of the run. total_s: a case's phases
-    but the wait. handed_ns: when the run was handed its cases (a started run, start_runs; else when it
+    but the wait. handed_ns: when the run was handed its cases (a started run, start_run; else when it
     was spawned): the time it waited for them, with its context made, counts as wait. resumed: {k: (when
     the grader let the run go on at case k's hold, the seconds it waited for the GPU there)}: case k's
     span starts at its go, and that wait is its own. Where the channel's stamps do not fit inside the
@@ -294,7 +294,7 @@ def _log_run(program, alone, slots, started_before, begin_ns, end_ns, held_from_
     """Append a run, or a segment of one (run_segments), to $KIT_RUN_LOG, where set: a timeline of every
     run of every grader on a machine (the kit's GPU suite reads it to see where the time goes): its
     cases, what each cost, and how long it held the GPU (held_s: from held_from_ns, its cases' start
-    for a run started before its hold (start_runs) or a later segment, else its spawn), and the shared
+    for a run started before its hold (start_run) or a later segment, else its spawn), and the shared
     slots it held (slots, for a shared run); gpu: its GPU's gate (gpushare.gate_dir); segment: 0 for a run's
     first, or only, segment; tool: a run of the harness under a tool (run_under), program the tool's;
     cases_ended: how many of its cases ended (ended), where known: a run stopped at a limit writes no
@@ -315,7 +315,7 @@ def _log_run(program, alone, slots, started_before, begin_ns, end_ns, held_from_
 
 class StartedRun:
     """A harness process of run_segments: its pipes, its nonce, its cases' lines. Run by run_segments,
-    or first started with its cases held back (start_runs) and handed them later (hand_cases). holds:
+    or first started with its cases held back (start_run) and handed them later (hand_cases). holds:
     the cases before which the run waits for go() (kit_harness.h's kit-hold)."""
 
     def __init__(self, lab, program, cases, limits, cwd, sandboxed, hold_cases, holds=(), tool=None):
@@ -344,7 +344,8 @@ class StartedRun:
                 policy.read_only.append(tool[1])
             argv = sandbox.wrap(policy, argv)
         self.spawned_ns = self.handed_ns = time.monotonic_ns()
-        self.waited_before_s = 0.0  # start_runs's wait for the GPU shared, carried by one of its runs
+        self.waited_before_s = 0.0  # start_run's wait to make its context
+        self.ready = None  # its place among the processes waiting for a run alone (start_run)
         self.bounded = process.BoundedRun(argv, limits, cwd=cwd, env=None if sandboxed else gpushare.run_env(),
                                           pass_fds=(channel_write, nonce_read, cases_read),
                                           channel_fd=self.channel_read, restart_marker=b"\n" + CASE_LINE)
@@ -380,7 +381,13 @@ class StartedRun:
         self.handed_ns = time.monotonic_ns()
         self.bounded.limits = list(limits)
         self.bounded.restart_clock()
+        self._let_go_of_ready()
         self._write_cases()
+
+    def _let_go_of_ready(self):
+        if self.ready is not None:
+            self.ready()
+            self.ready = None
 
     def finish(self, stop=False):
         """The run to its end, or stopped now (stop): its RunResult, the pipes closed."""
@@ -389,6 +396,7 @@ class StartedRun:
         finally:
             os.close(self.channel_read)
             self._close_cases()
+            self._let_go_of_ready()
 
     def discard(self):
         """A started run not used: stopped, its pipes closed."""
@@ -406,34 +414,38 @@ def case_limits(timeout, cases, alone=True):
     return [timeout(params, alone) if callable(timeout) else timeout for params in cases]
 
 
-def start_runs(lab, program, groups, timeout, cwd=None, sandboxed=False, tool=None):
-    """Start a harness process for each group of cases, with its cases held back: [StartedRun or None].
-    Each makes its CUDA context with the GPU shared (its first line on the channel says it is made) and
-    then waits, doing nothing on the GPU, for run_cases to hand it its cases, so that a grader that
-    holds the GPU alone does not spend the hold on process start and context. None for a process that
-    did not get that far within START_LIMIT or its cases' longest limit (timeout: run_segments), the
-    longer (it ended, hung or flooded): run_cases starts it afresh. tool: as StartedRun's, each run
-    under it."""
-    started = []
-    with gpushare.gate().held(False) as waited:
-        for cases in groups:
-            started.append(StartedRun(lab, program, cases, max(case_limits(timeout, cases) + [START_LIMIT]), cwd,
-                                      sandboxed, hold_cases=True, tool=tool))
-        for k, run in enumerate(started):
+def start_run(lab, program, cases, timeout, cwd=None, sandboxed=False, tool=None, alone=True):
+    """Start a harness process for cases, with its cases held back: a StartedRun, or None for a process
+    that did not make its context within START_LIMIT or its cases' longest limit (timeout: run_segments),
+    the longer (it ended, hung or flooded): run_cases starts it afresh. It makes its CUDA context with the
+    GPU shared (its first line on the channel says it is made), then waits, doing nothing on the GPU,
+    for run_cases to hand it its cases, so that a grader that holds the GPU does not spend the hold on
+    process start and context. alone: its hold will be alone; it first takes one of the few places of
+    the processes that wait so (gpushare.Gate.ready), let go once it is handed its cases. tool: as
+    StartedRun's, the run under it."""
+    gate = gpushare.gate()
+    began = time.monotonic()
+    ready = gate.ready() if alone else None
+    try:
+        with gate.held(False):
+            waited = time.monotonic() - began
+            run = StartedRun(lab, program, cases, max(case_limits(timeout, cases) + [START_LIMIT]), cwd,
+                             sandboxed, hold_cases=True, tool=tool)
+            run.ready, ready = ready, None
+            run.waited_before_s = waited
             if not run.bounded.until(b"\n"):
                 run.discard()
-                started[k] = None
-    for run in started:  # the wait for the shared hold counts once
-        if run is not None:
-            run.waited_before_s = waited
-            break
-    return started
+                return None
+    finally:
+        if ready is not None:
+            ready()
+    return run
 
 
 def run_cases(lab, program, cases, timeout, cwd=None, sandboxed=False, alone=True, started=None, slots=1):
     """Run a lab's built harness on several cases in one process: run_segments with one segment, the GPU
     held alone (alone) or shared, holding slots of it. started: the StartedRun of these cases
-    (start_runs), else a process is started here."""
+    (start_run), else a process is started here."""
     return run_segments(lab, program, [(alone, slots, cases)], timeout, cwd, sandboxed, started)
 
 
@@ -451,7 +463,7 @@ def run_segments(lab, program, segments, timeout, cwd=None, sandboxed=False, sta
     started run, from when it is handed its cases; the first of a segment, from its go), and its own
     share of output before it counts as a flood.
     sandboxed: in gradelib.sandbox, with run_policy (cwd is then the sandbox's /tmp). started: the
-    StartedRun of a one-segment run (start_runs), else a process is started here.
+    StartedRun of a one-segment run (start_run), else a process is started here.
     A shared case that has run longer than its limit alone gives way to a run that waits to hold the
     GPU alone: it is stopped as at its limit, and so runs again alone (runs.take_outcomes), where a hang
     is told from a busy GPU: a hang holds the runs alone back for its limit alone, not its shared one."""
@@ -541,13 +553,13 @@ def run_under(tool_argv, tool_folder, lab, program, params, timeout, cwd=None, s
     """Run a lab's built harness on one case under a tool (tool_argv: the tool's argv prefix, e.g.
     compute-sanitizer's; tool_folder: where it lives, which a sandboxed run must see), the GPU shared,
     holding slots of it (or alone): its RunResult. What the tool says is in the output, and the tool's
-    exit status is the run's. The run starts as start_runs's do, the tool and the harness's CUDA context
+    exit status is the run's. The run starts as start_run's do, the tool and the harness's CUDA context
     made with the GPU shared, and holds the GPU as asked for its case only: compute-sanitizer took about
     0.8 s to get that far, its case 0.2 s (Lab 05's memcheck case on an H200, RESULTS.md). A run that did
     not get that far starts afresh under the hold."""
     tool = (tool_argv, tool_folder)
     limits = case_limits(timeout, [params])
-    run, = start_runs(lab, program, [[params]], timeout, cwd, sandboxed, tool)
+    run = start_run(lab, program, [params], timeout, cwd, sandboxed, tool, alone)
     started = run is not None
     waited_before = run.waited_before_s if started else 0.0
     with gpushare.gate().held(alone, slots) as waited:

@@ -128,7 +128,7 @@ def wait_for_group(pgid, limit=GROUP_EXIT_LIMIT):
 class BoundedRun:
     """A command started in its own process group and read until it ends (finish), or first until its
     channel shows a marker (until): run_bounded in two steps, for a harness run that makes its CUDA
-    context before the grader hands it its cases (gradelib.harness.start_runs).
+    context before the grader hands it its cases (gradelib.harness.start_run).
 
     pass_fds: descriptors the command inherits (closed here once it has started).
     channel_fd: the read end of a pipe whose write end is in pass_fds: read alongside the output,

@@ -71,8 +71,8 @@ def run_in_turn(ctx, ks, lab_problem, alone, runs, hang, started=None, slots=1, 
     harness left out for want of free memory (harness.NOT_RUN; other runs held that memory), and one
     that hit the time limit, with every case not yet run after it (other runs had the GPU meanwhile: a
     hang counts only alone). One hang is evidence enough: once a run alone hits the time limit (hang),
-    a case not yet run is not run. started: [harness.StartedRun or None] of the first process, which
-    holds all of ks, taken (popped) by it. slots: the shared slots each run holds (gpushare);
+    a case not yet run is not run. started: the harness.StartedRun (or None) of the first process, which
+    holds all of ks, taken by it (started.pop()). slots: the shared slots each run holds (gpushare);
     sent_alone: a dict that gains {case: its shared outcome} for each case run shared and sent alone."""
     queue = list(ks)
     lonely = []
@@ -85,8 +85,8 @@ def run_in_turn(ctx, ks, lab_problem, alone, runs, hang, started=None, slots=1, 
         process_ready = started.pop() if started else None
         if process_ready is None and alone:  # a fresh process (after a crash) makes its context before its
             # cases' time starts, as the first does: on a busy host that took up to 11 s (the GPU alone meanwhile)
-            process_ready = harness.start_runs(ctx.lab, ctx.program, [[ctx.cases[k] for k in group]],
-                                               ctx.time_limit, ctx.work_dir, ctx.sandboxed)[0]
+            process_ready = harness.start_run(ctx.lab, ctx.program, [ctx.cases[k] for k in group],
+                                              ctx.time_limit, ctx.work_dir, ctx.sandboxed)
         outcomes = harness.run_cases(ctx.lab, ctx.program, [ctx.cases[k] for k in group], ctx.time_limit,
                                      ctx.work_dir, ctx.sandboxed, alone, process_ready, slots)
         again, shared_hang = take_outcomes(ctx, group, outcomes, [alone] * len(group), lab_problem, runs, hang,
@@ -224,9 +224,9 @@ def run_all(ctx, lab_problem):
 
 def run_alone(ctx, ks, lab_problem, runs, hang):
     """Cases ks with the GPU held alone once for all of them, in one process started, and its context
-    made, before the hold (harness.start_runs)."""
-    started = harness.start_runs(ctx.lab, ctx.program, [[ctx.cases[k] for k in ks]], ctx.time_limit,
-                                 ctx.work_dir, ctx.sandboxed)
+    made, before the hold (harness.start_run)."""
+    started = [harness.start_run(ctx.lab, ctx.program, [ctx.cases[k] for k in ks], ctx.time_limit,
+                                 ctx.work_dir, ctx.sandboxed)]
     try:
         with gpushare.gate().held(True) as waited:
             run_in_turn(ctx, ks, lab_problem, True, runs, hang, started)

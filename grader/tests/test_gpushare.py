@@ -255,6 +255,37 @@ class GateTest(unittest.TestCase):
                 t.join()
             self.assertFalse(self.line.overlap(0, 1), "two runs of one slot beside another process's three of four")
 
+    def test_a_thread_holding_the_gpu_alone_takes_no_place_among_those_waiting_for_it(self):
+        """A fresh process after a crash, started within the submission's hold alone: it would wait for
+        its own hold."""
+        gate = self.gate(4)
+        with gate.held(True):
+            self.assertIsNone(gate.ready())
+
+    def test_few_processes_wait_for_a_run_alone(self):
+        """At most READY_BEFORE_ALONE places, over the threads of this process and other processes: a
+        CUDA context costs more for every process alive on the GPU."""
+        gate = self.gate(4)
+        places = [gate.ready() for _ in range(gpushare.READY_BEFORE_ALONE)]
+        got = []
+        waiter = threading.Thread(target=lambda: got.append(gate.ready()))
+        waiter.start()
+        waiter.join(HOLD)
+        self.assertEqual(got, [], "a place beyond READY_BEFORE_ALONE")
+        script = ("import sys; sys.path.insert(0, %r)\n"
+                  "from gradelib import gpushare\n"
+                  "gpushare.Gate(4, folder=%r).ready()\n"
+                  % (os.path.dirname(os.path.dirname(gpushare.__file__)), self.tmp.name))
+        other = subprocess.Popen([sys.executable, "-c", script])
+        with self.assertRaises(subprocess.TimeoutExpired):
+            other.wait(HOLD)  # another process waits too
+        places.pop()()
+        waiter.join(5)
+        self.assertEqual(len(got), 1, "a place let go is taken")
+        places.pop()()
+        self.assertEqual(other.wait(5), 0)
+        got[0]()
+
     def test_a_holder_that_dies_releases_the_gpu(self):
         script = ("import os, sys; sys.path.insert(0, %r)\n"
                   "from gradelib import gpushare\n"

@@ -508,23 +508,25 @@ class CaseLimitsTest(FakeHarnessBase):
 
 
 class StartedRunTest(FakeHarnessBase):
-    """A run alone is started before the GPU is held (harness.start_runs): its process makes its
+    """A run alone is started before the GPU is held (harness.start_run): its process makes its
     context with the GPU shared, then waits for its cases; they run, and its time limit counts, from
     when they are handed over. A process that does not get that far is not used."""
 
     def start(self, body, timeout, first_line=NONCE_FIRST):
         program = self.write_program(self.tmp.name, body, first_line)
-        return program, harness.start_runs(self.lab, program, [[{"case": 1}, {"case": 2}]], timeout, self.tmp.name)[0]
+        return program, harness.start_run(self.lab, program, [{"case": 1}, {"case": 2}], timeout, self.tmp.name)
 
     def test_the_cases_wait_until_they_are_handed_over(self):
         ran = os.path.join(self.tmp.name, "ran")
         program, started = self.start("open(%r, 'a').write('ran')\n" % ran + WRITE_CLEAN, timeout=1)
         self.assertIsNotNone(started)
+        self.assertIsNotNone(started.ready, "it waits among the few processes ready for a run alone")
         time.sleep(1.5)  # longer than the time limit: the wait is not the run's
         self.assertFalse(os.path.exists(ran), "a case ran before its run was handed its cases")
         with gpushare.gate().held(True):
             outcomes = harness.run_cases(self.lab, program, [{"case": 1}, {"case": 2}], 1, self.tmp.name,
                                          alone=True, started=started)
+        self.assertIsNone(started.ready, "its place let go once it was handed its cases")
         self.assertEqual([(o.state, o.doc["value"], o.why) for o in outcomes], [(harness.DONE, 42, None)] * 2)
         with open(ran) as f:
             self.assertEqual(f.read(), "ranran")
@@ -535,7 +537,7 @@ class StartedRunTest(FakeHarnessBase):
         self.assertGreater(costs["held_s"], 0, costs)
 
     def test_the_wait_to_start_counts_as_wait(self):
-        """start_runs waits for the GPU shared (here, held alone by another run for 0.5 s): that wait is
+        """start_run waits for the GPU shared (here, held alone by another run for 0.5 s): that wait is
         the first run's wait too."""
         holding = threading.Event()
 
@@ -575,11 +577,11 @@ class StartedRunTest(FakeHarnessBase):
         self.lab = fake_lab()
         self.lab.harness.case_keys = ["timing"]
         self.lab.make_cases = lambda rng: [{"case": 1}, {"case": 2, "timing": 1}]
-        with mock.patch.object(harness, "start_runs", wraps=harness.start_runs) as start_runs:
+        with mock.patch.object(harness, "start_run", wraps=harness.start_run) as start_run:
             runs, value = self.grade_with(body)
         self.assertEqual((runs.status, value.status), (chk.PASSED, chk.PASSED), runs.message)
-        self.assertEqual(start_runs.call_count, 1)
-        self.assertEqual(start_runs.call_args[0][2], [[{"case": 1}]])
+        self.assertEqual(start_run.call_count, 1)
+        self.assertEqual(start_run.call_args[0][2], [{"case": 1}])
 
 
 class OneProcessTest(FakeHarnessBase):
@@ -618,10 +620,10 @@ class OneProcessTest(FakeHarnessBase):
         slow = SlowToHoldAlone()
         body = "open(%r, 'a').write('%%d\\n' %% os.getpid())\n" % pids + WRITE_CLEAN
         with mock.patch.object(gpushare, "gate", lambda: slow), \
-                mock.patch.object(harness, "start_runs", wraps=harness.start_runs) as start_runs:
+                mock.patch.object(harness, "start_run", wraps=harness.start_run) as start_run:
             runs, value = self.grade_with(body, timeout=1)
         self.assertEqual((runs.status, value.status), (chk.PASSED, chk.PASSED), runs.message)
-        self.assertEqual(start_runs.call_count, 0)
+        self.assertEqual(start_run.call_count, 0)
         with open(pids) as f:
             self.assertEqual(len(set(f.read().split())), 1, "one process ran every case")
         self.assertEqual([r.alone for r in self.ctx.runs], [False, True, False])
@@ -752,12 +754,12 @@ class MemorySlotsTest(FakeHarnessBase):
         """Every case times something (Lab 05): one process, started before the GPU is held alone."""
         self.lab.harness.case_keys = ["timing"]
         self.lab.make_cases = lambda rng: [{"case": 1, "timing": 1}, {"case": 2, "timing": 1}]
-        with mock.patch.object(harness, "start_runs", wraps=harness.start_runs) as start_runs:
+        with mock.patch.object(harness, "start_run", wraps=harness.start_run) as start_run:
             held = self.held(WRITE_CLEAN)
         runs, value = self.graded
         self.assertEqual((runs.status, value.status), (chk.PASSED, chk.PASSED), runs.message)
         self.assertEqual(held, [[([1, 2], True, 1)]])
-        self.assertEqual(start_runs.call_count, 1)
+        self.assertEqual(start_run.call_count, 1)
 
     def test_after_a_shared_hang_the_cases_of_more_slots_wait_for_the_run_alone(self):
         """A submission that hung in a shared case does not hang again, holding more slots, in the

@@ -160,13 +160,13 @@ class RunUnderStartedTest(unittest.TestCase):
 
     def test_its_time_leaves_out_the_wait_for_its_hold(self):
         """The run sits with its context made while another holds the GPU alone: that is its wait, not its time."""
-        started = harness.start_runs
+        started = harness.start_run
 
         def start_then_wait(*args, **kwargs):  # another grader holds the GPU alone for 1 s meanwhile
-            runs = started(*args, **kwargs)
+            run = started(*args, **kwargs)
             time.sleep(1.0)
-            return runs
-        with mock.patch.object(harness, "start_runs", start_then_wait):
+            return run
+        with mock.patch.object(harness, "start_run", start_then_wait):
             result = self.run_alone()
         self.assertEqual(result.verdict, process.OK, result.output)
         self.assertLess(result.costs["total_s"], result.seconds - 0.9)

@@ -549,7 +549,7 @@ class SuiteRunsSummary(unittest.TestCase):
         self.assertEqual(got["contexts_per_grader"], {"a": 2})
 
     def test_a_run_started_before_its_hold_counts_from_its_cases(self):
-        """harness.start_runs: the process made its context before the hold; held_s is the hold, and only
+        """harness.start_run: the process made its context before the hold; held_s is the hold, and only
         its exit counts among start, context and exit."""
         lines = [json.dumps({"program": "a", "spawned_s": 1.0, "alone": True, "started_before": True, "seconds": 9.0,
                              "held_s": 2.0, "verdict": "ok",
