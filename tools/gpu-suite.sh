@@ -77,12 +77,14 @@ cost_status=- memcheck_status=- walk_status=- latency_status=-
 
 { nvidia-smi --query-gpu=name,compute_cap,driver_version,memory.total --format=csv; nvcc --version | tail -n 2; } \
     > "$LOGS/machine.txt" 2>&1
-timeout 120 make doctor > "$LOGS/doctor.txt" 2>&1
+# Two calls side by side build the same objects of this checkout (nvcc's --keep files among them): one at a time.
+built_alone() { flock build/.gpu-suite-build.lock "$@"; }
+built_alone timeout 120 make doctor > "$LOGS/doctor.txt" 2>&1
 cp build/probe/sm_*/probe.json "$LOGS/probe.json" 2>/dev/null
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
 every_gpu=$(seq 0 $((gpus - 1)) | paste -sd' ')  # their CUDA_VISIBLE_DEVICES entries: "0 1 2 3"
 if wants tests all; then
-timeout 300 make all > "$LOGS/build-all.log" 2>&1; build_status=$?
+built_alone timeout 300 make all > "$LOGS/build-all.log" 2>&1; build_status=$?
 
 # Tests side by side: the grader's GPU gate (gradelib/gpushare.py) lets runs that time nothing share the
 # GPU and gives a timing run the GPU alone, across every test's grader. On a host with several GPUs, each
