@@ -21,7 +21,8 @@ one gate. Within one process, a semaphore keeps to the same number of shared run
 A process started before its run alone (harness.start_run) makes its CUDA context with the GPU shared
 and then waits for the run alone, its context made. At most READY_BEFORE_ALONE processes per GPU wait
 so (ready): every CUDA context made costs more for each process alive on the GPU (measured: RESULTS.md,
-"Lab 05's class: its memcheck run alone").
+"Lab 05's class: its memcheck run alone"; with the places, "Lab 05's class: few processes wait for a
+run alone").
 
 KIT_GPU_SHARERS=N sets how many shared runs may hold the GPU at once (1: every run has it alone,
 one at a time, as on a GPU that other people use too).
