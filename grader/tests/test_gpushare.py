@@ -268,23 +268,28 @@ class GateTest(unittest.TestCase):
         gate = self.gate(4)
         places = [gate.ready() for _ in range(gpushare.READY_BEFORE_ALONE)]
         got = []
-        waiter = threading.Thread(target=lambda: got.append(gate.ready()))
+        waiter = threading.Thread(target=lambda: got.append(gate.ready()), daemon=True)
         waiter.start()
-        waiter.join(HOLD)
-        self.assertEqual(got, [], "a place beyond READY_BEFORE_ALONE")
         script = ("import sys; sys.path.insert(0, %r)\n"
                   "from gradelib import gpushare\n"
                   "gpushare.Gate(4, folder=%r).ready()\n"
                   % (os.path.dirname(os.path.dirname(gpushare.__file__)), self.tmp.name))
         other = subprocess.Popen([sys.executable, "-c", script])
-        with self.assertRaises(subprocess.TimeoutExpired):
-            other.wait(HOLD)  # another process waits too
-        places.pop()()
-        waiter.join(5)
-        self.assertEqual(len(got), 1, "a place let go is taken")
-        places.pop()()
-        self.assertEqual(other.wait(5), 0)
-        got[0]()
+        try:
+            waiter.join(HOLD)
+            self.assertEqual(got, [], "a place beyond READY_BEFORE_ALONE in this process")
+            with self.assertRaises(subprocess.TimeoutExpired):
+                other.wait(HOLD)  # nor in another
+            for let_go in places:
+                let_go()
+            waiter.join(5)
+            self.assertEqual(len(got), 1, "a place let go is taken")
+            self.assertEqual(other.wait(5), 0)
+            got[0]()
+        finally:
+            if other.poll() is None:
+                other.kill()
+                other.wait()
 
     def test_a_holder_that_dies_releases_the_gpu(self):
         script = ("import os, sys; sys.path.insert(0, %r)\n"
