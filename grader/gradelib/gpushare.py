@@ -139,15 +139,16 @@ class Gate:
         finally:
             os.close(fd)
 
-    def _slots(self, slots):
-        """slots of the count slot locks, shared by every process on this machine: any that are free, from
-        the top; where fewer are free, none is kept while the run waits for one of them (pid % count)
-        to be let go, and it looks again (no two runs can wait for each other)."""
-        fds = [self._open("slot-%d" % k) for k in range(self.count)]
-        taken = []
+    def _slots(self, slots, name="slot", count=None, poll_s=0.05):
+        """slots of the count (default: the gate's) lock files name-k, shared by every process on this
+        machine: any that are free, from the top; where fewer are free, none is kept (no two runs can
+        wait for each other) and it looks again every poll_s, among all of them (a process that waited
+        for one of them would miss another let go meanwhile)."""
+        fds = [self._open("%s-%d" % (name, k)) for k in range(count or self.count)]
         kept = []  # what is returned; on an exception, nothing (closing a lock file lets its lock go)
         try:
             while True:
+                taken = []
                 for fd in reversed(fds):
                     try:
                         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -159,13 +160,7 @@ class Gate:
                         return kept
                 for fd in taken:
                     fcntl.flock(fd, fcntl.LOCK_UN)
-                taken = []
-                waited = fds[os.getpid() % self.count]
-                fcntl.flock(waited, fcntl.LOCK_EX)
-                if slots == 1:
-                    kept = [waited]
-                    return kept
-                fcntl.flock(waited, fcntl.LOCK_UN)
+                time.sleep(poll_s)
         finally:
             for fd in fds:
                 if fd not in kept:
@@ -189,26 +184,6 @@ class Gate:
                 self._free_in_process += slots
                 self._slots_changed.notify_all()
 
-    def _first_free(self, name, count, poll_s=0.05):
-        """One of the count lock files name-k, taken: the first found free, looked for every poll_s (a
-        process that waited for one of them would miss another let go meanwhile)."""
-        fds = [self._open("%s-%d" % (name, k)) for k in range(count)]
-        kept = None
-        try:
-            while True:
-                for fd in fds:
-                    try:
-                        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    except BlockingIOError:
-                        continue
-                    kept = fd
-                    return fd
-                time.sleep(poll_s)
-        finally:
-            for fd in fds:
-                if fd != kept:
-                    os.close(fd)
-
     def ready(self):
         """A place among the READY_BEFORE_ALONE processes of this GPU that may wait, their contexts made,
         for a run alone: a function that lets it go, to call once the run holds the GPU (or is not used);
@@ -218,7 +193,7 @@ class Gate:
             return None
         self._ready_in_process.acquire()
         try:
-            fd = self._first_free("ready", READY_BEFORE_ALONE)
+            fd, = self._slots(1, "ready", READY_BEFORE_ALONE)
         except BaseException:
             self._ready_in_process.release()
             raise

@@ -255,6 +255,34 @@ class GateTest(unittest.TestCase):
                 t.join()
             self.assertFalse(self.line.overlap(0, 1), "two runs of one slot beside another process's three of four")
 
+    def test_a_slot_let_go_is_taken_by_another_process_whichever_it_is(self):
+        """A shared run of another process waits for any slot, not one of its own choosing: here the
+        slot let go is the one its pid would not pick (pid % count), and the other stays held."""
+        gate = self.gate(2)
+        held = []
+        for k in range(2):
+            fd = gate._open("slot-%d" % k)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            held.append(fd)
+        script = ("import sys; sys.path.insert(0, %r)\n"
+                  "from gradelib import gpushare\n"
+                  "with gpushare.Gate(2, folder=%r).held(False):\n"
+                  "    print('holding', flush=True)\n"
+                  % (os.path.dirname(os.path.dirname(gpushare.__file__)), self.tmp.name))
+        other = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, universal_newlines=True)
+        try:
+            time.sleep(HOLD)
+            os.close(held.pop(1 - other.pid % 2))
+            self.assertEqual(other.wait(5), 0)
+            self.assertEqual(other.stdout.read().strip(), "holding")
+        finally:
+            for fd in held:
+                os.close(fd)
+            if other.poll() is None:
+                other.kill()
+                other.wait()
+            other.stdout.close()
+
     def test_a_thread_holding_the_gpu_alone_takes_no_place_among_those_waiting_for_it(self):
         """A fresh process after a crash, started within the submission's hold alone: it would wait for
         its own hold."""
