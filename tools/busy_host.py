@@ -41,12 +41,12 @@ def spinner():
 
 
 def context_loop(probe):
-    """The probe again and again, each run through the grader's gate holding the GPU shared, as every
-    run of the kit's graders does: it waits while a run has the GPU alone."""
+    """The probe again and again, each run holding the GPU shared as the grader's probe does (every GPU's
+    gate): it waits while a run has a GPU alone."""
     loop = ("import sys; sys.path.insert(0, %r)\n"
             "from gradelib import gpushare, process\n"
             "while True:\n"
-            "    with gpushare.gate().held(False):\n"
+            "    with gpushare.every_gpu_shared():\n"
             "        process.run_bounded([%r, '--json', '/dev/null'], 60)\n")
     loop %= (os.path.join(KIT_ROOT, "grader"), probe)
     return [sys.executable, "-c", loop, MARK]

@@ -84,11 +84,11 @@ def _probe(sandboxed, token=None):
     if sandboxed:
         argv = sandbox.wrap(sandbox.Policy(read_only=[build_dir], writable=[run_dir], devices=sandbox.gpu_devices(),
                                            cwd=run_dir, env=env), argv)
-    # The grader's GPU is probed through its gate, shared, like a harness run: a grader starting beside a
-    # timing run that has the GPU alone waits for it, and does not put its context and launch in its way.
-    # (A GPU picked among several is known to its gate only by the bus id the probe reports.)
+    # The probe holds the GPU shared, like a harness run: a grader starting beside a timing run that has
+    # the GPU alone waits for it, and does not put its context and launch in its way. Its gate is known
+    # only by the bus id the probe reports, so it holds every GPU's.
     from . import gpushare  # here: gpushare imports this module
-    with gpushare.gate().held(False) if token is None else contextlib.nullcontext():
+    with gpushare.every_gpu_shared():
         ran = process.run_bounded(argv, PROBE_TIMEOUT, cwd=run_dir, env=env and dict(os.environ, **env))
     try:
         with open(result_path) as f:

@@ -27,13 +27,15 @@ run alone").
 KIT_GPU_SHARERS=N sets how many shared runs may hold the GPU at once (1: every run has it alone,
 one at a time, as on a GPU that other people use too).
 
-On a host with several GPUs each has a gate of its own (a folder named after its PCI bus id, which
-names it for every grader whatever CUDA_VISIBLE_DEVICES they were given). A grading holds one GPU
-(on_gpu, for the thread that grades it): its runs go through that GPU's gate and see only that GPU
-(run_env, the sandbox's env).
+Each GPU has a gate of its own (a folder named after its PCI bus id, which names it for every grader
+whatever CUDA_VISIBLE_DEVICES they were given: a grader that sees one GPU of several and one that picked
+it among them share its gate). A grading holds one GPU (on_gpu, for the thread that grades it): its runs
+go through that GPU's gate and, where the grader picked it among several, see only that GPU (run_env,
+the sandbox's env). The probe that names a GPU holds every gate shared (every_gpu_shared).
 """
 import contextlib
 import fcntl
+import glob
 import os
 import re
 import tempfile
@@ -69,12 +71,25 @@ def slots_for(gpu_bytes):
 
 
 def gate_dir(info=None):
-    """The gate's lock files: one folder per user and machine, outside any kit checkout; one per GPU
-    where the grader picked one among several (info: its gpu.GpuInfo)."""
+    """The gate's lock files: one folder per user, machine and GPU, outside any kit checkout, named after
+    the GPU's PCI bus id (info: its gpu.GpuInfo), which names it for every grader whatever
+    CUDA_VISIBLE_DEVICES they were given; the machine's own folder where no GPU is known."""
     folder = os.path.join(tempfile.gettempdir(), "cdp-kit-gpu-gate-%d" % os.getuid())
-    if info is None or info.token is None:
-        return folder
-    return folder + "-" + re.sub(r"[^0-9A-Za-z]", "_", info.pci_bus_id or info.token)
+    name = info is not None and (info.pci_bus_id or info.token)
+    return folder + "-" + re.sub(r"[^0-9A-Za-z]", "_", name) if name else folder
+
+
+@contextlib.contextmanager
+def every_gpu_shared():
+    """Every gate of this machine (each GPU's that a grader used) held shared, for the body: for a CUDA
+    program that cannot know its GPU's gate before it runs (the kit's probe, which reports the bus id), so
+    that it makes no context beside a run that has any GPU alone."""
+    base = gate_dir()
+    folders = sorted(f for f in glob.glob(glob.escape(base) + "*") if f == base or f.startswith(base + "-"))
+    with contextlib.ExitStack() as stack:
+        for folder in folders:
+            stack.enter_context(Gate(1, folder).held(False))
+        yield
 
 
 # .alone: this thread holds the GPU alone, through whichever gate (one per sharers() count and GPU; those
@@ -253,10 +268,10 @@ def gate():
 
 @contextlib.contextmanager
 def on_gpu(info):
-    """This thread's harness runs, for the body, on the GPU info (a gpu.GpuInfo picked among several:
-    its gate, and only it visible to them); info None or of no token: as the grader sees the GPU."""
+    """This thread's harness runs, for the body, on the GPU info (a gpu.GpuInfo): its gate, and where the
+    grader picked it among several (its token), only it visible to them."""
     before = getattr(_this_thread, "gpu", None)
-    _this_thread.gpu = info if info is not None and info.token is not None else None
+    _this_thread.gpu = info
     try:
         yield
     finally:
@@ -266,7 +281,7 @@ def on_gpu(info):
 def visible_env():
     """The variables a harness run of this thread gets for its GPU ({} where the grader picked none)."""
     info = getattr(_this_thread, "gpu", None)
-    return {} if info is None else {gpu.VISIBLE: info.token}
+    return {} if info is None or info.token is None else {gpu.VISIBLE: info.token}
 
 
 def run_env():

@@ -506,16 +506,18 @@ class SeveralGpusTest(unittest.TestCase):
         self.assertEqual(len({default.folder, gate_a.folder, gate_b.folder}), 3)
         self.assertTrue(gate_a.folder.endswith("-0000_01_00_0"))
         self.assertIs(gpushare.gate(), default)
-        # a GPU of no token (the only one, as the grader sees it) keeps the machine's one gate
+        # a GPU of no token (the only one the grader sees, CUDA_VISIBLE_DEVICES=0 on this host) has the
+        # gate of its bus id, as for a grader that picked it among several; its runs see what the grader sees
         with gpushare.on_gpu(_gpu(None, "0000:01:00.0")):
-            self.assertEqual(gpushare.gate().folder, default.folder)
+            self.assertIs(gpushare.gate(), gate_a)
             self.assertEqual(gpushare.visible_env(), {})
+            self.assertIsNone(gpushare.run_env())
 
 
 @contextlib.contextmanager
-def probe_machine(fake_run, gate=None):
+def probe_machine(fake_run):
     """gpu._probe on a machine faked down to its probe's run (fake_run(argv, timeout, cwd, env) writes
-    cwd/probe.json): a driver, the probe built, the sandbox a no-op; gate: the GPU's gate, where given."""
+    cwd/probe.json): a driver, the probe built, the sandbox a no-op."""
     from gradelib import gpu as gpu_mod
     with tempfile.TemporaryDirectory() as build_root, contextlib.ExitStack() as stack:
         for patch in (mock.patch.object(gpu_mod, "driver_present", return_value=True),
@@ -527,8 +529,6 @@ def probe_machine(fake_run, gate=None):
                       mock.patch.object(gpu_mod.sandbox, "wrap", side_effect=lambda policy, argv: argv),
                       mock.patch.object(gpu_mod.process, "run_bounded", side_effect=fake_run)):
             stack.enter_context(patch)
-        if gate is not None:
-            stack.enter_context(mock.patch.object(gpushare, "gate", return_value=gate))
         os.makedirs(os.path.join(build_root, "probe", "sm_90"))
         yield gpu_mod
 
@@ -556,25 +556,34 @@ class ProbeReasonTest(unittest.TestCase):
 
 
 class ProbeGateTest(unittest.TestCase):
-    def test_the_probe_of_the_grader_s_gpu_shares_the_gate(self):
-        """The probe's context and launch go through the gate, shared: while it runs, no run holds the
-        GPU alone (a timing run that has it waits for nothing else's work)."""
-        seen = []
+    def test_the_probe_holds_every_gpu_shared(self):
+        """The probe's context and launch go through every GPU's gate, shared (it learns which GPU it ran on
+        only from its own report): while it runs, no run holds any GPU alone (a timing run that has one
+        waits for nothing else's work). So for a GPU picked among several (a token) too."""
+        with tempfile.TemporaryDirectory() as tmp:
+            base = os.path.join(tmp, "gate")
+            folders = [base, base + "-0000_01_00_0", base + "-0000_02_00_0"]
+            for folder in folders + [base + "0-another-user"]:
+                os.makedirs(folder)
+            seen = []
 
-        def fake_run(argv, timeout, cwd=None, env=None):
-            fd = os.open(os.path.join(gate_folder, "gpu"), os.O_RDWR | os.O_CREAT, 0o600)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                seen.append("the GPU could be held alone")
-            except BlockingIOError:
-                seen.append("shared")
-            finally:
-                os.close(fd)
-            with open(os.path.join(cwd, "probe.json"), "w") as f:
-                f.write('{"gpu": true, "dp_ok": true, "device": {"name": "fake"}}')
-            return mock.Mock(describe=lambda *a: "exited", output="")
-        with tempfile.TemporaryDirectory() as gate_folder, \
-                probe_machine(fake_run, gpushare.Gate(4, folder=gate_folder)) as gpu_mod:
-            info = gpu_mod._probe(False)
-        self.assertTrue(info.available, info.reason)
-        self.assertEqual(seen, ["shared"])
+            def fake_run(argv, timeout, cwd=None, env=None):
+                for folder in folders + [base + "0-another-user"]:
+                    fd = os.open(os.path.join(folder, "gpu"), os.O_RDWR | os.O_CREAT, 0o600)
+                    try:
+                        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                        seen.append((os.path.basename(folder), "could be held alone"))
+                    except BlockingIOError:
+                        seen.append((os.path.basename(folder), "shared"))
+                    finally:
+                        os.close(fd)
+                with open(os.path.join(cwd, "probe.json"), "w") as f:
+                    f.write('{"gpu": true, "dp_ok": true, "device": {"name": "fake"}}')
+                return mock.Mock(describe=lambda *a: "exited", output="")
+            with mock.patch.object(gpushare, "gate_dir", lambda info=None: base), probe_machine(fake_run) as gpu_mod:
+                for token in (None, "1"):
+                    del seen[:]
+                    info = gpu_mod._probe(False, token)
+                    self.assertTrue(info.available, info.reason)
+                    self.assertEqual(seen, [("gate", "shared"), ("gate-0000_01_00_0", "shared"),
+                                            ("gate-0000_02_00_0", "shared"), ("gate0-another-user", "could be held alone")])
