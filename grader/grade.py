@@ -26,7 +26,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from gradelib import archives, batch, build, feedback, grading, sandbox  # noqa: E402
+from gradelib import archives, batch, build, failures, feedback, grading  # noqa: E402
 from gradelib import checks as chk  # noqa: E402
 from gradelib import exits  # noqa: E402
 from gradelib import gpu as gpu_mod  # noqa: E402
@@ -190,7 +190,7 @@ def _grade(args, labs, scratch):
     for lab in labs:
         try:
             rep = grade_lab(lab, submission, seed, timeout=args.timeout, gpu=gpu, sandboxed=sandboxed)
-        except sandbox.SandboxFailed as err:
+        except failures.MACHINE_PROBLEMS as err:
             print("grade.py: %s" % err, file=sys.stderr)
             return exits.FAILED
         reports.append(rep)

@@ -31,7 +31,9 @@ Written under --out (default: grading/<lab>/):
   batch.json          the batch's lab, seed, kit version, shard, the ids it covers and the refusals
 Records are written as each submission finishes, so an interrupted batch loses nothing already
 graded; a re-run skips a submission graded with the same kit version, seed and files unless
---regrade.
+--regrade, or unless it was not graded (a grader error). A grader error (a check that raised, or what
+this machine could not do: a sandbox not made under load) is graded once more, GRADE_AGAIN_AFTER_S
+later; its record keeps the first attempt's problem.
 
 Exit status (batch and merge), the order of grade.py's own: 1 when something could not be graded (an
 entry refused, a grader error, a submission with no record), else 77 when runtime checks were not run
@@ -50,7 +52,7 @@ import time
 import traceback
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
-from . import build, exits, feedback, paths, report, sheets
+from . import build, exits, failures, feedback, paths, report, sheets
 from . import checks as chk
 from . import gpu as gpu_mod
 from . import registry
@@ -139,6 +141,7 @@ def grade_submission(lab, sub, files, batch_seed, version, gpu, timeout, scratch
     max_score = lab.max_score
     scratch = tempfile.mkdtemp(prefix="sub-", dir=scratch_root)
     started = time.monotonic()
+    page = None  # the graded report's page; where none was made, the text's
     try:
         lab_dir = build.find_submission_dir(lab.name, sub.open(scratch))
         rep = grade_lab(lab, lab_dir, record["seed"], timeout=timeout, gpu=gpu, sandboxed=sandboxed)
@@ -146,6 +149,9 @@ def grade_submission(lab, sub, files, batch_seed, version, gpu, timeout, scratch
                       checks={r.name: r.score for r in rep.results}, report=rep.to_dict(),
                       runtime_not_run=bool(chk.lacked(rep.results)), costs=rep.costs())
         record["report"]["submission"] = record["source"]
+        if record["verdict"] == GRADER_ERROR:
+            record["problem"] = "\n".join("%s: %s" % (r.name, r.message) for r in rep.results
+                                           if r.failure == failures.GRADER_BUG)
         text = report.lab_text(rep).replace(rep.submission_dir_label, record["source"])
         scores = report.gradescope([rep], record["seed"], gpu)
         page = feedback.page_with_figure(rep, _feedback_heading(lab, sub_id), [_feedback_meta(record)],
@@ -154,6 +160,10 @@ def grade_submission(lab, sub, files, batch_seed, version, gpu, timeout, scratch
         text = "The submission %s could not be graded: %s." % (record["source"], err)
         record.update(verdict=BAD_ARCHIVE, score=0, max_score=max_score, problem=str(err))
         scores = _failure_gradescope(text, max_score)
+    except failures.MACHINE_PROBLEMS as err:
+        text = "This machine could not grade the submission (not the submission's doing): %s" % err
+        record.update(verdict=GRADER_ERROR, score=0, max_score=max_score, problem=text)
+        scores = _failure_gradescope(text, max_score)
     except Exception:  # a grader bug must cost one row, never the batch
         text = "The grader failed on this submission (a bug in the grader):\n" + traceback.format_exc(limit=4)
         record.update(verdict=GRADER_ERROR, score=0, max_score=max_score, problem=text)
@@ -161,7 +171,7 @@ def grade_submission(lab, sub, files, batch_seed, version, gpu, timeout, scratch
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     record["seconds"] = round(time.monotonic() - started, 2)
-    if "report" not in record:
+    if page is None:
         page = feedback.text_page(_feedback_heading(lab, sub_id), [_feedback_meta(record)], text,
                                   (record["score"], record["max_score"]) if record["verdict"] == BAD_ARCHIVE else None)
     return record, scores, _feedback(lab, sub_id, record, text), page
@@ -293,24 +303,35 @@ def _read_roster(path):
 def _to_grade(mine, records, batch_seed, version, regrade, sandboxed=True):
     """[(submission, fingerprint)] of the submissions that need grading: all with regrade, else those
     whose record is missing or was made with another kit version, seed or files, or without the sandbox
-    when this batch has it."""
+    when this batch has it, or that were not graded (a grader error)."""
     todo = []
     for sub in mine:
         old = records.get(sub.id) or {}
         files = sub.fingerprint()
         if (not regrade and old.get("kit_version") == version and old.get("fingerprint") == files
                 and old.get("seed") == submission_seed(batch_seed, sub.id)
-                and (old.get("sandboxed") or not sandboxed)):
+                and (old.get("sandboxed") or not sandboxed) and old.get("verdict") != GRADER_ERROR):
             continue
         todo.append((sub, files))
     return todo
 
 
+GRADE_AGAIN_AFTER_S = 5  # a grader error's second attempt: the machine's trouble of a moment has passed
+
+
 def _grade_on_a_gpu(gpus, lab, sub, files, batch_seed, version, timeout, scratch_root, sandboxed):
     """grade_submission on the GPU of gpus (a gpu.GpuPool) that has the fewest submissions of this
-    batch on it."""
+    batch on it; a grader error once more, GRADE_AGAIN_AFTER_S later, its record keeping the first
+    attempt's problem."""
     with gpus.checkout() as picked:
-        return grade_submission(lab, sub, files, batch_seed, version, picked, timeout, scratch_root, sandboxed)
+        graded = grade_submission(lab, sub, files, batch_seed, version, picked, timeout, scratch_root, sandboxed)
+        if graded[0]["verdict"] != GRADER_ERROR:
+            return graded
+        first = graded[0]["problem"]
+        time.sleep(GRADE_AGAIN_AFTER_S)
+        graded = grade_submission(lab, sub, files, batch_seed, version, picked, timeout, scratch_root, sandboxed)
+        graded[0]["first_attempt"] = first
+        return graded
 
 
 def _grade_all(lab, todo, out, records, batch_seed, version, gpus, args, progress):

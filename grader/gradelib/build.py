@@ -156,8 +156,8 @@ def kit_build_lock():
 
 def make_kit_objects(lab_name, cuda_arch):
     """Build (or find up to date) the kit-owned objects a lab's programs link, outside any sandbox, once
-    per grader run: a sandboxed build sees them read-only and cannot change them. Raises RuntimeError
-    when they do not build (a kit or toolkit problem, never a student's)."""
+    per grader run: a sandboxed build sees them read-only and cannot change them. Raises
+    failures.MachineProblem when they do not build (a kit or toolkit problem, never a student's)."""
     with _kit_objects_lock:  # a batch's builds share them
         if (lab_name, cuda_arch) in _kit_objects_made:
             return
@@ -166,7 +166,7 @@ def make_kit_objects(lab_name, cuda_arch):
         if made.ok:
             _kit_objects_made.add((lab_name, cuda_arch))
     if not made.ok:
-        raise RuntimeError("the kit's own objects for %s did not build (%s):\n%s"
+        raise failures.MachineProblem("the kit's own objects for %s did not build (%s):\n%s"
                            % (lab_name, made.describe(BUILD_TIMEOUT), compiler_errors(made.output)))
 
 

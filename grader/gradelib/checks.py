@@ -10,6 +10,8 @@ scores on its own, and a failed check may earn a fraction of its points.
 import time
 import traceback
 
+from . import failures
+
 PASSED = "passed"
 FAILED = "failed"
 SKIPPED = "skipped"
@@ -151,10 +153,12 @@ def _result(check, results, ctx, no_gpu_reason):
 def _evaluate(check, ctx):
     try:
         outcome = check.func(ctx)
+    except failures.MACHINE_PROBLEMS:
+        raise  # the machine's, not the submission's: no check's result
     except Exception:  # a grader bug must not cost the other checks
         return CheckResult(check, FAILED, 0,
                            "the grader could not evaluate this check (a bug in the grader):\n"
-                           + traceback.format_exc(limit=3))
+                           + traceback.format_exc(limit=3), failure=failures.GRADER_BUG)
     if outcome.status == PASSED:
         score = check.points
     elif outcome.status == FAILED:

@@ -15,14 +15,17 @@ POINTS_LOST = "points lost"
 NOT_RUN_NO_GPU = "runtime not run (no GPU)"
 NOT_RUN_LACKING = "checks not run (no %s)"  # % what the machine lacks (a tool: compute-sanitizer)
 BAD_ARCHIVE = "bad archive"
-GRADER_ERROR = "grader error"
+GRADER_ERROR = failures.VERDICTS[failures.GRADER_BUG]  # or this machine's trouble (gradelib.batch)
 NOT_GRADED = "not graded"
 REFUSED = "refused: "  # + the reason an entry of the class folder is no submission (gradelib.archives)
 
 
 def verdict_of(rep):
     """One short phrase for the score sheet: what happened to the submission, read from the failure
-    kinds the kit's checks return (gradelib.failures), never from the words of their messages."""
+    kinds the kit's checks return (gradelib.failures), never from the words of their messages. A check
+    that raised (a grader bug) leaves the submission ungraded, whatever the others found."""
+    if any(r.failure == failures.GRADER_BUG for r in rep.results):
+        return GRADER_ERROR
     for name in (COMPILES, RUNS_CLEANLY):
         result = next(r for r in rep.results if r.name == name)
         if result.status == chk.FAILED:

@@ -325,13 +325,85 @@ class VerdictTest(unittest.TestCase):
         kinds = {v for k, v in vars(failures).items() if k.isupper() and isinstance(v, str)}
         self.assertEqual(kinds, set(failures.VERDICTS))
         build_kinds = {failures.MISSING_FILE, failures.REFUSED_FILE, failures.COMPILE_ERROR, failures.REFUSED_CODE}
-        self.assertEqual(set(failures.RUN_ORDER), kinds - build_kinds)
+        self.assertEqual(set(failures.RUN_ORDER), kinds - build_kinds - {failures.GRADER_BUG})
+
+    def test_a_check_that_raised_leaves_the_submission_ungraded(self):
+        """Whichever check it was, and whatever "compiles" found: the sheet says grader error (its row is
+        no grade, the batch's status is 1, and the batch grades it again), never a KeyError."""
+        bug = dict(message="the grader could not evaluate this check", failure=failures.GRADER_BUG)
+        self.assertEqual(self.verdict(_Result(COMPILES, chk.FAILED, **bug)), sheets.GRADER_ERROR)
+        built = _Result(COMPILES, chk.PASSED, 1)
+        self.assertEqual(self.verdict(built, _Result(RUNS_CLEANLY, chk.FAILED, **bug)), sheets.GRADER_ERROR)
+        self.assertEqual(self.verdict(built, rest=[_Result("x", chk.FAILED, **bug)]), sheets.GRADER_ERROR)
+        self.assertEqual(self.verdict(_Result(COMPILES, chk.FAILED, failure=failures.COMPILE_ERROR),
+                                      rest=[_Result("x", chk.FAILED, **bug)]), sheets.GRADER_ERROR)
 
     def test_score_verdicts(self):
         built = _Result(COMPILES, chk.PASSED, 1)
         self.assertEqual(self.verdict(built, rest=[_Result("x", chk.PASSED, 1)]), sheets.FULL_MARKS)
         self.assertEqual(self.verdict(built, rest=[_Result("x", chk.FAILED, 0)]), sheets.POINTS_LOST)
         self.assertEqual(self.verdict(built, rest=[_Result("x", chk.SKIPPED, 0, lacking=chk.GPU)]), sheets.NOT_RUN_NO_GPU)
+
+
+class GraderErrorTest(unittest.TestCase):
+    """A submission the grader could not grade is graded again: once at once, a moment later (what the
+    machine could not do under load passes), and at the batch's next run."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, self.tmp, ignore_errors=True)
+        self.sub = archives.Submission("alice", archives.Submission.FOLDER, self.tmp)
+        self.pool = gpu.GpuPool([], gpu.GpuInfo(False, "no GPU here"))
+
+    def graded(self, outcomes):
+        """_grade_on_a_gpu where grade_lab raises or returns each of outcomes in turn: (record, its calls)."""
+        calls = []
+
+        def grade_lab(*args, **kwargs):
+            calls.append(args)
+            outcome = outcomes[len(calls) - 1]
+            if isinstance(outcome, Exception):
+                raise outcome
+            return outcome
+        with mock.patch.object(batch, "grade_lab", side_effect=grade_lab), \
+                mock.patch.object(build, "find_submission_dir", return_value=self.tmp), \
+                mock.patch.object(batch, "GRADE_AGAIN_AFTER_S", 0):
+            record = batch._grade_on_a_gpu(self.pool, registry.resolve("1"), self.sub, "files", 1, "v", 10,
+                                           self.tmp, False)[0]
+        return record, calls
+
+    def test_a_sandbox_not_made_is_the_machine_s_and_is_graded_again(self):
+        failed = sandbox_failed()
+        record, calls = self.graded([failed, failed])
+        self.assertEqual(len(calls), 2)
+        self.assertEqual(record["verdict"], sheets.GRADER_ERROR)
+        self.assertIn("This machine could not grade the submission (not the submission's doing)", record["problem"])
+        self.assertIn("could not be made", record["first_attempt"])
+
+    def test_the_second_attempt_s_grade_is_kept(self):
+        lab = registry.resolve("1")
+        results = [_Result(c.name, chk.PASSED, c.points) for c in lab.checks]
+        done = mock.Mock(results=results, score=lab.max_score, max_score=lab.max_score, lab=lab,
+                         submission_dir_label="s",
+                         to_dict=lambda: {"checks": []}, costs=lambda: {})
+        with mock.patch.object(batch.report, "lab_text", return_value="report"), \
+                mock.patch.object(batch.report, "gradescope", return_value={}), \
+                mock.patch.object(batch.feedback, "page_with_figure", return_value="<html>"):
+            record, calls = self.graded([sandbox_failed(), done])
+        self.assertEqual((len(calls), record["verdict"]), (2, sheets.FULL_MARKS), record.get("problem"))
+        self.assertIn("could not be made", record["first_attempt"])
+
+    def test_a_re_run_grades_what_was_not_graded(self):
+        sub = archives.Submission("bob", archives.Submission.FOLDER, self.tmp)
+        seed = batch.submission_seed(1, "bob")
+        old = {"kit_version": "v", "fingerprint": sub.fingerprint(), "seed": seed, "sandboxed": True}
+        self.assertEqual(batch._to_grade([sub], {"bob": dict(old, verdict=sheets.POINTS_LOST)}, 1, "v", False), [])
+        self.assertEqual(len(batch._to_grade([sub], {"bob": dict(old, verdict=sheets.GRADER_ERROR)}, 1, "v", False)), 1)
+
+
+def sandbox_failed():
+    from gradelib import sandbox
+    return sandbox.SandboxFailed("the grading sandbox could not be made for the build: unshare: No space left on device")
 
 
 class BatchStatusTest(unittest.TestCase):

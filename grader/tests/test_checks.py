@@ -1,6 +1,7 @@
 import unittest
 
 from gradelib import checks as chk
+from gradelib import failures, sandbox
 
 
 def always(outcome):
@@ -52,7 +53,19 @@ class RunChecksTest(unittest.TestCase):
         ], ctx=None)
         self.assertEqual(results[0].status, chk.FAILED)
         self.assertIn("bug in the grader", results[0].message)
+        self.assertEqual(results[0].failure, failures.GRADER_BUG)
         self.assertEqual(results[1].status, chk.PASSED)
+
+    def test_what_the_machine_could_not_do_is_no_check_s_result(self):
+        """A sandbox that could not be made, the kit's objects not built: raised past the checks, so that
+        no submission is graded on it (grade.py stops, a batch grades the submission again)."""
+        for problem in (sandbox.SandboxFailed("the grading sandbox could not be made for the build: ENOSPC"),
+                        failures.MachineProblem("the kit's own objects did not build")):
+            def machine(ctx, problem=problem):
+                raise problem
+            with self.assertRaises(failures.MACHINE_PROBLEMS):
+                chk.run_checks([chk.Check("compiles", 1, chk.BUILD, machine),
+                                chk.Check("fine", 1, chk.STATIC, always(chk.passed()))], ctx=None)
 
     def test_declaration_errors(self):
         with self.assertRaises(ValueError):
