@@ -47,9 +47,12 @@ KEPT_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "LD_LIBRARY_PATH")
 KEPT_ENV_PREFIXES = ("CUDA_",)
 NOBODY = 65534
 # The sandbox's own failures (it could not be made) exit with this status and a line starting
-# FAILED_PREFIX on stderr, so that they are never taken for the submission's.
+# FAILED_PREFIX and this grader's SETUP_TOKEN on stderr, so that they are never taken for the
+# submission's: its command can exit so and write the prefix, but never sees the token (its policy, on
+# the sandbox program's command line, is outside the command's process namespace).
 SETUP_FAILED = 125
 FAILED_PREFIX = "kit-sandbox: "
+SETUP_TOKEN = os.urandom(8).hex()
 
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
 CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
@@ -96,7 +99,7 @@ class Policy:
         return json.dumps({"read_only": self.read_only, "writable": self.writable, "devices": self.devices,
                            "cwd": self.cwd, "tmp_bytes": self.tmp_bytes, "env": env,
                            "max_processes": self.max_processes, "max_file_bytes": self.max_file_bytes,
-                           "mount_point": MOUNT_POINT})
+                           "mount_point": MOUNT_POINT, "setup_token": SETUP_TOKEN})
 
 
 def gpu_devices():
@@ -182,10 +185,12 @@ def check_made(result, what):
 
 
 def setup_failure(output):
-    """The sandbox's own message when it could not be made (its output ends with it), else None."""
+    """The sandbox's own message when it could not be made (its output ends with it), else None: only a
+    line with this grader's SETUP_TOKEN, which a command in the sandbox cannot write."""
+    signed = FAILED_PREFIX + SETUP_TOKEN + " "
     for line in reversed(output.splitlines()):
-        if line.startswith(FAILED_PREFIX):
-            return line[len(FAILED_PREFIX):]
+        if line.startswith(signed):
+            return line[len(signed):]
     return None
 
 
@@ -378,13 +383,16 @@ def main(argv):
         sys.exit("usage: sandbox.py POLICY_JSON -- COMMAND [ARGS...]")
     policy = json.loads(argv[0])
     command = argv[2:]
+
+    def setup_failed(why):
+        sys.stderr.write("%s%s %s\n" % (FAILED_PREFIX, policy["setup_token"], why))
+        return SETUP_FAILED
     try:
         _enter_namespaces()
+        report_read, report_write = os.pipe()
+        child = os.fork()  # a host out of processes fails here: the machine's trouble, not the command's
     except OSError as err:
-        sys.stderr.write("%s%s\n" % (FAILED_PREFIX, err))
-        return SETUP_FAILED
-    report_read, report_write = os.pipe()
-    child = os.fork()
+        return setup_failed(err)
     if child == 0:
         os.close(report_read)
         _pid_one(policy, command, report_write)
@@ -393,8 +401,7 @@ def main(argv):
         said = report.read().decode()
     os.waitpid(child, 0)
     if said.startswith("failed "):
-        sys.stderr.write("%s%s\n" % (FAILED_PREFIX, said[len("failed "):]))
-        return SETUP_FAILED
+        return setup_failed(said[len("failed "):])
     if not said.startswith("status "):
         os.kill(os.getpid(), signal.SIGKILL)  # pid 1 was killed: so was everything in the sandbox
     status = int(said.split()[1])

@@ -153,7 +153,7 @@ class CacheTest(unittest.TestCase):
 
     def test_the_sandboxs_own_failure_is_not_kept(self):
         self.make.verdict, self.make.returncode = process.EXITED, sandbox.SETUP_FAILED
-        self.make.log = sandbox.FAILED_PREFIX + "unshare: Operation not permitted"
+        self.make.log = sandbox.FAILED_PREFIX + sandbox.SETUP_TOKEN + " unshare: Operation not permitted"
         self.build()
         self.build()
         self.assertEqual(self.make.calls, 2)

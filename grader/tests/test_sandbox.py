@@ -139,6 +139,18 @@ class ContractTest(unittest.TestCase):
         ran = self.run_in(sandbox.Policy(read_only=["/no/such/folder"]), ["true"])
         self.assertEqual(ran.returncode, sandbox.SETUP_FAILED)
         self.assertIn("/no/such/folder", sandbox.setup_failure(ran.output))
+        with self.assertRaises(sandbox.SandboxFailed):
+            sandbox.check_made(ran, "a test")
+
+    def test_the_command_cannot_say_the_sandbox_failed(self):
+        """A submission that exits as the sandbox does when it cannot be made, with its prefix, is graded
+        on what it did: it cannot write the grader's token, so its run is not the machine's trouble (which
+        goes ungraded)."""
+        forged = self.run_in(sandbox.Policy(), ["sh", "-c", "echo '%s%s' >&2; echo '%sx y' >&2; exit %d" % (
+            sandbox.FAILED_PREFIX, "unshare: No space left on device", sandbox.FAILED_PREFIX, sandbox.SETUP_FAILED)])
+        self.assertEqual(forged.returncode, sandbox.SETUP_FAILED)
+        self.assertIsNone(sandbox.setup_failure(forged.output))
+        sandbox.check_made(forged, "a test")  # raises nothing
 
 
 class ReachingOutsideTest(unittest.TestCase):
