@@ -14,7 +14,7 @@ import unittest
 import zipfile
 from unittest import mock
 
-from gradelib import archives, batch, build, exits, failures, gpu, paths, registry, report, sheets, starters
+from gradelib import archives, batch, build, exits, failures, gpu, paths, registry, report, sandbox, sheets, starters
 from gradelib import checks as chk
 from gradelib.standard_checks import COMPILES, RUNS_CLEANLY
 from tests.fakes import GRADE, run_grade
@@ -402,7 +402,6 @@ class GraderErrorTest(unittest.TestCase):
 
 
 def sandbox_failed():
-    from gradelib import sandbox
     return sandbox.SandboxFailed("the grading sandbox could not be made for the build: unshare: No space left on device")
 
 
