@@ -47,7 +47,8 @@ def scored(verdict):
 
 def scores_csv(lab, records, expected_ids, refused=()):
     """The score sheet: a row for every expected id (graded or not) and for every refused entry of the
-    class folder (its name, "refused: " and why), a column per check."""
+    class folder (its name, "refused: " and why), a column per check. A grader error is no grade: its
+    row has no scores, whatever the checks that ran before it found."""
     names = [c.name for c in lab.checks]
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
@@ -56,8 +57,9 @@ def scores_csv(lab, records, expected_ids, refused=()):
     reasons = dict(refused)
     for sub_id in sorted(set(expected_ids) | set(records) | set(reasons)):
         record = records.get(sub_id)
-        if record is None:
-            verdict = REFUSED + reasons[sub_id] if sub_id in reasons else NOT_GRADED
+        if record is None or record["verdict"] == GRADER_ERROR:
+            verdict = (record["verdict"] if record is not None else
+                       REFUSED + reasons[sub_id] if sub_id in reasons else NOT_GRADED)
             writer.writerow([sub_id, verdict, "", max_score] + [""] * len(names))
             continue
         writer.writerow([sub_id, record["verdict"], "%g" % record["score"], "%g" % record["max_score"]]
@@ -84,9 +86,11 @@ def summary_text(lab, records, expected_ids, seconds=None, graded_now=0, refused
         lines.append("REFUSED, not graded: %s: %s" % (name, reason))
     bins = [("100%", 100, 101), ("90-99%", 90, 100), ("70-89%", 70, 90), ("50-69%", 50, 70),
             ("1-49%", 1e-9, 50), ("0%", 0, 1e-9)]
-    lines.append("score distribution:")
+    lines.append("score distribution%s:" % (" (grader errors aside: no grade)" if any(
+        r["verdict"] == GRADER_ERROR for r in rows) else ""))
+    graded = importable(records).values()
     for label, low, high in bins:
-        n = sum(1 for r in rows if r["max_score"] and low <= 100.0 * r["score"] / r["max_score"] < high)
+        n = sum(1 for r in graded if r["max_score"] and low <= 100.0 * r["score"] / r["max_score"] < high)
         lines.append("  %-7s %4d  %s" % (label, n, "#" * min(n, 60)))
     verdicts = {}
     for r in rows:

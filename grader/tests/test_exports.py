@@ -151,6 +151,23 @@ class CanvasNamedTest(unittest.TestCase):
         self.assertNotIn("late", sheets.summary_text(LAB, RECORDS, list(RECORDS)))
 
 
+class GraderErrorSheetTest(unittest.TestCase):
+    def test_a_grader_error_is_no_grade_on_the_sheet_and_in_the_summary(self):
+        """Whether a check raised after others scored, or the grading raised before any: the score sheet
+        shows no score for it, and the summary's distribution leaves it out."""
+        partial = dict(record(7, sheets.GRADER_ERROR), checks={LAB.checks[0].name: 1})
+        records = dict(RECORDS, frank=partial)
+        table = {r[0]: r for r in rows(sheets.scores_csv(LAB, records, list(records)))}
+        for sub_id in ("dave", "frank"):
+            self.assertEqual(table[sub_id][1:3], [sheets.GRADER_ERROR, ""])
+            self.assertEqual(set(table[sub_id][4:]), {""})
+        self.assertEqual(table["bob"][2], "13.5")
+        summary = sheets.summary_text(LAB, records, list(records))
+        self.assertIn("score distribution (grader errors aside: no grade):", summary)
+        self.assertIn("\n  0%         1  #\n", summary)  # carol's bad archive, not dave's nor frank's error
+        self.assertIn("\n  1-49%      0  \n", summary)
+
+
 class BatchExportTest(unittest.TestCase):
     """batch and merge write canvas.csv and gradescope.csv beside scores.csv (bad archives only: no build)."""
 
