@@ -83,13 +83,26 @@ def gate_dir(info=None):
 def every_gpu_shared():
     """Every gate of this machine (each GPU's that a grader used) held shared, for the body: for a CUDA
     program that cannot know its GPU's gate before it runs (the kit's probe, which reports the bus id), so
-    that it makes no context beside a run that has any GPU alone."""
+    that it makes no context beside a run that has any GPU alone. It waits for one gate holding no other,
+    then takes the rest only if none of them must be waited for: holding one GPU's gate while it waits
+    for another's would hold that GPU's runs alone back behind the other GPU's."""
     base = gate_dir()
     folders = sorted(f for f in glob.glob(glob.escape(base) + "*") if f == base or f.startswith(base + "-"))
-    with contextlib.ExitStack() as stack:
-        for folder in folders:
-            stack.enter_context(Gate(1, folder).held(False))
-        yield
+    gates = [Gate(1, folder) for folder in folders]
+    waited = 0
+    while True:
+        with contextlib.ExitStack() as stack:
+            if gates:
+                stack.enter_context(gates[waited].held(False))
+            try:
+                for k, other in enumerate(gates):
+                    if k != waited:
+                        stack.enter_context(other.held(False, wait=False))
+            except BlockingIOError:
+                waited = k
+                continue
+            yield
+            return
 
 
 # .alone: this thread holds the GPU alone, through whichever gate (one per sharers() count and GPU; those
@@ -110,19 +123,20 @@ class Gate:
         os.makedirs(self.folder, mode=0o700, exist_ok=True)
         return os.open(os.path.join(self.folder, name), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
 
-    def _through_turnstile(self, mode):
+    def _through_turnstile(self, mode, wait=True):
         """The GPU lock, taken in mode (LOCK_SH shared, LOCK_EX alone) behind the turnstile: a run
         waiting to be alone holds the turnstile, and no shared run starts meanwhile. A shared run that
         finds the GPU held alone waits for that run outside the turnstile and then passes it again, so
         the runs alone that queued meanwhile go first, one after another, instead of each waiting for
-        the shared runs that started between them to end."""
+        the shared runs that started between them to end. Shared and not wait: BlockingIOError where it
+        would wait."""
         turnstile, gpu = self._open("turnstile"), self._open("gpu")
         wanted = self._open("alone-wanted") if mode == fcntl.LOCK_EX else None
         try:
             if wanted is not None:
                 fcntl.flock(wanted, fcntl.LOCK_SH)  # until it holds the GPU (alone_waiting)
             while True:
-                fcntl.flock(turnstile, fcntl.LOCK_EX)
+                fcntl.flock(turnstile, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
                 if mode == fcntl.LOCK_EX:
                     fcntl.flock(gpu, fcntl.LOCK_EX)
                     return gpu
@@ -130,7 +144,8 @@ class Gate:
                     fcntl.flock(gpu, fcntl.LOCK_SH | fcntl.LOCK_NB)
                     return gpu
                 except BlockingIOError:
-                    pass
+                    if not wait:
+                        raise
                 fcntl.flock(turnstile, fcntl.LOCK_UN)
                 fcntl.flock(gpu, fcntl.LOCK_SH)  # until the run alone ends
                 fcntl.flock(gpu, fcntl.LOCK_UN)
@@ -154,11 +169,11 @@ class Gate:
         finally:
             os.close(fd)
 
-    def _slots(self, slots, name="slot", count=None, poll_s=0.05):
+    def _slots(self, slots, name="slot", count=None, poll_s=0.05, wait=True):
         """slots of the count (default: the gate's) lock files name-k, shared by every process on this
         machine: any that are free, from the top; where fewer are free, none is kept (no two runs can
         wait for each other) and it looks again every poll_s, among all of them (a process that waited
-        for one of them would miss another let go meanwhile)."""
+        for one of them would miss another let go meanwhile); not wait: BlockingIOError instead."""
         fds = [self._open("%s-%d" % (name, k)) for k in range(count or self.count)]
         kept = []  # what is returned; on an exception, nothing (closing a lock file lets its lock go)
         try:
@@ -175,6 +190,8 @@ class Gate:
                         return kept
                 for fd in taken:
                     fcntl.flock(fd, fcntl.LOCK_UN)
+                if not wait:
+                    raise BlockingIOError("fewer than %d of the %s locks are free" % (slots, name))
                 time.sleep(poll_s)
         finally:
             for fd in fds:
@@ -182,11 +199,13 @@ class Gate:
                     os.close(fd)
 
     @contextlib.contextmanager
-    def _in_process(self, slots):
+    def _in_process(self, slots, wait=True):
         """slots of this process's count, taken together: a run that needs several does not hold some
         while it waits for the rest, and while it waits, runs of one slot do not take the slots it waits
-        for."""
+        for. Not wait: BlockingIOError where it would wait."""
         with self._slots_changed:
+            if not wait and (self._free_in_process < slots or (slots == 1 and self._waiting_for_several)):
+                raise BlockingIOError("this process holds the slots")
             self._waiting_for_several += slots > 1
             self._slots_changed.wait_for(lambda: self._free_in_process >= slots
                                          and (slots > 1 or not self._waiting_for_several))
@@ -219,11 +238,12 @@ class Gate:
         return let_go
 
     @contextlib.contextmanager
-    def held(self, alone, slots=1):
+    def held(self, alone, slots=1, wait=True):
         """Hold the GPU, alone or shared (slots of it: slots_for), for the body; yields the seconds spent
         waiting. A run that needs more slots than there are holds it alone. Within a body that holds it
         alone, the same thread holds it already: a grader takes it once for all of a submission's runs
-        alone, so that shared runs drain once for them, not once each."""
+        alone, so that shared runs drain once for them, not once each. Shared and not wait: BlockingIOError,
+        holding nothing, where it would wait."""
         started = time.monotonic()
         if getattr(_this_thread, "alone", False):
             yield 0.0
@@ -237,10 +257,10 @@ class Gate:
                 _this_thread.alone = False
                 os.close(gpu)
             return
-        with self._in_process(slots):
-            taken = self._slots(slots)
+        with self._in_process(slots, wait):
+            taken = self._slots(slots, wait=wait)
             try:
-                gpu = self._through_turnstile(fcntl.LOCK_SH)
+                gpu = self._through_turnstile(fcntl.LOCK_SH, wait)
                 try:
                     yield time.monotonic() - started
                 finally:

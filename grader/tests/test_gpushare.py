@@ -587,3 +587,30 @@ class ProbeGateTest(unittest.TestCase):
                     self.assertTrue(info.available, info.reason)
                     self.assertEqual(seen, [("gate", "shared"), ("gate-0000_01_00_0", "shared"),
                                             ("gate-0000_02_00_0", "shared"), ("gate0-another-user", "could be held alone")])
+
+    def test_waiting_for_one_gpu_holds_no_other(self):
+        """While the probe waits for a GPU held alone, it holds no other GPU's gate: a run alone on another
+        GPU starts at once, not after the first GPU's run alone has ended."""
+        with tempfile.TemporaryDirectory() as tmp:
+            base = os.path.join(tmp, "gate")
+            first, second = base + "-0000_01_00_0", base + "-0000_02_00_0"
+            line, busy_second = Timeline(), threading.Event()
+            held_alone = threading.Thread(target=line.hold, args=(gpushare.Gate(4, second), "second alone", True),
+                                          kwargs={"seconds": 6 * HOLD, "entered": busy_second})
+            held_alone.start()
+            busy_second.wait()
+
+            def probe():
+                with gpushare.every_gpu_shared():
+                    with line.lock:
+                        line.spans["probe"] = (time.monotonic(), time.monotonic())
+            with mock.patch.object(gpushare, "gate_dir", lambda info=None: base):
+                os.makedirs(first)
+                prober = threading.Thread(target=probe)
+                prober.start()
+                time.sleep(HOLD)  # the probe waits for the second GPU meanwhile
+                line.hold(gpushare.Gate(4, first), "first alone", True)
+                prober.join()
+            held_alone.join()
+        self.assertLess(line.spans["first alone"][1], line.spans["second alone"][1])
+        self.assertGreaterEqual(line.spans["probe"][0], line.spans["second alone"][1])
