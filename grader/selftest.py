@@ -206,10 +206,18 @@ def record_verdict(lab, case, check, message, document):
         f.write("\n")
 
 
-def read_hostile_note(case_dir):
-    """(allowed verdicts, check that must fail or None) from a hostile case's note.txt."""
+UNCHECKED = "without the object check:"  # a note's line: the verdicts of a case the check refuses, when it runs
+
+
+def read_hostile_note(case_dir, objects_checked=True):
+    """(allowed verdicts, check that must fail or None) from a hostile case's note.txt; objects_checked
+    False: those of its line UNCHECKED where it has one (a case the check of the objects refuses, whose
+    code then runs), with no check named."""
     with open(os.path.join(case_dir, "note.txt")) as f:
         lines = [l.strip() for l in f if l.strip()]
+    unchecked = [l[len(UNCHECKED):].strip().split("|") for l in lines[1:] if l.startswith(UNCHECKED)]
+    if unchecked and not objects_checked:
+        return unchecked[0], None
     verdicts = lines[0].split(":", 1)[0].split("|")
     failed = [l.split(":", 1)[1].strip() for l in lines[1:] if l.startswith("failed check:")]
     return verdicts, (failed[0] if failed else None)
@@ -247,7 +255,7 @@ def hostile_class(lab, class_dir, port, objects_checked=True):
     lab_cases = paths.hostile_dir(lab.name)
     for case in paths.case_folders(lab_cases):
         shutil.copytree(os.path.join(lab_cases, case), os.path.join(class_dir, case))
-        expected[case] = read_hostile_note(os.path.join(lab_cases, case))
+        expected[case] = read_hostile_note(os.path.join(lab_cases, case), objects_checked)
     for kind in paths.case_folders(ATTACKS_DIR):
         folder = os.path.join(class_dir, "attack-" + kind)
         os.makedirs(folder)

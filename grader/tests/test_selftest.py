@@ -1,7 +1,10 @@
 """The kit's own tests say what a reference lost, not only that it lost points."""
+import glob
+import os
 import unittest
 
-from selftest import lost_checks, lost_words
+from gradelib import failures, paths, sheets
+from selftest import lost_checks, lost_words, read_hostile_note
 
 
 class LostChecksTest(unittest.TestCase):
@@ -25,3 +28,22 @@ class LostChecksTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class HostileNoteTest(unittest.TestCase):
+    def test_a_case_the_object_check_refuses_says_what_it_deserves_when_it_runs(self):
+        """The sandbox's own test grades the hostile classes with the check of the objects off: each lab case
+        that check refuses then runs, and its note names the verdicts its run deserves."""
+        refused = failures.VERDICTS[failures.REFUSED_CODE]
+        cases = 0
+        for note in glob.glob(os.path.join(paths.KIT_ROOT, "solutions", "*", "hostile", "*", "note.txt")):
+            case = os.path.dirname(note)
+            checked, failed = read_hostile_note(case)
+            if checked != [refused]:
+                self.assertEqual(read_hostile_note(case, objects_checked=False), (checked, failed))
+                continue
+            cases += 1
+            ran, _ = read_hostile_note(case, objects_checked=False)
+            self.assertTrue(ran and refused not in ran, case)
+            self.assertTrue(set(ran) <= set(failures.VERDICTS.values()) | {sheets.POINTS_LOST}, (case, ran))
+        self.assertGreater(cases, 0)
