@@ -88,7 +88,10 @@ def every_gpu_shared():
     for another's would hold that GPU's runs alone back behind the other GPU's."""
     base = gate_dir()
     folders = sorted(f for f in glob.glob(glob.escape(base) + "*") if f == base or f.startswith(base + "-"))
-    gates = [Gate(1, folder) for folder in folders]
+    # Any free slot of the most a gate has, as a shared run takes one: a gate of one would make every
+    # such holder wait for the same lock, and one that takes it again and again (tools/busy_host.py's
+    # context loops) would keep it from another for minutes, as its lock is looked for only now and then.
+    gates = [Gate(MAX_SHARERS, folder) for folder in folders]
     waited = 0
     while True:
         with contextlib.ExitStack() as stack:

@@ -614,3 +614,35 @@ class ProbeGateTest(unittest.TestCase):
             held_alone.join()
         self.assertLess(line.spans["first alone"][1], line.spans["second alone"][1])
         self.assertGreaterEqual(line.spans["probe"][0], line.spans["second alone"][1])
+
+    def test_holders_again_and_again_do_not_keep_the_probe_waiting(self):
+        """Other processes that hold every gate shared again and again (tools/busy_host.py's context loops)
+        leave the probe a slot: it enters at once, not when its look for a lock falls between their holds."""
+        with tempfile.TemporaryDirectory() as tmp:
+            base = os.path.join(tmp, "gate")
+            os.makedirs(base + "-0000_01_00_0")
+            loop = ("import sys, time; sys.path.insert(0, %r)\nfrom unittest import mock\nfrom gradelib import gpushare\n"
+                    "with mock.patch.object(gpushare, 'gate_dir', lambda info=None: %r):\n"
+                    "    while True:\n"
+                    "        with gpushare.every_gpu_shared():\n"
+                    "            time.sleep(%r)\n") % (os.path.dirname(os.path.dirname(gpushare.__file__)), base, HOLD)
+            loops = [subprocess.Popen([sys.executable, "-c", loop]) for _ in range(4)]
+            waits = []
+
+            def probe():
+                for _ in range(3):
+                    started = time.monotonic()
+                    with gpushare.every_gpu_shared():
+                        waits.append(time.monotonic() - started)
+            try:
+                time.sleep(3 * HOLD)  # the loops hold the gates by now
+                with mock.patch.object(gpushare, "gate_dir", lambda info=None: base):
+                    prober = threading.Thread(target=probe)
+                    prober.start()
+                    prober.join(timeout=30 * HOLD)
+            finally:
+                for process in loops:
+                    process.kill()
+                    process.wait()
+            prober.join()
+        self.assertLess(max(waits), 10 * HOLD, waits)
