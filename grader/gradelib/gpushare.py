@@ -206,12 +206,13 @@ class Gate:
         """slots of this process's count, taken together: a run that needs several does not hold some
         while it waits for the rest, and while it waits, runs of one slot do not take the slots it waits
         for. Not wait: BlockingIOError where it would wait."""
+        def free():
+            return self._free_in_process >= slots and (slots > 1 or not self._waiting_for_several)
         with self._slots_changed:
-            if not wait and (self._free_in_process < slots or (slots == 1 and self._waiting_for_several)):
+            if not wait and not free():
                 raise BlockingIOError("this process holds the slots")
             self._waiting_for_several += slots > 1
-            self._slots_changed.wait_for(lambda: self._free_in_process >= slots
-                                         and (slots > 1 or not self._waiting_for_several))
+            self._slots_changed.wait_for(free)
             self._waiting_for_several -= slots > 1
             self._free_in_process -= slots
         try:
