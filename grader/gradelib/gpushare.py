@@ -176,10 +176,14 @@ class Gate:
         """slots of the count (default: the gate's) lock files name-k, shared by every process on this
         machine: any that are free, from the top; where fewer are free, none is kept (no two runs can
         wait for each other) and it looks again every poll_s, among all of them (a process that waited
-        for one of them would miss another let go meanwhile); not wait: BlockingIOError instead."""
+        for one of them would miss another let go meanwhile); not wait: BlockingIOError instead. Those
+        that look take turns (the lock name-queue): one that lets a slot go and at once wants one again
+        waits behind the one looking, which gets the slot let go at its next look."""
+        queue = self._open(name + "-queue")
         fds = [self._open("%s-%d" % (name, k)) for k in range(count or self.count)]
         kept = []  # what is returned; on an exception, nothing (closing a lock file lets its lock go)
         try:
+            fcntl.flock(queue, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
             while True:
                 taken = []
                 for fd in reversed(fds):
@@ -197,6 +201,7 @@ class Gate:
                     raise BlockingIOError("fewer than %d of the %s locks are free" % (slots, name))
                 time.sleep(poll_s)
         finally:
+            os.close(queue)  # closing lets its turn go
             for fd in fds:
                 if fd not in kept:
                     os.close(fd)

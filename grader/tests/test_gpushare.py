@@ -283,6 +283,35 @@ class GateTest(unittest.TestCase):
                 other.wait()
             other.stdout.close()
 
+    def test_holders_that_take_their_slot_again_at_once_let_a_waiting_process_in(self):
+        """Every slot held by other processes' threads that take a slot again as soon as they let one go
+        (a shared run, then the memcheck run): a process waiting for a slot gets the next one let go, not
+        one only when its look for a free lock falls between two holds (seconds, measured without it)."""
+        gate = self.gate(4)
+        loop = ("import sys, threading, time; sys.path.insert(0, %r)\nfrom gradelib import gpushare\n"
+                "gate = gpushare.Gate(4, folder=%r)\n"
+                "def hold():\n"
+                "    while True:\n"
+                "        with gate.held(False):\n"
+                "            time.sleep(%r)\n"
+                "for _ in range(2):\n"
+                "    threading.Thread(target=hold).start()\n"
+                % (os.path.dirname(os.path.dirname(gpushare.__file__)), self.tmp.name, HOLD))
+        holders = [subprocess.Popen([sys.executable, "-c", loop]) for _ in range(2)]
+        waits = []
+        try:
+            time.sleep(3 * HOLD)  # the four slots are theirs by now
+            for _ in range(4):
+                started = time.monotonic()
+                with gate.held(False):
+                    waits.append(time.monotonic() - started)
+                time.sleep(HOLD)  # theirs again
+        finally:
+            for process in holders:
+                process.kill()
+                process.wait()
+        self.assertLess(max(waits), 3 * HOLD, waits)
+
     def test_a_thread_holding_the_gpu_alone_takes_no_place_among_those_waiting_for_it(self):
         """A fresh process after a crash, started within the submission's hold alone: it would wait for
         its own hold."""
