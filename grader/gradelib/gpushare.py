@@ -16,7 +16,8 @@ A run that waits to be alone stops new shared runs from starting (a turnstile), 
 does not starve it; runs alone that wait while one runs go before any shared run, so the shared runs
 drain once for all of them. The gate is made of flock(2) locks on files in a folder of the user's own
 (gate_dir()): a grader that dies releases what it held, and two kit checkouts on one machine share
-one gate. Within one process, a semaphore keeps to the same number of shared runs.
+one gate. Within one process, a semaphore keeps to the same number of shared runs; processes that
+wait for slots take turns, so that one that lets a slot go and wants one again does not keep out another.
 
 A process started before its run alone (harness.start_run) makes its CUDA context with the GPU shared
 and then waits for the run alone, its context made. At most READY_BEFORE_ALONE processes per GPU wait
