@@ -55,10 +55,11 @@ def scores_csv(lab, records, expected_ids, refused=()):
     writer.writerow(["id", "verdict", "score", "max_score"] + names)
     max_score = lab.max_score
     reasons = dict(refused)
+    graded = importable(records)
     for sub_id in sorted(set(expected_ids) | set(records) | set(reasons)):
-        record = records.get(sub_id)
-        if record is None or record["verdict"] == GRADER_ERROR:
-            verdict = (record["verdict"] if record is not None else
+        record = graded.get(sub_id)
+        if record is None:  # no grade: a grader error, refused or not graded
+            verdict = (records[sub_id]["verdict"] if sub_id in records else
                        REFUSED + reasons[sub_id] if sub_id in reasons else NOT_GRADED)
             writer.writerow([sub_id, verdict, "", max_score] + [""] * len(names))
             continue
