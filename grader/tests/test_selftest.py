@@ -26,10 +26,6 @@ class LostChecksTest(unittest.TestCase):
         self.assertEqual(lost_words({"verdict": "timeout"}), "", "a record without a report says nothing more")
 
 
-if __name__ == "__main__":
-    unittest.main()
-
-
 class HostileNoteTest(unittest.TestCase):
     def test_a_case_the_object_check_refuses_says_what_it_deserves_when_it_runs(self):
         """The sandbox's own test grades the hostile classes with the check of the objects off: each lab case
@@ -47,3 +43,7 @@ class HostileNoteTest(unittest.TestCase):
             self.assertTrue(ran and refused not in ran, case)
             self.assertTrue(set(ran) <= set(failures.VERDICTS.values()) | {sheets.POINTS_LOST}, (case, ran))
         self.assertGreater(cases, 0)
+
+
+if __name__ == "__main__":
+    unittest.main()
