@@ -16,6 +16,7 @@ from gradelib import gpushare, harness
 
 GIB = 1 << 30
 HOLD = 0.3  # seconds a test's holder keeps the GPU
+GRADER_DIR = os.path.dirname(os.path.dirname(gpushare.__file__))  # on the path of a test's other processes
 
 
 class SharersTest(unittest.TestCase):
@@ -231,7 +232,7 @@ class GateTest(unittest.TestCase):
                   "from gradelib import gpushare\n"
                   "with gpushare.Gate(4, folder=%r).held(*%r):\n"
                   "    print('holding', flush=True); time.sleep(%r)\n"
-                  % (os.path.dirname(os.path.dirname(gpushare.__file__)), self.tmp.name, held_args, 3 * HOLD))
+                  % (GRADER_DIR, self.tmp.name, held_args, 3 * HOLD))
         other = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, universal_newlines=True)
         try:
             self.assertEqual(other.stdout.readline().strip(), "holding")
@@ -268,7 +269,7 @@ class GateTest(unittest.TestCase):
                   "from gradelib import gpushare\n"
                   "with gpushare.Gate(2, folder=%r).held(False):\n"
                   "    print('holding', flush=True)\n"
-                  % (os.path.dirname(os.path.dirname(gpushare.__file__)), self.tmp.name))
+                  % (GRADER_DIR, self.tmp.name))
         other = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, universal_newlines=True)
         try:
             time.sleep(HOLD)
@@ -296,7 +297,7 @@ class GateTest(unittest.TestCase):
                 "            time.sleep(%r)\n"
                 "for _ in range(2):\n"
                 "    threading.Thread(target=hold).start()\n"
-                % (os.path.dirname(os.path.dirname(gpushare.__file__)), self.tmp.name, HOLD))
+                % (GRADER_DIR, self.tmp.name, HOLD))
         holders = [subprocess.Popen([sys.executable, "-c", loop]) for _ in range(2)]
         waits = []
         try:
@@ -330,7 +331,7 @@ class GateTest(unittest.TestCase):
         script = ("import sys; sys.path.insert(0, %r)\n"
                   "from gradelib import gpushare\n"
                   "gpushare.Gate(4, folder=%r).ready()\n"
-                  % (os.path.dirname(os.path.dirname(gpushare.__file__)), self.tmp.name))
+                  % (GRADER_DIR, self.tmp.name))
         other = subprocess.Popen([sys.executable, "-c", script])
         try:
             waiter.join(HOLD)
@@ -352,7 +353,7 @@ class GateTest(unittest.TestCase):
         script = ("import os, sys; sys.path.insert(0, %r)\n"
                   "from gradelib import gpushare\n"
                   "gpushare.Gate(1, folder=%r).held(True).__enter__()\n"
-                  "os._exit(9)\n" % (os.path.dirname(os.path.dirname(gpushare.__file__)), self.tmp.name))
+                  "os._exit(9)\n" % (GRADER_DIR, self.tmp.name))
         self.assertEqual(subprocess.run([sys.executable, "-c", script]).returncode, 9)
         with self.gate(1).held(True) as waited:
             self.assertLess(waited, 1)
@@ -654,7 +655,7 @@ class ProbeGateTest(unittest.TestCase):
                     "with mock.patch.object(gpushare, 'gate_dir', lambda info=None: %r):\n"
                     "    while True:\n"
                     "        with gpushare.every_gpu_shared():\n"
-                    "            time.sleep(%r)\n") % (os.path.dirname(os.path.dirname(gpushare.__file__)), base, HOLD)
+                    "            time.sleep(%r)\n") % (GRADER_DIR, base, HOLD)
             loops = [subprocess.Popen([sys.executable, "-c", loop]) for _ in range(4)]
             waits = []
 
